@@ -1,0 +1,46 @@
+# Build, demo and test cordon. `make demo` runs the main job; `make test` runs every test.
+# Cargo's target dir lives outside the clone so repeated runs (and CI on the same machine) reuse it.
+
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/cordon-target
+GUEST_DIR := $(CARGO_TARGET_DIR)/wasm32-wasip2/guest
+CORDON := $(CARGO_TARGET_DIR)/debug/cordon
+
+# Plugins shipped in plugins/<name>/, built to plugins/<name>.wasm.
+BUNDLED := fs
+# Misbehaving plugins the tests load from the target dir (never from plugins/).
+FIXTURES := $(notdir $(wildcard tests/fixtures/*))
+FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
+
+.PHONY: build demo test toolchain host plugins fixtures lint clean
+
+build: host plugins
+
+toolchain:
+	@command -v cargo >/dev/null || { echo "error: cargo not found; install Rust with rustup (https://rustup.rs)" >&2; exit 1; }
+	@rustup target list --installed | grep -qx wasm32-wasip2 || rustup target add wasm32-wasip2
+
+host: toolchain
+	cargo build -p cordon
+
+plugins: toolchain
+	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED))
+	@for name in $(BUNDLED); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
+
+# One cargo invocation builds the bundled plugins and every fixture, once per test run.
+fixtures: toolchain
+	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED) $(FIXTURE_PACKAGES))
+	@for name in $(BUNDLED); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
+
+demo: build
+	@CORDON=$(CORDON) ./demo.sh
+
+test: host fixtures
+	CORDON_GUEST_DIR=$(GUEST_DIR) cargo test -p cordon
+
+lint: toolchain
+	cargo fmt --all --check
+	cargo clippy -p cordon --all-targets -- -D warnings
+
+clean:
+	rm -f plugins/*.wasm
+	cargo clean

@@ -1,0 +1,200 @@
+//! The state of one sandboxed call (the wasmtime `Store` data): its WASI context, memory limiter,
+//! captured stdio, deadline, and the host functions the plugin imports (`log`, `progress`,
+//! `cancelled`, `settings`).
+
+use crate::bindings::cordon::plugin::{host, types};
+use crate::capture::OutputCapture;
+use crate::result::Content;
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// Receives a running call's progress updates.
+pub type ProgressSink = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
+
+/// Partial output a tool streamed while running.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressUpdate {
+    pub call_id: String,
+    pub content: Vec<Content>,
+    pub details: Value,
+}
+
+/// Denies memory growth past the plugin's limit and remembers that it did, so a trap that follows
+/// is reported as `out_of_memory`.
+pub struct MemoryLimiter {
+    limit: usize,
+    pub denied: bool,
+}
+
+impl MemoryLimiter {
+    pub fn new(limit_bytes: u64) -> Self {
+        Self {
+            limit: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
+            denied: false,
+        }
+    }
+}
+
+impl wasmtime::ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed = desired <= self.limit && maximum.is_none_or(|max| desired <= max);
+        if !allowed {
+            self.denied = true;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(maximum.is_none_or(|max| desired <= max))
+    }
+}
+
+/// Store data of one call.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub limiter: MemoryLimiter,
+    pub stderr: OutputCapture,
+    pub stdout: OutputCapture,
+    plugin_id: Arc<str>,
+    call_id: String,
+    settings: Arc<str>,
+    progress: Option<ProgressSink>,
+    cancelled: Arc<AtomicBool>,
+    /// When the epoch callback stops the guest.
+    pub deadline: Instant,
+    /// Bytes the guest may still push through `log` and `progress`.
+    push_budget: u64,
+    pub push_dropped: bool,
+}
+
+/// Everything needed to build a [`CallState`].
+pub struct CallSetup {
+    pub wasi: WasiCtx,
+    pub stdout: OutputCapture,
+    pub stderr: OutputCapture,
+    pub memory_bytes: u64,
+    pub plugin_id: Arc<str>,
+    pub call_id: String,
+    pub settings: Arc<str>,
+    pub progress: Option<ProgressSink>,
+    pub cancelled: Arc<AtomicBool>,
+    pub deadline: Instant,
+    pub push_budget: u64,
+}
+
+impl CallState {
+    pub fn new(setup: CallSetup) -> Self {
+        Self {
+            wasi: setup.wasi,
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(setup.memory_bytes),
+            stdout: setup.stdout,
+            stderr: setup.stderr,
+            plugin_id: setup.plugin_id,
+            call_id: setup.call_id,
+            settings: setup.settings,
+            progress: setup.progress,
+            cancelled: setup.cancelled,
+            deadline: setup.deadline,
+            push_budget: setup.push_budget,
+            push_dropped: false,
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Takes `bytes` from the push budget; false (and remembered) when the budget is spent.
+    fn spend(&mut self, bytes: usize) -> bool {
+        let bytes = bytes as u64;
+        if bytes > self.push_budget {
+            if !self.push_dropped {
+                tracing::warn!(plugin = %self.plugin_id, call = %self.call_id, "output budget spent; dropping further log and progress messages");
+            }
+            self.push_dropped = true;
+            return false;
+        }
+        self.push_budget -= bytes;
+        true
+    }
+
+    /// Bytes left in the push budget, for checking the final result.
+    pub fn push_budget(&self) -> u64 {
+        self.push_budget
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl types::Host for CallState {}
+
+impl host::Host for CallState {
+    fn log(&mut self, level: host::Level, message: String) {
+        if !self.spend(message.len()) {
+            return;
+        }
+        let (plugin, call) = (&*self.plugin_id, self.call_id.as_str());
+        match level {
+            host::Level::Trace => tracing::trace!(plugin, call, "{message}"),
+            host::Level::Debug => tracing::debug!(plugin, call, "{message}"),
+            host::Level::Info => tracing::info!(plugin, call, "{message}"),
+            host::Level::Warn => tracing::warn!(plugin, call, "{message}"),
+            host::Level::Error => tracing::error!(plugin, call, "{message}"),
+        }
+    }
+
+    fn progress(&mut self, update: types::ToolOutput) {
+        let size = update
+            .content
+            .iter()
+            .map(|c| crate::convert::content_size(c))
+            .sum::<usize>()
+            + update.details.len();
+        if !self.spend(size) {
+            return;
+        }
+        tracing::debug!(plugin = %self.plugin_id, call = %self.call_id, bytes = size, "progress");
+        if let Some(sink) = &self.progress {
+            sink(ProgressUpdate {
+                call_id: self.call_id.clone(),
+                content: update
+                    .content
+                    .into_iter()
+                    .map(crate::convert::content_from_wit)
+                    .collect(),
+                details: crate::convert::details_from_wit(&update.details),
+            });
+        }
+    }
+
+    fn cancelled(&mut self) -> bool {
+        self.is_cancelled()
+    }
+
+    fn settings(&mut self) -> String {
+        self.settings.to_string()
+    }
+}

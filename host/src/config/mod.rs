@@ -1,0 +1,396 @@
+//! The operator's `cordon.toml`, parsed once into a validated [`Config`]. Unknown keys are errors,
+//! relative host paths are taken from the config file's directory, and every mistake is reported
+//! with the key it concerns.
+
+mod units;
+
+use crate::grant::{Access, DirGrant, PluginGrant};
+use crate::limits::Limits;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+pub use units::{parse_bytes, parse_duration};
+
+/// A configuration problem; the message names the file and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid cordon.toml: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("{path}: `{key}`: {message}")]
+    Invalid {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Limits for plugins that set none of their own.
+    pub default_limits: Limits,
+    /// Grants by plugin id (the plugin file's stem).
+    pub plugins: BTreeMap<String, PluginGrant>,
+    /// Where it came from, if from a file.
+    pub path: Option<PathBuf>,
+}
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Self::parse(&text, path, base)
+    }
+
+    /// Validates config text; `origin` names it in errors, `base` anchors relative host paths.
+    pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|err| ConfigError::Syntax {
+            path: origin.to_path_buf(),
+            message: err.to_string(),
+        })?;
+        let invalid = |key: String, message: String| ConfigError::Invalid {
+            path: origin.to_path_buf(),
+            key,
+            message,
+        };
+        let default_limits = raw
+            .defaults
+            .limits
+            .apply(Limits::default())
+            .map_err(|(k, m)| invalid(format!("defaults.limits.{k}"), m))?;
+        let mut plugins = BTreeMap::new();
+        for (id, plugin) in raw.plugins {
+            let grant = plugin
+                .validate(&id, base, &default_limits)
+                .map_err(|(key, message)| invalid(format!("plugins.{id}.{key}"), message))?;
+            plugins.insert(id, grant);
+        }
+        Ok(Self {
+            default_limits,
+            plugins,
+            path: Some(origin.to_path_buf()),
+        })
+    }
+
+    /// The grant for plugin `id`; nothing granted, default limits, when the config names none.
+    pub fn grant_for(&self, id: &str) -> PluginGrant {
+        self.plugins
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| PluginGrant {
+                limits: self.default_limits.clone(),
+                ..PluginGrant::default()
+            })
+    }
+
+    /// Whether any plugin has a fuel limit (fuel metering is engine-wide).
+    pub fn uses_fuel(&self) -> bool {
+        self.default_limits.fuel.is_some()
+            || self
+                .plugins
+                .values()
+                .any(|grant| grant.limits.fuel.is_some())
+    }
+
+    /// The largest memory limit of any plugin.
+    pub fn max_memory_bytes(&self) -> u64 {
+        self.plugins
+            .values()
+            .map(|grant| grant.limits.memory_bytes)
+            .fold(self.default_limits.memory_bytes, u64::max)
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    defaults: RawDefaults,
+    #[serde(default)]
+    plugins: BTreeMap<String, RawPlugin>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawDefaults {
+    #[serde(default)]
+    limits: RawLimits,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlugin {
+    #[serde(default)]
+    dirs: Vec<RawDir>,
+    #[serde(default)]
+    env: Vec<String>,
+    limits: Option<RawLimits>,
+    #[serde(default)]
+    settings: toml::Table,
+    sha256: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDir {
+    host: PathBuf,
+    guest: String,
+    #[serde(default)]
+    mode: RawMode,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+enum RawMode {
+    #[default]
+    #[serde(rename = "ro")]
+    ReadOnly,
+    #[serde(rename = "rw")]
+    ReadWrite,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    timeout: Option<String>,
+    memory: Option<String>,
+    fuel: Option<u64>,
+    output: Option<String>,
+    stdio: Option<String>,
+}
+
+type KeyError = (String, String);
+
+impl RawLimits {
+    fn apply(&self, mut limits: Limits) -> Result<Limits, KeyError> {
+        if let Some(text) = &self.timeout {
+            limits.timeout = parse_duration(text).map_err(|m| ("timeout".to_string(), m))?;
+        }
+        if let Some(text) = &self.memory {
+            limits.memory_bytes = parse_bytes(text).map_err(|m| ("memory".to_string(), m))?;
+        }
+        if let Some(fuel) = self.fuel {
+            if fuel == 0 {
+                return Err((
+                    "fuel".into(),
+                    "must be positive; leave it out for no fuel limit".into(),
+                ));
+            }
+            limits.fuel = Some(fuel);
+        }
+        if let Some(text) = &self.output {
+            limits.output_bytes = parse_bytes(text).map_err(|m| ("output".to_string(), m))?;
+        }
+        if let Some(text) = &self.stdio {
+            limits.stdio_bytes = parse_bytes(text).map_err(|m| ("stdio".to_string(), m))?;
+        }
+        Ok(limits)
+    }
+}
+
+impl RawPlugin {
+    fn validate(self, id: &str, base: &Path, defaults: &Limits) -> Result<PluginGrant, KeyError> {
+        let mut dirs = Vec::new();
+        for (index, dir) in self.dirs.into_iter().enumerate() {
+            let key = |field: &str| format!("dirs[{index}].{field}");
+            let host = base.join(&dir.host);
+            let host = host.canonicalize().map_err(|err| {
+                (
+                    key("host"),
+                    format!(
+                        "{} cannot be used: {err}; create the directory or fix the path",
+                        host.display()
+                    ),
+                )
+            })?;
+            if !host.is_dir() {
+                return Err((
+                    key("host"),
+                    format!("{} is not a directory", host.display()),
+                ));
+            }
+            if !is_clean_absolute(&dir.guest) {
+                return Err((
+                    key("guest"),
+                    format!(
+                        "{:?} must be an absolute path without `.` or `..`, such as \"/data\"",
+                        dir.guest
+                    ),
+                ));
+            }
+            if dirs
+                .iter()
+                .any(|existing: &DirGrant| existing.guest == dir.guest)
+            {
+                return Err((key("guest"), format!("{:?} is granted twice", dir.guest)));
+            }
+            let access = match dir.mode {
+                RawMode::ReadOnly => Access::ReadOnly,
+                RawMode::ReadWrite => Access::ReadWrite,
+            };
+            dirs.push(DirGrant {
+                host,
+                guest: dir.guest,
+                access,
+            });
+        }
+        for (index, name) in self.env.iter().enumerate() {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err((
+                    format!("env[{index}]"),
+                    format!("{name:?} is not an environment variable name"),
+                ));
+            }
+        }
+        let limits = match &self.limits {
+            Some(raw) => raw
+                .apply(defaults.clone())
+                .map_err(|(k, m)| (format!("limits.{k}"), m))?,
+            None => defaults.clone(),
+        };
+        let sha256 = match &self.sha256 {
+            Some(text) => Some(parse_sha256(text).ok_or_else(|| {
+                ("sha256".to_string(), format!("{text:?} is not a sha256 (64 hex digits); `sha256sum plugins/{id}.wasm` prints it"))
+            })?),
+            None => None,
+        };
+        let settings = serde_json::to_value(&self.settings)
+            .map_err(|err| ("settings".to_string(), err.to_string()))?;
+        Ok(PluginGrant {
+            dirs,
+            env: self.env,
+            limits,
+            settings,
+            sha256,
+        })
+    }
+}
+
+fn parse_sha256(text: &str) -> Option<[u8; 32]> {
+    let bytes = hex::decode(text.trim()).ok()?;
+    bytes.try_into().ok()
+}
+
+fn is_clean_absolute(path: &str) -> bool {
+    let path = Path::new(path);
+    path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(
+            text,
+            Path::new("cordon.toml"),
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+        )
+    }
+
+    #[test]
+    fn full_grant_is_parsed_into_typed_values() {
+        let config = parse(
+            r#"
+            [defaults.limits]
+            timeout = "5s"
+
+            [plugins.fs]
+            dirs = [{ host = "src", guest = "/src" }, { host = ".", guest = "/crate", mode = "rw" }]
+            env = ["HOME"]
+            sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
+            settings = { max_lines = 10 }
+            limits = { memory = "64MiB", fuel = 1000 }
+            "#,
+        )
+        .unwrap();
+        let fs = config.grant_for("fs");
+        assert_eq!(fs.dirs.len(), 2);
+        assert_eq!(fs.dirs[0].access, Access::ReadOnly);
+        assert_eq!(fs.dirs[1].access, Access::ReadWrite);
+        assert!(fs.dirs[0].host.is_absolute());
+        assert_eq!(
+            fs.limits.timeout,
+            Duration::from_secs(5),
+            "defaults apply under plugin limits"
+        );
+        assert_eq!(fs.limits.memory_bytes, 64 << 20);
+        assert_eq!(fs.limits.fuel, Some(1000));
+        assert_eq!(fs.settings, serde_json::json!({ "max_lines": 10 }));
+        assert_eq!(fs.sha256, Some([0; 32]));
+        assert!(config.uses_fuel());
+        let other = config.grant_for("other");
+        assert!(other.dirs.is_empty() && other.env.is_empty());
+        assert_eq!(other.limits.timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn mistakes_name_their_key() {
+        let cases = [
+            ("[plugins.fs]\ndirz = []", "dirz"),
+            (
+                "[plugins.fs]\ndirs = [{ host = \"no/such/dir\", guest = \"/x\" }]",
+                "plugins.fs.dirs[0].host",
+            ),
+            (
+                "[plugins.fs]\ndirs = [{ host = \".\", guest = \"relative\" }]",
+                "plugins.fs.dirs[0].guest",
+            ),
+            (
+                "[plugins.fs]\ndirs = [{ host = \".\", guest = \"/a/../b\" }]",
+                "plugins.fs.dirs[0].guest",
+            ),
+            (
+                "[plugins.fs]\ndirs = [{ host = \".\", guest = \"/x\", mode = \"rwx\" }]",
+                "mode",
+            ),
+            (
+                "[plugins.fs]\nlimits = { timeout = \"10 parsecs\" }",
+                "plugins.fs.limits.timeout",
+            ),
+            (
+                "[plugins.fs]\nlimits = { memory = \"lots\" }",
+                "plugins.fs.limits.memory",
+            ),
+            (
+                "[plugins.fs]\nlimits = { fuel = 0 }",
+                "plugins.fs.limits.fuel",
+            ),
+            ("[plugins.fs]\nsha256 = \"abc\"", "plugins.fs.sha256"),
+            ("[plugins.fs]\nenv = [\"A=B\"]", "plugins.fs.env[0]"),
+            ("[defaults.limits]\nstdio = \"0\"", "defaults.limits.stdio"),
+            ("[plugin.fs]", "plugin"),
+        ];
+        for (text, key) in cases {
+            let err = parse(text).expect_err(text).to_string();
+            assert!(
+                err.contains(key),
+                "error for {text:?} should name {key:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn empty_config_grants_nothing() {
+        let config = parse("").unwrap();
+        assert!(config.plugins.is_empty());
+        assert!(!config.uses_fuel());
+        assert_eq!(config.grant_for("fs").limits, Limits::default());
+    }
+}

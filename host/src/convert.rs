@@ -1,0 +1,34 @@
+//! Conversions between the WIT binding types and the host's own result types.
+
+use crate::bindings;
+use crate::result::Content;
+use serde_json::Value;
+
+pub fn content_from_wit(content: bindings::Content) -> Content {
+    match content {
+        bindings::Content::Text(text) => Content::Text { text },
+        bindings::Content::Image(image) => Content::Image {
+            mime_type: image.mime_type,
+            data: image.data,
+        },
+    }
+}
+
+pub fn content_size(content: &bindings::Content) -> usize {
+    match content {
+        bindings::Content::Text(text) => text.len(),
+        bindings::Content::Image(image) => image.mime_type.len() + image.data.len(),
+    }
+}
+
+/// Guest details are JSON text; "" means none. Text that is not JSON is kept, wrapped, so nothing
+/// the plugin said is lost.
+pub fn details_from_wit(details: &str) -> Value {
+    if details.trim().is_empty() {
+        return Value::Object(Default::default());
+    }
+    match serde_json::from_str(details) {
+        Ok(value) => crate::result::as_object(value),
+        Err(_) => serde_json::json!({ "unparsedDetails": details }),
+    }
+}

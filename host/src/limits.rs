@@ -1,0 +1,34 @@
+//! Per-plugin resource limits and their defaults.
+
+use std::time::Duration;
+
+/// What one call of a plugin may consume. Every call gets the whole budget afresh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall time for one call, enforced by epoch interruption (default 30 s).
+    pub timeout: Duration,
+    /// Linear memory the plugin may grow to (default 256 MiB).
+    pub memory_bytes: u64,
+    /// Fuel (roughly, WebAssembly instructions) for one call; `None` means unmetered.
+    pub fuel: Option<u64>,
+    /// Bytes the plugin may push into the host per call: its result plus log and progress
+    /// messages (default 16 MiB).
+    pub output_bytes: u64,
+    /// Bytes of stdout and of stderr kept per call; the rest is dropped (default 64 KiB).
+    pub stdio_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(30),
+            memory_bytes: 256 << 20,
+            fuel: None,
+            output_bytes: 16 << 20,
+            stdio_bytes: 64 << 10,
+        }
+    }
+}
+
+/// `describe` runs at load with this much wall time at most.
+pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);

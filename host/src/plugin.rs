@@ -1,0 +1,418 @@
+//! One loaded plugin: its compiled component pre-linked into an `InstancePre`, what it declared in
+//! `describe`, and its grant. Every call runs in a fresh `Store` instantiated from the
+//! `InstancePre`, with the plugin's limits, and ends as a value, never a crash.
+
+use crate::bindings::{self, CordonPlugin, CordonPluginPre};
+use crate::cache::{CompileCache, CompileSource};
+use crate::call_state::{CallSetup, CallState, ProgressSink};
+use crate::capture::OutputCapture;
+use crate::failure::{self, Failure};
+use crate::grant::PluginGrant;
+use crate::limits::{DESCRIBE_TIMEOUT, Limits};
+use crate::schema::ArgumentSchema;
+use sha2::{Digest, Sha256};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+use wasmtime::component::Linker;
+use wasmtime::{Engine, Store, UpdateDeadline};
+
+/// Extra wall time the outer async timeout allows beyond the epoch deadline; it only fires when
+/// the guest is stuck inside a host call that does not return.
+const HOST_CALL_GRACE: Duration = Duration::from_millis(100);
+
+/// Whether a tool may share its batch with other running calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    Parallel,
+    Sequential,
+}
+
+/// A tool as its plugin declared it, with its schema compiled.
+pub struct ToolInfo {
+    pub name: String,
+    pub label: String,
+    pub description: String,
+    pub schema: ArgumentSchema,
+    pub execution_mode: ExecutionMode,
+}
+
+/// The calls a plugin's hook watches.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HookInfo {
+    /// Tool-name globs; empty means every tool.
+    pub tools: Vec<String>,
+    pub before: bool,
+    pub after: bool,
+}
+
+/// Why a plugin file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read the file: {0}")]
+    Read(#[source] std::io::Error),
+    #[error(
+        "its sha256 is {actual} but cordon.toml pins {expected}; the file changed since it was pinned (update the pin only if you trust the new file)"
+    )]
+    PinMismatch { expected: String, actual: String },
+    #[error("{0}")]
+    NotAComponent(String),
+    #[error("it does not target the cordon:plugin@0.1.0 `cordon-plugin` world: {0}")]
+    WrongWorld(String),
+    #[error("its describe() failed: {0}")]
+    Describe(String),
+    #[error("tool {tool:?}: {reason}")]
+    InvalidTool { tool: String, reason: String },
+    #[error("{0}")]
+    Collision(String),
+}
+
+/// What a call needs besides its arguments.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    pub progress: Option<ProgressSink>,
+    /// Set to true to stop the call; it ends as `cancelled`.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// The engine-wide parts every plugin shares.
+pub struct PluginHost {
+    pub engine: Engine,
+    pub linker: Linker<CallState>,
+    pub cache: CompileCache,
+    pub fuel_metering: bool,
+}
+
+impl PluginHost {
+    pub fn new(engine: Engine, cache: CompileCache, fuel_metering: bool) -> anyhow::Result<Self> {
+        let mut linker = Linker::new(&engine);
+        // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
+        // through it is decided by its WASI context (see grant.rs): sockets are always off.
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
+            state
+        })?;
+        Ok(Self {
+            engine,
+            linker,
+            cache,
+            fuel_metering,
+        })
+    }
+}
+
+/// A loaded, described plugin.
+pub struct Plugin {
+    pub id: Arc<str>,
+    pub path: PathBuf,
+    pub sha256: [u8; 32],
+    pub tools: Vec<ToolInfo>,
+    pub hook: Option<HookInfo>,
+    pub compiled: CompileSource,
+    pub grant: Arc<PluginGrant>,
+    settings: Arc<str>,
+    engine: Engine,
+    fuel_metering: bool,
+    pre: CordonPluginPre<CallState>,
+}
+
+type BoxedCall<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
+
+impl Plugin {
+    /// Reads, verifies, compiles (or loads from cache), links and describes one plugin file.
+    pub async fn load(
+        host: &PluginHost,
+        path: &Path,
+        grant: Arc<PluginGrant>,
+    ) -> Result<Self, LoadError> {
+        let id: Arc<str> = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into();
+        let bytes = std::fs::read(path).map_err(LoadError::Read)?;
+        let sha256: [u8; 32] = Sha256::digest(&bytes).into();
+        if let Some(expected) = grant.sha256 {
+            if expected != sha256 {
+                return Err(LoadError::PinMismatch {
+                    expected: hex::encode(expected),
+                    actual: hex::encode(sha256),
+                });
+            }
+        }
+        check_component_header(&bytes)?;
+        let engine = host.engine.clone();
+        let cache = host.cache.clone();
+        let (component, compiled) =
+            tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, &bytes, &sha256))
+                .await
+                .map_err(|err| LoadError::NotAComponent(format!("compilation panicked: {err}")))?
+                .map_err(|err| {
+                    LoadError::NotAComponent(format!("it cannot be compiled: {}", root_cause(&err)))
+                })?;
+        let instance_pre = host
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|err| LoadError::WrongWorld(root_cause(&err)))?;
+        let pre = CordonPluginPre::new(instance_pre)
+            .map_err(|err| LoadError::WrongWorld(root_cause(&err)))?;
+        let settings: Arc<str> = grant.settings.to_string().into();
+        let mut plugin = Self {
+            id,
+            path: path.to_path_buf(),
+            sha256,
+            tools: Vec::new(),
+            hook: None,
+            compiled,
+            grant,
+            settings,
+            engine: host.engine.clone(),
+            fuel_metering: host.fuel_metering,
+            pre,
+        };
+        let info = plugin.describe().await?;
+        plugin.tools = info
+            .tools
+            .into_iter()
+            .map(tool_info)
+            .collect::<Result<_, _>>()?;
+        plugin.hook = info.hook.map(|hook| HookInfo {
+            tools: hook.tools,
+            before: hook.before,
+            after: hook.after,
+        });
+        Ok(plugin)
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&ToolInfo> {
+        self.tools.iter().find(|tool| tool.name == name)
+    }
+
+    /// `describe`, with nothing granted and a short time limit.
+    async fn describe(&self) -> Result<bindings::PluginInfo, LoadError> {
+        let limits = Limits {
+            timeout: DESCRIBE_TIMEOUT,
+            ..self.grant.limits.clone()
+        };
+        let outcome = self
+            .in_sandbox(
+                "describe",
+                "describe",
+                &limits,
+                None,
+                &CallOptions::default(),
+                |store, plugin| Box::pin(plugin.cordon_plugin_plugin().call_describe(store)),
+            )
+            .await;
+        outcome
+            .map(|(info, _)| info)
+            .map_err(|failure| LoadError::Describe(failure.message))
+    }
+
+    /// Runs one tool call whose arguments were already validated.
+    pub async fn execute(
+        &self,
+        call: &bindings::ToolCall,
+        options: &CallOptions,
+    ) -> Result<(bindings::ToolOutput, u64), Failure> {
+        let limits = &self.grant.limits;
+        let wasi_grant = self.grant.clone();
+        let owned_call = call.clone();
+        let (outcome, budget) = self
+            .in_sandbox(
+                &call.id,
+                &call.name,
+                limits,
+                Some(&*wasi_grant),
+                options,
+                move |store, plugin| {
+                    Box::pin(async move {
+                        plugin
+                            .cordon_plugin_plugin()
+                            .call_execute(store, &owned_call)
+                            .await
+                    })
+                },
+            )
+            .await?;
+        match outcome {
+            Ok(output) => Ok((output, budget)),
+            Err(failure) => Err(failure::from_tool_failure(failure)),
+        }
+    }
+
+    /// Instantiates a fresh sandbox, runs `f` in it under the limits, and classifies any failure.
+    /// Returns `f`'s value and the output budget the guest has left.
+    async fn in_sandbox<R>(
+        &self,
+        call_id: &str,
+        what: &str,
+        limits: &Limits,
+        grant: Option<&PluginGrant>,
+        options: &CallOptions,
+        f: impl for<'a> FnOnce(&'a mut Store<CallState>, &'a CordonPlugin) -> BoxedCall<'a, R>,
+    ) -> Result<(R, u64), Failure> {
+        let stdout = OutputCapture::new(limits.stdio_bytes);
+        let stderr = OutputCapture::new(limits.stdio_bytes);
+        let wasi = match grant {
+            Some(grant) => grant
+                .wasi_context(stdout.clone(), stderr.clone())
+                .map_err(|err| {
+                    Failure::capability_denied(format!(
+                        "{err:#}; the operator must fix this plugin's grant in cordon.toml"
+                    ))
+                })?,
+            None => PluginGrant::empty_wasi_context(stdout.clone(), stderr.clone()),
+        };
+        let started = Instant::now();
+        let state = CallState::new(CallSetup {
+            wasi,
+            stdout,
+            stderr,
+            memory_bytes: limits.memory_bytes,
+            plugin_id: self.id.clone(),
+            call_id: call_id.to_string(),
+            settings: self.settings.clone(),
+            progress: options.progress.clone(),
+            cancelled: options.cancel.clone(),
+            deadline: started + limits.timeout,
+            push_budget: limits.output_bytes,
+        });
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        if self.fuel_metering {
+            store
+                .set_fuel(limits.fuel.unwrap_or(u64::MAX))
+                .map_err(|err| Failure::trap(format!("cannot set fuel: {err}"), ""))?;
+        }
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|context| {
+            let state = context.data();
+            if state.is_cancelled() || Instant::now() >= state.deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+
+        let run = async {
+            let plugin = self.pre.instantiate_async(&mut store).await?;
+            f(&mut store, &plugin).await
+        };
+        let outcome = tokio::time::timeout(limits.timeout + HOST_CALL_GRACE, run).await;
+        let state = store.data();
+        log_stdio(&self.id, call_id, state);
+        tracing::debug!(plugin = %self.id, call = call_id, what, elapsed_ms = started.elapsed().as_millis() as u64, "sandbox finished");
+        match outcome {
+            Ok(Ok(value)) => Ok((value, state.push_budget())),
+            Ok(Err(err)) => Err(failure::classify(&err, state, limits, what)),
+            Err(_elapsed) => Err(failure::timed_out(state, limits, what)),
+        }
+    }
+}
+
+/// A friendly refusal for files that are not components at all.
+fn check_component_header(bytes: &[u8]) -> Result<(), LoadError> {
+    const COMPONENT_LAYER: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
+    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+        return Err(LoadError::NotAComponent(
+            "it is not a WebAssembly file (no \\0asm header); build the plugin for wasm32-wasip2"
+                .into(),
+        ));
+    }
+    if bytes[4..8] != COMPONENT_LAYER {
+        return Err(LoadError::NotAComponent(
+            "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks one declared tool: its name and its schema.
+fn tool_info(spec: bindings::ToolSpec) -> Result<ToolInfo, LoadError> {
+    let invalid = |reason: String| LoadError::InvalidTool {
+        tool: spec.name.clone(),
+        reason,
+    };
+    if !is_valid_tool_name(&spec.name) {
+        return Err(invalid(
+            "tool names must match ^[a-zA-Z0-9_-]{1,64}$".into(),
+        ));
+    }
+    let schema_json: serde_json::Value = serde_json::from_str(&spec.parameters)
+        .map_err(|err| invalid(format!("the parameters schema is not JSON: {err}")))?;
+    let schema = ArgumentSchema::compile(schema_json).map_err(invalid)?;
+    Ok(ToolInfo {
+        label: if spec.label.is_empty() {
+            spec.name.clone()
+        } else {
+            spec.label
+        },
+        name: spec.name,
+        description: spec.description,
+        schema,
+        execution_mode: match spec.execution_mode {
+            bindings::ExecutionMode::Parallel => ExecutionMode::Parallel,
+            bindings::ExecutionMode::Sequential => ExecutionMode::Sequential,
+        },
+    })
+}
+
+/// OpenAI's rule for function names: `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The innermost message of an error chain, without wasmtime's backtraces.
+fn root_cause(err: &wasmtime::Error) -> String {
+    err.chain()
+        .last()
+        .map(|cause| cause.to_string())
+        .unwrap_or_else(|| err.to_string())
+}
+
+fn log_stdio(plugin: &str, call: &str, state: &CallState) {
+    for (stream, capture) in [("stdout", &state.stdout), ("stderr", &state.stderr)] {
+        let (text, dropped) = capture.contents();
+        if !text.is_empty() {
+            tracing::debug!(
+                plugin,
+                call,
+                stream,
+                dropped_bytes = dropped,
+                "{}",
+                text.trim_end()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_openai_rule() {
+        let long = "a".repeat(65);
+        let cases = [
+            ("read_file", true),
+            ("a-b_C9", true),
+            ("x", true),
+            ("", false),
+            ("read file", false),
+            ("read.file", false),
+            ("é", false),
+            (long.as_str(), false),
+        ];
+        for (name, valid) in cases {
+            assert_eq!(is_valid_tool_name(name), valid, "{name:?}");
+        }
+    }
+}

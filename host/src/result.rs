@@ -1,0 +1,162 @@
+//! What every tool call ends with: a [`ToolResult`], success or a classified error. This is the
+//! shape `cordon call --json` prints and every later front end (batches, agent loop, MCP) returns.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Why a call did not succeed. Machine-readable; the result's text explains it to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// No loaded plugin provides a tool with that name.
+    NotFound,
+    /// The arguments are not JSON, not an object, or break the tool's JSON Schema.
+    InvalidArguments,
+    /// The tool ran and reported a failure.
+    ToolError,
+    /// The plugin crashed (a WebAssembly trap, such as a panic).
+    Trap,
+    /// The call ran past its wall-time limit.
+    Timeout,
+    /// The plugin tried to grow its memory past its limit.
+    OutOfMemory,
+    /// The plugin used up its fuel (CPU budget).
+    OutOfFuel,
+    /// The plugin needed a capability the operator did not grant.
+    CapabilityDenied,
+    /// The call was cancelled before it finished.
+    Cancelled,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NotFound => "not_found",
+            Self::InvalidArguments => "invalid_arguments",
+            Self::ToolError => "tool_error",
+            Self::Trap => "trap",
+            Self::Timeout => "timeout",
+            Self::OutOfMemory => "out_of_memory",
+            Self::OutOfFuel => "out_of_fuel",
+            Self::CapabilityDenied => "capability_denied",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One block of content the model sees.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Content {
+    Text {
+        text: String,
+    },
+    Image {
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Base64 in JSON.
+        #[serde(with = "base64_bytes")]
+        data: Vec<u8>,
+    },
+}
+
+impl Content {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Text { text: text.into() }
+    }
+
+    /// Bytes this block occupies, for size limits.
+    pub fn size(&self) -> usize {
+        match self {
+            Self::Text { text } => text.len(),
+            Self::Image { mime_type, data } => mime_type.len() + data.len(),
+        }
+    }
+}
+
+/// The outcome of one tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub is_error: bool,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error_kind: Option<ErrorKind>,
+    pub content: Vec<Content>,
+    /// Structured data for UIs and logs; always a JSON object.
+    pub details: Value,
+}
+
+impl ToolResult {
+    pub fn success(call_id: &str, tool: &str, content: Vec<Content>, details: Value) -> Self {
+        Self {
+            tool_call_id: call_id.to_string(),
+            tool_name: tool.to_string(),
+            is_error: false,
+            error_kind: None,
+            content,
+            details: as_object(details),
+        }
+    }
+
+    pub fn error(
+        call_id: &str,
+        tool: &str,
+        kind: ErrorKind,
+        text: impl Into<String>,
+        details: Value,
+    ) -> Self {
+        Self {
+            tool_call_id: call_id.to_string(),
+            tool_name: tool.to_string(),
+            is_error: true,
+            error_kind: Some(kind),
+            content: vec![Content::text(text)],
+            details: as_object(details),
+        }
+    }
+
+    /// All text blocks, joined with newlines.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|block| match block {
+                Content::Text { text } => Some(text.as_str()),
+                Content::Image { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Details are always an object: `null` becomes `{}`, any other non-object is wrapped.
+pub fn as_object(value: Value) -> Value {
+    match value {
+        Value::Object(_) => value,
+        Value::Null => Value::Object(Map::new()),
+        other => serde_json::json!({ "value": other }),
+    }
+}
+
+mod base64_bytes {
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(serde::de::Error::custom)
+    }
+}

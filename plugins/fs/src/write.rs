@@ -1,0 +1,35 @@
+//! `write_file`: create or overwrite a file inside a read-write grant.
+
+use crate::roots::Roots;
+use cordon_sdk::prelude::*;
+
+#[derive(Deserialize, JsonSchema)]
+pub struct Args {
+    /// File to write: absolute, or relative to the first granted directory.
+    path: String,
+    /// The complete new content of the file.
+    content: String,
+}
+
+pub struct WriteFile;
+
+impl Tool for WriteFile {
+    type Args = Args;
+    const NAME: &'static str = "write_file";
+    const LABEL: &'static str = "Write file";
+    const DESCRIPTION: &'static str = "Create a file, or overwrite it completely, creating parent \
+        directories as needed. For changing part of an existing file use edit_file instead. Only \
+        works inside directories granted read-write.";
+
+    fn run(&self, args: Args, _cx: &Context) -> ToolResult {
+        let path = Roots::granted().resolve_writable(&args.path)?;
+        let existed = path.exists();
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, &args.content)?;
+        let verb = if existed { "Overwrote" } else { "Created" };
+        Ok(Output::text(format!("{verb} {} ({} bytes)", path.display(), args.content.len()))
+            .with_details(json!({ "path": path.display().to_string(), "bytes": args.content.len(), "created": !existed })))
+    }
+}

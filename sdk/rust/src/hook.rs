@@ -1,0 +1,83 @@
+//! The [`Hook`] trait: inspect, block or rewrite calls before they run, and inspect or replace their
+//! results afterwards. Every method has a pass-through default.
+
+use crate::Content;
+use serde_json::Value;
+
+/// A call as a hook sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments object (as rewritten by earlier hooks).
+    pub arguments: Value,
+}
+
+/// A call's result as an after-hook sees it (error results too).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    pub content: Vec<Content>,
+    pub details: Option<Value>,
+    pub is_error: bool,
+}
+
+impl CallResult {
+    /// All text blocks, joined with newlines.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text(text) => Some(text.as_str()),
+                Content::Image { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// A before-hook's verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BeforeDecision {
+    Allow,
+    /// Do not run the call; the reason goes back to the model.
+    Block(String),
+    /// Run the call with these arguments instead (they are validated again).
+    Rewrite(Value),
+}
+
+/// An after-hook's verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterDecision {
+    Keep,
+    Replace(CallResult),
+}
+
+/// A hook. Implement the methods you need; set `BEFORE`/`AFTER` to false for the ones you don't,
+/// so the host does not start a sandbox just to be told "allow".
+pub trait Hook: 'static {
+    /// Tool-name globs (`*`, `?`) this hook watches; empty means every tool.
+    const TOOLS: &'static [&'static str] = &[];
+    /// Whether the host should call [`Hook::before_tool_call`].
+    const BEFORE: bool = true;
+    /// Whether the host should call [`Hook::after_tool_call`].
+    const AFTER: bool = true;
+
+    fn before_tool_call(&self, call: &ToolCall) -> BeforeDecision {
+        let _ = call;
+        BeforeDecision::Allow
+    }
+
+    fn after_tool_call(&self, call: &ToolCall, result: &CallResult) -> AfterDecision {
+        let _ = (call, result);
+        AfterDecision::Keep
+    }
+}
+
+/// The "no hook" of a plugin that only provides tools.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHook;
+
+impl Hook for NoHook {
+    const BEFORE: bool = false;
+    const AFTER: bool = false;
+}

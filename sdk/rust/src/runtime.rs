@@ -1,0 +1,186 @@
+//! Glue between the WIT exports and the SDK's traits: type-erased tool entries, JSON at the edge,
+//! and conversions between SDK types and generated binding types.
+
+use crate::bindings::cordon::plugin::types as wit;
+use crate::{
+    AfterDecision, BeforeDecision, CallResult, Content, Context, ExecutionMode, Hook, Output, Tool,
+    ToolCall, ToolError,
+};
+use serde_json::Value;
+
+type RunFn = Box<dyn Fn(Value, &Context) -> crate::ToolResult>;
+
+/// One tool with its arguments type erased.
+pub struct ToolEntry {
+    spec: wit::ToolSpec,
+    run: RunFn,
+}
+
+impl ToolEntry {
+    pub fn new<T: Tool>(tool: T) -> Self {
+        let spec = wit::ToolSpec {
+            name: T::NAME.to_string(),
+            label: T::LABEL.to_string(),
+            description: T::DESCRIPTION.to_string(),
+            parameters: parameters_schema::<T::Args>().to_string(),
+            execution_mode: match T::EXECUTION_MODE {
+                ExecutionMode::Parallel => wit::ExecutionMode::Parallel,
+                ExecutionMode::Sequential => wit::ExecutionMode::Sequential,
+            },
+        };
+        let run: RunFn = Box::new(move |arguments, cx| {
+            let args: T::Args = serde_json::from_value(arguments).map_err(|err| {
+                ToolError::new(format!("the arguments do not fit {}: {err}", T::NAME))
+            })?;
+            tool.run(args, cx)
+        });
+        Self { spec, run }
+    }
+}
+
+/// The JSON Schema of a tool's arguments, without the `$schema`/`title` noise models don't need.
+fn parameters_schema<A: schemars::JsonSchema>() -> Value {
+    let mut schema = schemars::schema_for!(A).to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+    }
+    schema
+}
+
+/// A plugin's tools and hook, answering the four exported functions.
+pub struct PluginRuntime<H: Hook> {
+    tools: Vec<ToolEntry>,
+    hook: H,
+}
+
+impl<H: Hook> PluginRuntime<H> {
+    pub fn new(tools: Vec<ToolEntry>, hook: H) -> Self {
+        Self { tools, hook }
+    }
+
+    pub fn describe(self) -> wit::PluginInfo {
+        let hook = (H::BEFORE || H::AFTER).then(|| wit::HookSpec {
+            tools: H::TOOLS.iter().map(|t| t.to_string()).collect(),
+            before: H::BEFORE,
+            after: H::AFTER,
+        });
+        wit::PluginInfo {
+            tools: self.tools.into_iter().map(|t| t.spec).collect(),
+            hook,
+        }
+    }
+
+    pub fn execute(self, call: wit::ToolCall) -> Result<wit::ToolOutput, wit::ToolFailure> {
+        let Some(entry) = self.tools.iter().find(|t| t.spec.name == call.name) else {
+            return Err(to_wit_failure(ToolError::new(format!(
+                "this plugin has no tool named {:?}",
+                call.name
+            ))));
+        };
+        let arguments = parse_json(&call.arguments).map_err(to_wit_failure)?;
+        let cx = Context::new(call.id);
+        (entry.run)(arguments, &cx)
+            .map(to_wit_output)
+            .map_err(to_wit_failure)
+    }
+
+    pub fn before_tool_call(self, call: wit::ToolCall) -> wit::BeforeDecision {
+        let call = match from_wit_call(call) {
+            Ok(call) => call,
+            Err(err) => return wit::BeforeDecision::Block(err.message),
+        };
+        match self.hook.before_tool_call(&call) {
+            BeforeDecision::Allow => wit::BeforeDecision::Allow,
+            BeforeDecision::Block(reason) => wit::BeforeDecision::Block(reason),
+            BeforeDecision::Rewrite(arguments) => {
+                wit::BeforeDecision::Rewrite(arguments.to_string())
+            }
+        }
+    }
+
+    pub fn after_tool_call(
+        self,
+        call: wit::ToolCall,
+        outcome: wit::ToolResult,
+    ) -> wit::AfterDecision {
+        let call = match from_wit_call(call) {
+            Ok(call) => call,
+            Err(_) => return wit::AfterDecision::Keep,
+        };
+        let result = CallResult {
+            content: outcome.content.into_iter().map(from_wit_content).collect(),
+            details: parse_details(&outcome.details),
+            is_error: outcome.is_error,
+        };
+        match self.hook.after_tool_call(&call, &result) {
+            AfterDecision::Keep => wit::AfterDecision::Keep,
+            AfterDecision::Replace(result) => wit::AfterDecision::Replace(wit::ToolResult {
+                content: result.content.into_iter().map(to_wit_content).collect(),
+                details: details_json(result.details),
+                is_error: result.is_error,
+            }),
+        }
+    }
+}
+
+fn parse_json(text: &str) -> Result<Value, ToolError> {
+    serde_json::from_str(text)
+        .map_err(|err| ToolError::new(format!("arguments are not valid JSON: {err}")))
+}
+
+fn parse_details(text: &str) -> Option<Value> {
+    if text.is_empty() {
+        None
+    } else {
+        serde_json::from_str(text).ok()
+    }
+}
+
+fn details_json(details: Option<Value>) -> String {
+    details.map(|d| d.to_string()).unwrap_or_default()
+}
+
+fn from_wit_call(call: wit::ToolCall) -> Result<ToolCall, ToolError> {
+    Ok(ToolCall {
+        arguments: parse_json(&call.arguments)?,
+        id: call.id,
+        name: call.name,
+    })
+}
+
+fn to_wit_content(content: Content) -> wit::Content {
+    match content {
+        Content::Text(text) => wit::Content::Text(text),
+        Content::Image { mime_type, data } => wit::Content::Image(wit::Image { mime_type, data }),
+    }
+}
+
+fn from_wit_content(content: wit::Content) -> Content {
+    match content {
+        wit::Content::Text(text) => Content::Text(text),
+        wit::Content::Image(image) => Content::Image {
+            mime_type: image.mime_type,
+            data: image.data,
+        },
+    }
+}
+
+pub(crate) fn to_wit_output(output: Output) -> wit::ToolOutput {
+    wit::ToolOutput {
+        content: output.content.into_iter().map(to_wit_content).collect(),
+        details: details_json(output.details),
+    }
+}
+
+fn to_wit_failure(error: ToolError) -> wit::ToolFailure {
+    wit::ToolFailure {
+        kind: if error.capability_denied {
+            wit::FailureKind::CapabilityDenied
+        } else {
+            wit::FailureKind::ToolError
+        },
+        message: error.message,
+        details: details_json(error.details),
+    }
+}
