@@ -1,1 +1,10 @@
+//! Integration tests: real plugins (built once per run by `make test`) loaded by the real host,
+//! through the `cordon` binary and through the library.
 
+mod support;
+
+mod cache;
+mod cli;
+mod fs_tools;
+mod loading;
+mod sandbox;

@@ -1,0 +1,210 @@
+//! The `cordon` command line: list, describe, call, JSON shapes and exit codes.
+
+use crate::support::{Workspace, kind, probe, text};
+use serde_json::json;
+
+#[test]
+fn list_shows_every_tool_with_its_plugin_label_and_description() {
+    let ws = probe();
+    let run = ws.cordon(&["list"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("echo")
+            && run
+                .stdout
+                .contains("[probe] Echo: Returns the text it is given."),
+        "{}",
+        run.stdout
+    );
+
+    let list = ws.cordon(&["list", "--json"]).json();
+    let echo = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .expect("echo listed");
+    assert_eq!(echo["plugin"], "probe");
+    assert_eq!(echo["label"], "Echo");
+    assert_eq!(echo["executionMode"], "parallel");
+    assert_eq!(echo["parameters"]["required"], json!(["text"]));
+    assert_eq!(list["rejected"], json!([]));
+    assert_eq!(list["hooks"], json!([]));
+}
+
+#[test]
+fn describe_prints_the_schema_and_refuses_unknown_tools() {
+    let ws = probe();
+    let spec = ws.cordon(&["describe", "echo", "--json"]).json();
+    assert_eq!(spec["parameters"]["properties"]["times"]["maximum"], 10);
+    assert_eq!(spec["description"], "Returns the text it is given.");
+
+    let human = ws.cordon(&["describe", "echo"]);
+    assert!(
+        human.stdout.contains("\"text\"") && human.stdout.contains("plugin: probe"),
+        "{}",
+        human.stdout
+    );
+
+    let unknown = ws.cordon(&["describe", "nope"]);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown.stderr.contains("no tool named \"nope\"") && unknown.stderr.contains("echo"),
+        "{}",
+        unknown.stderr
+    );
+}
+
+#[test]
+fn a_successful_call_prints_the_result_and_exits_0() {
+    let ws = probe();
+    let run = ws.cordon(&[
+        "call",
+        "echo",
+        r#"{"text": "hi", "times": 3}"#,
+        "--json",
+        "--id",
+        "c42",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let result = run.json();
+    assert_eq!(result["toolCallId"], "c42");
+    assert_eq!(result["toolName"], "echo");
+    assert_eq!(result["isError"], false);
+    assert!(
+        result.get("errorKind").is_none(),
+        "no errorKind on success: {result}"
+    );
+    assert_eq!(
+        result["content"],
+        json!([{ "type": "text", "text": "hihihi" }])
+    );
+    assert_eq!(result["details"], json!({ "callId": "c42" }));
+
+    let human = ws.cordon(&["call", "echo", r#"{"text": "plain"}"#]);
+    assert_eq!((human.code, human.stdout.as_str()), (0, "plain\n"));
+}
+
+#[test]
+fn arguments_can_come_from_stdin() {
+    let run = probe().cordon_stdin(
+        &["call", "echo", "-", "--json"],
+        r#"{"text": "from stdin"}"#,
+    );
+    assert_eq!(text(&run.json()), "from stdin");
+}
+
+#[test]
+fn invalid_arguments_list_every_violation_with_its_pointer() {
+    let run = probe().cordon(&[
+        "call",
+        "echo",
+        r#"{"times": 11, "colour": "red"}"#,
+        "--json",
+    ]);
+    assert_eq!(run.code, 1);
+    let result = run.json();
+    assert_eq!(kind(&result), "invalid_arguments");
+    let message = text(&result);
+    assert!(
+        message.contains("\"text\" is a required property"),
+        "{message}"
+    );
+    assert!(message.contains("at /times"), "{message}");
+    assert!(
+        message.contains(r#"Arguments received: {"times":11,"colour":"red"}"#),
+        "{message}"
+    );
+    let pointers: Vec<&str> = result["details"]["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["pointer"].as_str().unwrap())
+        .collect();
+    assert!(
+        pointers.contains(&"/times") && pointers.contains(&""),
+        "{pointers:?}"
+    );
+}
+
+#[test]
+fn arguments_that_are_not_a_json_object_are_invalid_arguments() {
+    let ws = probe();
+    for bad in ["{\"text\": ", "[1, 2]", "\"text\""] {
+        let result = ws.call("echo", bad);
+        assert_eq!(kind(&result), "invalid_arguments", "{bad}: {result}");
+    }
+}
+
+#[test]
+fn an_unknown_tool_is_not_found_and_names_the_available_ones() {
+    let run = probe().cordon(&["call", "rm_rf", "{}", "--json"]);
+    assert_eq!(run.code, 1);
+    let result = run.json();
+    assert_eq!(kind(&result), "not_found");
+    assert!(
+        text(&result).contains("Unknown tool \"rm_rf\"") && text(&result).contains("echo"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_tool_error_carries_its_message_and_details() {
+    let result = probe().call("fail", r#"{"message": "disk is full"}"#);
+    assert_eq!(kind(&result), "tool_error");
+    assert_eq!(result["isError"], true);
+    assert_eq!(text(&result), "disk is full");
+    assert_eq!(result["details"], json!({ "reason": "asked to" }));
+}
+
+#[test]
+fn images_come_back_as_base64_content() {
+    let result = probe().call("image", "{}");
+    assert_eq!(
+        result["content"][1],
+        json!({ "type": "image", "mimeType": "image/png", "data": "iVBORw==" })
+    );
+}
+
+#[test]
+fn settings_from_cordon_toml_reach_the_plugin() {
+    let ws = probe().config("[plugins.probe.settings]\ngreeting = \"hi\"\nretries = 3\n");
+    let result = ws.call("show_settings", "{}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&text(&result)).unwrap(),
+        json!({ "greeting": "hi", "retries": 3 })
+    );
+}
+
+#[test]
+fn configuration_and_usage_errors_exit_2_with_the_reason() {
+    let ws = probe().config("[plugins.probe]\nlimits = { timeout = \"soon\" }\n");
+    let run = ws.cordon(&["list"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("plugins.probe.limits.timeout") && run.stderr.contains("\"soon\""),
+        "{}",
+        run.stderr
+    );
+
+    let typo = probe().config("[plugins.probe]\ndirectories = []\n");
+    let run = typo.cordon(&["list"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("unknown field `directories`"),
+        "{}",
+        run.stderr
+    );
+
+    let missing = probe().cordon(&["--config", "nope.toml", "list"]);
+    assert_eq!(missing.code, 2);
+    assert!(missing.stderr.contains("nope.toml"), "{}", missing.stderr);
+
+    assert_eq!(probe().cordon(&["frobnicate"]).code, 2);
+    assert_eq!(
+        Workspace::new()
+            .cordon(&["--plugins", "absent", "list"])
+            .code,
+        2
+    );
+}

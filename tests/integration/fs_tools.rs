@@ -1,0 +1,243 @@
+//! The bundled `fs` plugin inside its grants, and the sandbox refusing every way out of them,
+//! checked both through `fs` (clear messages) and through raw `std::fs` in the probe fixture (the
+//! sandbox itself, not the plugin's own checks).
+
+use crate::support::{Workspace, kind, text};
+
+/// `data/` granted read-only at /data, `work/` read-write at /work; a secret outside both.
+fn workspace() -> Workspace {
+    let ws = Workspace::new()
+        .plugin("fs", "fs")
+        .plugin("fixture_probe", "probe")
+        .file("data/notes.txt", "alpha\nbeta\ngamma\ndelta\n")
+        .file("data/src/lib.rs", "fn main() {}\n// TODO: tests\n")
+        .file("data/src/deep/mod.rs", "// TODO: more\n")
+        .file("work/.keep", "")
+        .file("secret.txt", "TOP SECRET");
+    std::fs::write(ws.path().join("data/blob.bin"), [0u8, 1, 2, 3, 0, 255]).unwrap();
+    let grants = r#"
+[plugins.fs]
+dirs = [{ host = "data", guest = "/data", mode = "ro" }, { host = "work", guest = "/work", mode = "rw" }]
+
+[plugins.probe]
+dirs = [{ host = "data", guest = "/data", mode = "ro" }, { host = "work", guest = "/work", mode = "rw" }]
+"#;
+    ws.config(grants)
+}
+
+#[test]
+fn read_file_reads_inside_a_grant_with_offset_and_limit() {
+    let ws = workspace();
+    let whole = ws.call("read_file", r#"{"path": "/data/notes.txt"}"#);
+    assert_eq!(text(&whole), "alpha\nbeta\ngamma\ndelta\n");
+    let relative = ws.call("read_file", r#"{"path": "notes.txt"}"#);
+    assert_eq!(
+        text(&relative),
+        text(&whole),
+        "relative paths start at the first granted directory"
+    );
+    let window = ws.call(
+        "read_file",
+        r#"{"path": "/data/notes.txt", "offset": 2, "limit": 2}"#,
+    );
+    assert_eq!(
+        text(&window),
+        "beta\ngamma\n\n[Showing lines 2-3 of 4. Use offset=4 to continue.]"
+    );
+    assert_eq!(window["details"]["truncated"], true);
+}
+
+#[test]
+fn read_file_truncates_long_files_and_says_so() {
+    let long: String = (1..=3000).map(|i| format!("line {i}\n")).collect();
+    let ws = workspace().file("data/long.txt", &long);
+    let result = ws.call("read_file", r#"{"path": "/data/long.txt"}"#);
+    let body = text(&result);
+    assert!(
+        body.starts_with("line 1\n")
+            && body.contains("line 2000\n")
+            && !body.contains("line 2001\n")
+    );
+    assert!(
+        body.ends_with("[Showing lines 1-2000 of 3000. Use offset=2001 to continue.]"),
+        "{}",
+        &body[body.len() - 80..]
+    );
+}
+
+#[test]
+fn read_file_refuses_binary_files() {
+    let result = workspace().call("read_file", r#"{"path": "/data/blob.bin"}"#);
+    assert_eq!(kind(&result), "tool_error");
+    assert!(text(&result).contains("binary file"), "{result}");
+}
+
+#[test]
+fn paths_outside_the_grants_are_refused() {
+    let ws = workspace();
+    for path in [
+        "/data/../secret.txt",
+        "../secret.txt",
+        "/etc/passwd",
+        "/",
+        "/work/../../secret.txt",
+    ] {
+        let result = ws.call("read_file", &format!(r#"{{"path": "{path}"}}"#));
+        assert_eq!(kind(&result), "capability_denied", "{path}: {result}");
+        assert!(
+            text(&result).contains("/data (read-only), /work (read-write)"),
+            "names the grants: {result}"
+        );
+        assert!(!text(&result).contains("TOP SECRET"));
+    }
+}
+
+#[test]
+fn the_sandbox_itself_refuses_escapes_that_skip_the_plugin_checks() {
+    let ws = workspace();
+    let secret = ws.path().join("secret.txt");
+    for path in [
+        "/data/../secret.txt",
+        "/data/../../etc/passwd",
+        "/etc/passwd",
+        secret.to_str().unwrap(),
+    ] {
+        let result = ws.call("read_path", &format!(r#"{{"path": "{path}"}}"#));
+        assert_eq!(
+            result["isError"], true,
+            "raw read of {path} must fail: {result}"
+        );
+        assert!(
+            !text(&result).contains("TOP SECRET") && !text(&result).contains("root:"),
+            "{result}"
+        );
+    }
+}
+
+#[test]
+fn a_symlink_inside_a_rw_grant_pointing_outside_is_refused() {
+    let ws = workspace();
+    std::os::unix::fs::symlink(
+        ws.path().join("secret.txt"),
+        ws.path().join("work/link.txt"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(ws.path(), ws.path().join("work/linkdir")).unwrap();
+
+    let via_fs = ws.call("read_file", r#"{"path": "/work/link.txt"}"#);
+    assert_eq!(via_fs["isError"], true, "{via_fs}");
+    assert!(!text(&via_fs).contains("TOP SECRET"), "{via_fs}");
+    for path in ["/work/link.txt", "/work/linkdir/secret.txt"] {
+        let raw = ws.call("read_path", &format!(r#"{{"path": "{path}"}}"#));
+        assert_eq!(raw["isError"], true, "{path}: {raw}");
+        assert!(!text(&raw).contains("TOP SECRET"), "{raw}");
+    }
+    let write_through = ws.call(
+        "write_path",
+        r#"{"path": "/work/link.txt", "content": "pwned"}"#,
+    );
+    assert_eq!(write_through["isError"], true, "{write_through}");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("secret.txt")).unwrap(),
+        "TOP SECRET"
+    );
+}
+
+#[test]
+fn writes_into_a_read_only_grant_are_refused() {
+    let ws = workspace();
+    let via_fs = ws.call(
+        "write_file",
+        r#"{"path": "/data/notes.txt", "content": "x"}"#,
+    );
+    assert_eq!(kind(&via_fs), "capability_denied");
+    assert!(
+        text(&via_fs).contains("granted read-only") && text(&via_fs).contains("/work"),
+        "{via_fs}"
+    );
+    let raw = ws.call("write_path", r#"{"path": "/data/new.txt", "content": "x"}"#);
+    assert_eq!(
+        kind(&raw),
+        "capability_denied",
+        "the sandbox refuses the raw write: {raw}"
+    );
+    assert!(!ws.path().join("data/new.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("data/notes.txt")).unwrap(),
+        "alpha\nbeta\ngamma\ndelta\n"
+    );
+}
+
+#[test]
+fn write_and_edit_inside_a_read_write_grant() {
+    let ws = workspace();
+    let created = ws.call(
+        "write_file",
+        r#"{"path": "/work/sub/a.txt", "content": "one\ntwo\ntwo\n"}"#,
+    );
+    assert_eq!(text(&created), "Created /work/sub/a.txt (12 bytes)");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("work/sub/a.txt")).unwrap(),
+        "one\ntwo\ntwo\n"
+    );
+
+    let ambiguous = ws.call(
+        "edit_file",
+        r#"{"path": "/work/sub/a.txt", "old_text": "two", "new_text": "2"}"#,
+    );
+    assert_eq!(kind(&ambiguous), "tool_error");
+    assert!(
+        text(&ambiguous).contains("occurs 2 times") && text(&ambiguous).contains("lines 2, 3"),
+        "{ambiguous}"
+    );
+
+    let missing = ws.call(
+        "edit_file",
+        r#"{"path": "/work/sub/a.txt", "old_text": "three", "new_text": "3"}"#,
+    );
+    assert!(text(&missing).contains("was not found"), "{missing}");
+
+    let edited = ws.call(
+        "edit_file",
+        r#"{"path": "/work/sub/a.txt", "old_text": "one\ntwo", "new_text": "1\n2"}"#,
+    );
+    assert_eq!(text(&edited), "Edited /work/sub/a.txt at line 1");
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("work/sub/a.txt")).unwrap(),
+        "1\n2\ntwo\n"
+    );
+}
+
+#[test]
+fn list_find_and_grep() {
+    let ws = workspace();
+    let listing = text(&ws.call("list_dir", r#"{"path": "/data"}"#));
+    assert!(
+        listing.contains("src/\n") && listing.contains("notes.txt (23 bytes)"),
+        "{listing}"
+    );
+
+    let found = text(&ws.call("find_files", r#"{"pattern": "*.rs"}"#));
+    assert_eq!(found, "/data/src/deep/mod.rs\n/data/src/lib.rs");
+    let scoped = text(&ws.call("find_files", r#"{"pattern": "src/*.rs", "path": "/data"}"#));
+    assert_eq!(scoped, "/data/src/lib.rs");
+
+    let grep = text(&ws.call(
+        "grep",
+        r#"{"pattern": "todo", "ignore_case": true, "glob": "*.rs"}"#,
+    ));
+    assert_eq!(
+        grep,
+        "/data/src/deep/mod.rs:1: // TODO: more\n/data/src/lib.rs:2: // TODO: tests"
+    );
+    let bad = ws.call("grep", r#"{"pattern": "("}"#);
+    assert!(text(&bad).contains("invalid regex"), "{bad}");
+}
+
+#[test]
+fn without_a_grant_the_fs_plugin_has_no_files() {
+    let ws = Workspace::new().plugin("fs", "fs").file("a.txt", "x");
+    let result = ws.call("read_file", r#"{"path": "a.txt"}"#);
+    assert_eq!(kind(&result), "capability_denied");
+    assert!(text(&result).contains("no directories granted"), "{result}");
+}

@@ -1,0 +1,124 @@
+//! Loading plugins: every kind of bad file is refused with its reason while the good ones work.
+
+use crate::support::{Workspace, probe, text};
+use sha2::{Digest, Sha256};
+
+/// The `reason` cordon list --json gives for `file` (a file name), or panics.
+fn rejection(ws: &Workspace, file: &str) -> String {
+    let list = ws.cordon(&["list", "--json"]).json();
+    list["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["file"].as_str().unwrap().ends_with(file))
+        .unwrap_or_else(|| panic!("{file} not rejected: {list}"))["reason"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn garbage_beside_good_plugins_is_reported_and_the_good_ones_work() {
+    let ws = probe()
+        .plugin("fs", "fs")
+        .raw_plugin("garbage", b"this is not wasm at all");
+    let reason = rejection(&ws, "garbage.wasm");
+    assert!(reason.contains("not a WebAssembly file"), "{reason}");
+    let human = ws.cordon(&["list"]);
+    assert!(
+        human.stdout.contains("Rejected plugins (1):")
+            && human
+                .stdout
+                .contains("garbage.wasm: it is not a WebAssembly file"),
+        "{}",
+        human.stdout
+    );
+    assert_eq!(text(&ws.call("echo", r#"{"text": "fine"}"#)), "fine");
+}
+
+#[test]
+fn a_core_module_and_a_broken_component_are_refused() {
+    let mut truncated =
+        std::fs::read(crate::support::guest_dir().join("fixture_twin.wasm")).unwrap();
+    truncated.truncate(truncated.len() / 2);
+    let ws = probe()
+        .raw_plugin("core", b"\0asm\x01\0\0\0")
+        .raw_plugin("truncated", &truncated);
+    assert!(rejection(&ws, "core.wasm").contains("core WebAssembly module, not a component"));
+    assert!(rejection(&ws, "truncated.wasm").contains("cannot be compiled"));
+}
+
+#[test]
+fn a_component_of_another_world_is_refused() {
+    let ws = probe().plugin("fixture_not_a_plugin", "command");
+    let reason = rejection(&ws, "command.wasm");
+    assert!(
+        reason.contains("does not target the cordon:plugin@0.1.0"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_failing_describe_an_invalid_schema_and_an_invalid_name_are_refused() {
+    let ws = probe()
+        .plugin("fixture_broken_describe", "broken")
+        .plugin("fixture_bad_schema", "badschema")
+        .plugin("fixture_bad_name", "badname");
+    let broken = rejection(&ws, "broken.wasm");
+    assert!(
+        broken.contains("describe() failed") && broken.contains("describe is broken on purpose"),
+        "{broken}"
+    );
+    let schema = rejection(&ws, "badschema.wasm");
+    assert!(
+        schema.contains("tool \"bad_schema\"") && schema.contains("not a valid JSON Schema"),
+        "{schema}"
+    );
+    let name = rejection(&ws, "badname.wasm");
+    assert!(
+        name.contains("tool \"read file!\"") && name.contains("^[a-zA-Z0-9_-]{1,64}$"),
+        "{name}"
+    );
+    assert_eq!(text(&ws.call("echo", r#"{"text": "ok"}"#)), "ok");
+}
+
+#[test]
+fn two_plugins_with_the_same_tool_name_are_reported() {
+    let ws = probe().plugin("fixture_twin", "twin");
+    let reason = rejection(&ws, "twin.wasm");
+    assert!(
+        reason.contains("\"echo\" is already provided by plugin `probe`"),
+        "{reason}"
+    );
+    assert_eq!(
+        text(&ws.call("echo", r#"{"text": "from probe"}"#)),
+        "from probe"
+    );
+}
+
+#[test]
+fn a_sha256_pin_must_match_the_file() {
+    let ws = probe();
+    let actual = hex::encode(Sha256::digest(
+        std::fs::read(ws.plugin_path("probe")).unwrap(),
+    ));
+    let wrong = "ab".repeat(32);
+    let pinned_wrong = ws.config(&format!("[plugins.probe]\nsha256 = \"{wrong}\"\n"));
+    let reason = rejection(&pinned_wrong, "probe.wasm");
+    assert!(
+        reason.contains(&format!(
+            "its sha256 is {actual} but cordon.toml pins {wrong}"
+        )),
+        "{reason}"
+    );
+    assert_eq!(
+        crate::support::kind(&pinned_wrong.call("echo", r#"{"text": "x"}"#)),
+        "not_found"
+    );
+
+    let pinned_right = pinned_wrong.config(&format!("[plugins.probe]\nsha256 = \"{actual}\"\n"));
+    assert_eq!(
+        text(&pinned_right.call("echo", r#"{"text": "trusted"}"#)),
+        "trusted"
+    );
+}

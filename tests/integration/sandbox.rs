@@ -1,0 +1,203 @@
+//! Isolation and limits: traps, timeouts, memory and fuel budgets, fresh state per call, env and
+//! stdio confinement. These use the library so several calls share one loaded plugin.
+
+use crate::support::{call, kind, probe, text};
+use cordon::ErrorKind;
+use std::time::{Duration, Instant};
+
+const LIMITS: &str = r#"
+[plugins.probe]
+limits = { timeout = "200ms", memory = "32MiB", output = "64KiB", stdio = "4KiB" }
+"#;
+
+#[tokio::test]
+async fn a_trap_is_reported_and_the_next_call_to_the_plugin_succeeds() {
+    let ws = probe().config(LIMITS);
+    let registry = ws.registry().await;
+    let crashed = call(&registry, "panic", r#"{"message": "the guest fell over"}"#).await;
+    assert_eq!(crashed.error_kind, Some(ErrorKind::Trap));
+    let message = crashed.text();
+    assert!(message.contains("unreachable"), "trap reason: {message}");
+    assert!(
+        message.contains("the guest fell over"),
+        "guest panic message from stderr: {message}"
+    );
+    assert!(
+        !message.contains("wasm backtrace") && !message.contains("host/src"),
+        "no host backtrace: {message}"
+    );
+
+    let next = call(&registry, "echo", r#"{"text": "still here"}"#).await;
+    assert_eq!(
+        (next.is_error, next.text()),
+        (false, "still here".to_string())
+    );
+}
+
+#[tokio::test]
+async fn an_infinite_loop_is_stopped_at_its_time_limit() {
+    let ws = probe().config(LIMITS);
+    let registry = ws.registry().await;
+    let started = Instant::now();
+    let result = call(&registry, "spin", "{}").await;
+    let elapsed = started.elapsed();
+    assert_eq!(result.error_kind, Some(ErrorKind::Timeout), "{result:?}");
+    assert!(
+        elapsed < Duration::from_millis(300),
+        "a 200 ms limit stopped the loop after {elapsed:?}"
+    );
+    assert!(result.text().contains("200 ms"), "{}", result.text());
+    assert_eq!(result.details["limitMs"], 200);
+
+    let next = call(&registry, "counter", "{}").await;
+    assert!(!next.is_error, "the plugin works after a timeout: {next:?}");
+}
+
+#[tokio::test]
+async fn a_memory_bomb_is_out_of_memory() {
+    let ws = probe().config(LIMITS);
+    let registry = ws.registry().await;
+    let result = call(&registry, "alloc_bomb", "{}").await;
+    assert_eq!(
+        result.error_kind,
+        Some(ErrorKind::OutOfMemory),
+        "{result:?}"
+    );
+    assert!(result.text().contains("32 MiB"), "{}", result.text());
+    assert!(!call(&registry, "echo", r#"{"text": "ok"}"#).await.is_error);
+}
+
+#[tokio::test]
+async fn fuel_exhaustion_is_out_of_fuel_and_small_work_fits() {
+    let ws = probe().config("[plugins.probe]\nlimits = { fuel = 5000000 }\n");
+    let registry = ws.registry().await;
+    let burned = call(&registry, "burn", r#"{"iterations": 1000000000000}"#).await;
+    assert_eq!(burned.error_kind, Some(ErrorKind::OutOfFuel), "{burned:?}");
+    assert_eq!(burned.details["fuel"], 5_000_000);
+    let small = call(&registry, "burn", r#"{"iterations": 1000}"#).await;
+    assert!(!small.is_error, "{small:?}");
+}
+
+#[tokio::test]
+async fn guest_static_memory_starts_fresh_on_every_call() {
+    let ws = probe().config(LIMITS);
+    let registry = ws.registry().await;
+    for round in 0..5 {
+        let result = call(&registry, "counter", "{}").await;
+        assert_eq!(
+            result.text(),
+            "1",
+            "round {round}: state leaked between calls"
+        );
+        if round == 2 {
+            call(&registry, "panic", r#"{"message": "x"}"#).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trap_in_a_concurrent_call_does_not_disturb_the_others() {
+    let ws = probe().config(LIMITS);
+    let registry = std::sync::Arc::new(ws.registry().await);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..12 {
+        let registry = registry.clone();
+        tasks.spawn(async move {
+            let result = if i % 3 == 0 {
+                call(&registry, "panic", r#"{"message": "boom"}"#).await
+            } else {
+                call(&registry, "echo", &format!(r#"{{"text": "call {i}"}}"#)).await
+            };
+            (i, result)
+        });
+    }
+    let mut finished = 0;
+    while let Some(joined) = tasks.join_next().await {
+        let (i, result) = joined.expect("call task");
+        finished += 1;
+        if i % 3 == 0 {
+            assert_eq!(result.error_kind, Some(ErrorKind::Trap));
+        } else {
+            assert_eq!(result.text(), format!("call {i}"), "{result:?}");
+        }
+    }
+    assert_eq!(finished, 12);
+}
+
+#[test]
+fn env_vars_are_invisible_unless_granted() {
+    let ws = probe().config("[plugins.probe]\nenv = [\"CORDON_TEST_GRANTED\"]\n");
+    let env = [
+        ("CORDON_TEST_GRANTED", "visible value"),
+        ("CORDON_TEST_SECRET", "hunter2"),
+    ];
+    let secret = ws
+        .cordon_with_env(
+            &[
+                "call",
+                "env_get",
+                r#"{"name": "CORDON_TEST_SECRET"}"#,
+                "--json",
+            ],
+            &env,
+        )
+        .json();
+    assert_eq!(text(&secret), "<unset>");
+    assert_eq!(
+        secret["details"]["visible"],
+        serde_json::json!(["CORDON_TEST_GRANTED"]),
+        "only the granted name is visible"
+    );
+    let granted = ws
+        .cordon_with_env(
+            &[
+                "call",
+                "env_get",
+                r#"{"name": "CORDON_TEST_GRANTED"}"#,
+                "--json",
+            ],
+            &env,
+        )
+        .json();
+    assert_eq!(text(&granted), "visible value");
+
+    let ungranted = probe();
+    let none = ungranted
+        .cordon_with_env(&["call", "env_get", r#"{"name": "HOME"}"#, "--json"], &env)
+        .json();
+    assert_eq!(
+        (text(&none).as_str(), &none["details"]["visible"]),
+        ("<unset>", &serde_json::json!([]))
+    );
+}
+
+#[test]
+fn guest_stdout_never_reaches_the_host_stdout_and_is_bounded() {
+    let ws = probe().config(LIMITS);
+    let run = ws.cordon(&["call", "noisy", r#"{"bytes": 1000000}"#]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout, "still alive\n",
+        "guest output leaked into stdout"
+    );
+    let verbose = ws.cordon(&["-vv", "call", "noisy", r#"{"bytes": 100000}"#]);
+    assert!(
+        verbose.stderr.contains("dropped_bytes"),
+        "captured stdio is logged with what was dropped"
+    );
+    assert!(
+        verbose.stderr.len() < 64 * 1024,
+        "captured stdio is bounded, got {} bytes",
+        verbose.stderr.len()
+    );
+}
+
+#[test]
+fn output_over_the_plugin_output_limit_is_an_error() {
+    let ws = probe().config(LIMITS);
+    let result = ws.call("big_output", r#"{"bytes": 100000}"#);
+    assert_eq!(kind(&result), "tool_error");
+    assert!(text(&result).contains("64 KiB"), "{result}");
+    let fits = ws.call("big_output", r#"{"bytes": 1000}"#);
+    assert_eq!(text(&fits).len(), 1000);
+}

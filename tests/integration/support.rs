@@ -1,0 +1,221 @@
+//! Test helpers: a temporary workspace with a plugins dir and a config, the `cordon` binary, and
+//! the guest components `make test` built.
+
+use cordon::cache::CompileCache;
+use cordon::config::Config;
+use cordon::{CallOptions, CallRequest, Registry, RegistryOptions, ToolResult};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use tempfile::TempDir;
+
+/// Where `make test` put the guest components.
+pub fn guest_dir() -> PathBuf {
+    let dir = std::env::var_os("CORDON_GUEST_DIR").map(PathBuf::from).expect(
+        "CORDON_GUEST_DIR is not set: run the tests with `make test`, which builds the guest plugins first",
+    );
+    assert!(
+        dir.join("fixture_probe.wasm").is_file(),
+        "{} has no fixture_probe.wasm: run `make test`",
+        dir.display()
+    );
+    dir
+}
+
+/// A compile cache shared by every test of this run, so each component compiles once.
+fn shared_cache_home() -> &'static Path {
+    static DIR: OnceLock<TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
+        .path()
+}
+
+/// What a `cordon` process did.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Self {
+        Self {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|err| {
+            panic!(
+                "stdout is not JSON ({err}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// A temporary workspace: `plugins/`, `cordon.toml`, data directories.
+pub struct Workspace {
+    pub dir: TempDir,
+    cache_home: Option<PathBuf>,
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join("plugins")).unwrap();
+        Self {
+            dir,
+            cache_home: None,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Copies guest component `component` (e.g. "fixture_probe") in as `plugins/<id>.wasm`.
+    pub fn plugin(self, component: &str, id: &str) -> Self {
+        std::fs::copy(
+            guest_dir().join(format!("{component}.wasm")),
+            self.plugin_path(id),
+        )
+        .expect("copy plugin");
+        self
+    }
+
+    pub fn plugin_path(&self, id: &str) -> PathBuf {
+        self.path().join("plugins").join(format!("{id}.wasm"))
+    }
+
+    /// Writes a plugin file with arbitrary bytes.
+    pub fn raw_plugin(self, id: &str, bytes: &[u8]) -> Self {
+        std::fs::write(self.plugin_path(id), bytes).unwrap();
+        self
+    }
+
+    pub fn config(self, text: &str) -> Self {
+        std::fs::write(self.path().join("cordon.toml"), text).unwrap();
+        self
+    }
+
+    /// Creates a file (and its parents) inside the workspace.
+    pub fn file(self, relative: &str, content: &str) -> Self {
+        let path = self.path().join(relative);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+        self
+    }
+
+    /// Uses a compile cache of this workspace's own instead of the shared one.
+    pub fn own_cache(mut self) -> Self {
+        self.cache_home = Some(self.path().join("cache-home"));
+        self
+    }
+
+    pub fn cache_home(&self) -> &Path {
+        match &self.cache_home {
+            Some(dir) => dir,
+            None => shared_cache_home(),
+        }
+    }
+
+    /// Runs `cordon ARGS` in the workspace, with no stdin.
+    pub fn cordon(&self, args: &[&str]) -> Run {
+        self.cordon_with_env(args, &[])
+    }
+
+    pub fn cordon_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
+            .args(args)
+            .current_dir(self.path())
+            .env("XDG_CACHE_HOME", self.cache_home())
+            .env_remove("RUST_LOG")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run cordon");
+        Run::from(output)
+    }
+
+    /// Runs `cordon call TOOL ARGS --json` and returns the result object.
+    pub fn call(&self, tool: &str, args: &str) -> Value {
+        self.cordon(&["call", tool, args, "--json"]).json()
+    }
+
+    /// Loads the workspace through the library, as a front end would.
+    pub async fn registry(&self) -> Registry {
+        let config_path = self.path().join("cordon.toml");
+        let config = if config_path.is_file() {
+            Config::load(&config_path).expect("config")
+        } else {
+            Config::default()
+        };
+        let options = RegistryOptions {
+            plugins_dir: self.path().join("plugins"),
+            config,
+            cache: CompileCache::at(self.cache_home().join("cordon").join("compiled")),
+        };
+        Registry::load(options).await.expect("registry")
+    }
+}
+
+/// One call through the library.
+pub async fn call(registry: &Registry, tool: &str, args: &str) -> ToolResult {
+    let request = CallRequest {
+        id: format!("{tool}-call"),
+        name: tool.to_string(),
+        arguments: args.to_string(),
+    };
+    registry.call(&request, &CallOptions::default()).await
+}
+
+/// The result's `errorKind` (or "" on success).
+pub fn kind(result: &Value) -> &str {
+    result["errorKind"].as_str().unwrap_or("")
+}
+
+/// The result's text content, joined.
+pub fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+impl Workspace {
+    /// Runs `cordon ARGS` with `input` on stdin.
+    pub fn cordon_stdin(&self, args: &[&str], input: &str) -> Run {
+        use std::io::Write as _;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+            .args(args)
+            .current_dir(self.path())
+            .env("XDG_CACHE_HOME", self.cache_home())
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run cordon");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        Run::from(child.wait_with_output().expect("wait for cordon"))
+    }
+}
+
+/// A workspace with the probe fixture as plugin `probe`.
+pub fn probe() -> Workspace {
+    Workspace::new().plugin("fixture_probe", "probe")
+}
