@@ -40,6 +40,7 @@ test: host fixtures
 lint: toolchain
 	cargo fmt --all --check
 	cargo clippy -p cordon --all-targets -- -D warnings
+	cargo clippy --target wasm32-wasip2 $(addprefix -p ,cordon-sdk $(BUNDLED) $(FIXTURE_PACKAGES)) -- -D warnings
 
 clean:
 	rm -f plugins/*.wasm

@@ -170,7 +170,7 @@ impl host::Host for CallState {
         let size = update
             .content
             .iter()
-            .map(|c| crate::convert::content_size(c))
+            .map(crate::convert::content_size)
             .sum::<usize>()
             + update.details.len();
         if !self.spend(size) {

@@ -124,7 +124,7 @@ fn out_of_memory(limits: &Limits, what: &str) -> Failure {
 }
 
 pub fn human_duration(millis: u64) -> String {
-    if millis % 1000 == 0 {
+    if millis.is_multiple_of(1000) {
         format!("{} s", millis / 1000)
     } else {
         format!("{millis} ms")

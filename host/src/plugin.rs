@@ -136,13 +136,13 @@ impl Plugin {
             .into();
         let bytes = std::fs::read(path).map_err(LoadError::Read)?;
         let sha256: [u8; 32] = Sha256::digest(&bytes).into();
-        if let Some(expected) = grant.sha256 {
-            if expected != sha256 {
-                return Err(LoadError::PinMismatch {
-                    expected: hex::encode(expected),
-                    actual: hex::encode(sha256),
-                });
-            }
+        if let Some(expected) = grant.sha256
+            && expected != sha256
+        {
+            return Err(LoadError::PinMismatch {
+                expected: hex::encode(expected),
+                actual: hex::encode(sha256),
+            });
         }
         check_component_header(&bytes)?;
         let engine = host.engine.clone();

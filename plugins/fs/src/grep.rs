@@ -58,10 +58,10 @@ impl Tool for Grep {
         let mut lines = Vec::new();
         let mut total = 0;
         for file in files_under(&base) {
-            if let Some(filter) = &name_filter {
-                if !file.file_name().is_some_and(|name| filter.is_match(name)) {
-                    continue;
-                }
+            if let Some(filter) = &name_filter
+                && !file.file_name().is_some_and(|name| filter.is_match(name))
+            {
+                continue;
             }
             if std::fs::metadata(&file)
                 .map(|m| m.len() > MAX_FILE_BYTES)
