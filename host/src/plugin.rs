@@ -6,6 +6,7 @@ use crate::bindings::{self, CordonPlugin, CordonPluginPre};
 use crate::cache::{CompileCache, CompileSource};
 use crate::call_state::{CallSetup, CallState, ProgressSink};
 use crate::capture::OutputCapture;
+use crate::engine::EngineSettings;
 use crate::failure::{self, Failure};
 use crate::grant::PluginGrant;
 use crate::limits::{DESCRIBE_TIMEOUT, Limits};
@@ -17,6 +18,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 use wasmtime::component::Linker;
 use wasmtime::{Engine, Store, UpdateDeadline};
 
@@ -85,10 +87,17 @@ pub struct PluginHost {
     pub linker: Linker<CallState>,
     pub cache: CompileCache,
     pub fuel_metering: bool,
+    /// One permit per sandbox the pooling allocator has room for; calls beyond it wait their turn
+    /// instead of failing to instantiate.
+    pub sandbox_slots: Arc<Semaphore>,
 }
 
 impl PluginHost {
-    pub fn new(engine: Engine, cache: CompileCache, fuel_metering: bool) -> anyhow::Result<Self> {
+    pub fn new(
+        engine: Engine,
+        cache: CompileCache,
+        settings: &EngineSettings,
+    ) -> anyhow::Result<Self> {
         let mut linker = Linker::new(&engine);
         // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
         // through it is decided by its WASI context (see grant.rs): sockets are always off.
@@ -100,7 +109,8 @@ impl PluginHost {
             engine,
             linker,
             cache,
-            fuel_metering,
+            fuel_metering: settings.fuel,
+            sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
         })
     }
 }
@@ -117,6 +127,7 @@ pub struct Plugin {
     settings: Arc<str>,
     engine: Engine,
     fuel_metering: bool,
+    sandbox_slots: Arc<Semaphore>,
     pre: CordonPluginPre<CallState>,
 }
 
@@ -172,6 +183,7 @@ impl Plugin {
             settings,
             engine: host.engine.clone(),
             fuel_metering: host.fuel_metering,
+            sandbox_slots: host.sandbox_slots.clone(),
             pre,
         };
         let info = plugin.describe().await?;
@@ -268,6 +280,12 @@ impl Plugin {
                 })?,
             None => PluginGrant::empty_wasi_context(stdout.clone(), stderr.clone()),
         };
+        // Waiting for a free slot does not count against the call's time limit.
+        let _slot = self
+            .sandbox_slots
+            .acquire()
+            .await
+            .map_err(|_| Failure::trap("the host is shutting down", ""))?;
         let started = Instant::now();
         let state = CallState::new(CallSetup {
             wasi,

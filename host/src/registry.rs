@@ -55,7 +55,7 @@ impl Registry {
         };
         let engine = engine::build(&settings).map_err(RegistryError::Engine)?;
         let host = Arc::new(
-            PluginHost::new(engine, options.cache, settings.fuel).map_err(RegistryError::Engine)?,
+            PluginHost::new(engine, options.cache, &settings).map_err(RegistryError::Engine)?,
         );
         warn_about_unused_grants(&options.config, &files);
 

@@ -33,6 +33,21 @@ fn list_shows_every_tool_with_its_plugin_label_and_description() {
 }
 
 #[test]
+fn list_shows_hooks_and_what_they_watch() {
+    let ws = probe().plugin("fixture_hook", "guard");
+    let list = ws.cordon(&["list", "--json"]).json();
+    assert_eq!(
+        list["hooks"],
+        json!([{ "plugin": "guard", "tools": ["read_*"], "before": true, "after": false }])
+    );
+    let human = ws.cordon(&["list"]).stdout;
+    assert!(
+        human.contains("Hooks (1):\n  guard (before) watches read_*"),
+        "{human}"
+    );
+}
+
+#[test]
 fn describe_prints_the_schema_and_refuses_unknown_tools() {
     let ws = probe();
     let spec = ws.cordon(&["describe", "echo", "--json"]).json();

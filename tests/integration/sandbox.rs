@@ -54,6 +54,45 @@ async fn an_infinite_loop_is_stopped_at_its_time_limit() {
 }
 
 #[tokio::test]
+async fn a_guest_blocked_in_a_host_call_is_stopped_too() {
+    let ws = probe().config(LIMITS);
+    let registry = ws.registry().await;
+    let started = Instant::now();
+    let result = call(&registry, "sleep", r#"{"millis": 10000}"#).await;
+    let elapsed = started.elapsed();
+    assert_eq!(result.error_kind, Some(ErrorKind::Timeout), "{result:?}");
+    assert!(
+        elapsed < Duration::from_millis(500),
+        "a 200 ms limit stopped the sleep after {elapsed:?}"
+    );
+    let short = call(&registry, "sleep", r#"{"millis": 5}"#).await;
+    assert_eq!(short.text(), "slept");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_concurrent_calls_than_sandbox_slots_queue_and_all_finish() {
+    let ws = probe().config(LIMITS);
+    let registry = std::sync::Arc::new(ws.registry().await);
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..200 {
+        let registry = registry.clone();
+        tasks.spawn(async move {
+            (
+                i,
+                call(&registry, "echo", &format!(r#"{{"text": "{i}"}}"#)).await,
+            )
+        });
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(joined) = tasks.join_next().await {
+        let (i, result) = joined.expect("call task");
+        assert_eq!(result.text(), i.to_string(), "{result:?}");
+        seen.insert(i);
+    }
+    assert_eq!(seen.len(), 200, "every call got exactly one result");
+}
+
+#[tokio::test]
 async fn a_memory_bomb_is_out_of_memory() {
     let ws = probe().config(LIMITS);
     let registry = ws.registry().await;

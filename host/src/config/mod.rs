@@ -173,6 +173,9 @@ struct RawLimits {
 
 type KeyError = (String, String);
 
+/// The most linear memory a 32-bit WebAssembly memory can have.
+const MAX_MEMORY_BYTES: u64 = 4 << 30;
+
 impl RawLimits {
     fn apply(&self, mut limits: Limits) -> Result<Limits, KeyError> {
         if let Some(text) = &self.timeout {
@@ -180,6 +183,14 @@ impl RawLimits {
         }
         if let Some(text) = &self.memory {
             limits.memory_bytes = parse_bytes(text).map_err(|m| ("memory".to_string(), m))?;
+            if limits.memory_bytes > MAX_MEMORY_BYTES {
+                return Err((
+                    "memory".into(),
+                    format!(
+                        "{text:?} is more than 32-bit WebAssembly can address; use at most \"4GiB\""
+                    ),
+                ));
+            }
         }
         if let Some(fuel) = self.fuel {
             if fuel == 0 {
@@ -366,6 +377,10 @@ mod tests {
             ),
             (
                 "[plugins.fs]\nlimits = { memory = \"lots\" }",
+                "plugins.fs.limits.memory",
+            ),
+            (
+                "[plugins.fs]\nlimits = { memory = \"5GiB\" }",
                 "plugins.fs.limits.memory",
             ),
             (
