@@ -6,17 +6,13 @@ use std::time::Duration;
 /// Parses `"250ms"`, `"30s"`, `"2m"`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().map_err(|_| {
+    let (number, unit) = number_and_unit(text).ok_or_else(|| {
         format!("{text:?} is not a duration; write e.g. \"500ms\", \"30s\" or \"2m\"")
     })?;
-    let duration = match unit.trim() {
+    let duration = match unit {
         "ms" => Duration::from_millis(number),
         "s" => Duration::from_secs(number),
-        "m" => Duration::from_secs(number * 60),
+        "m" => Duration::from_secs(number.saturating_mul(60)),
         other => {
             return Err(format!(
                 "{text:?} has unknown unit {other:?}; use \"ms\", \"s\" or \"m\" (e.g. \"30s\")"
@@ -32,14 +28,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Parses `"64KiB"`, `"256MiB"`, `"1GiB"`, `"512B"` or `"4096"`.
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: u64 = number.parse().map_err(|_| {
+    let (number, unit) = number_and_unit(text).ok_or_else(|| {
         format!("{text:?} is not a size; write e.g. \"64KiB\", \"256MiB\" or \"1GiB\"")
     })?;
-    let scale: u64 = match unit.trim() {
+    let scale: u64 = match unit {
         "" | "B" => 1,
         "KiB" | "KB" | "K" => 1 << 10,
         "MiB" | "MB" | "M" => 1 << 20,
@@ -57,6 +49,15 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         return Err(format!("{text:?} is zero; a limit must be positive"));
     }
     Ok(bytes)
+}
+
+/// Splits `"30s"` into `(30, "s")`; `None` without leading digits or when they overflow.
+fn number_and_unit(text: &str) -> Option<(u64, &str)> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    Some((number.parse().ok()?, unit.trim()))
 }
 
 #[cfg(test)]
