@@ -8,5 +8,6 @@ wasmtime::component::bindgen!({
 });
 
 pub use cordon::plugin::types::{
-    Content, ExecutionMode, FailureKind, PluginInfo, ToolCall, ToolFailure, ToolOutput, ToolSpec,
+    AfterDecision, BeforeDecision, Content, ExecutionMode, FailureKind, Image, PluginInfo,
+    ToolCall, ToolFailure, ToolOutput, ToolResult, ToolSpec,
 };

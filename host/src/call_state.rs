@@ -7,8 +7,8 @@ use crate::capture::OutputCapture;
 use crate::result::Content;
 use serde_json::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -74,7 +74,7 @@ pub struct CallState {
     call_id: String,
     settings: Arc<str>,
     progress: Option<ProgressSink>,
-    cancelled: Arc<AtomicBool>,
+    cancelled: CancellationToken,
     /// When the epoch callback stops the guest.
     pub deadline: Instant,
     /// Bytes the guest may still push through `log` and `progress`.
@@ -92,7 +92,7 @@ pub struct CallSetup {
     pub call_id: String,
     pub settings: Arc<str>,
     pub progress: Option<ProgressSink>,
-    pub cancelled: Arc<AtomicBool>,
+    pub cancelled: CancellationToken,
     pub deadline: Instant,
     pub push_budget: u64,
 }
@@ -117,7 +117,7 @@ impl CallState {
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed)
+        self.cancelled.is_cancelled()
     }
 
     /// Takes `bytes` from the push budget; false (and remembered) when the budget is spent.

@@ -6,10 +6,13 @@ use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
 use cordon::cache::CompileCache;
 use cordon::config::Config;
-use cordon::{CallOptions, CallRequest, Registry, RegistryOptions};
+use cordon::pipeline::{BatchOptions, CallRequest, Event, Pipeline, parse_batch};
+use cordon::{Registry, RegistryOptions};
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// Run AI-agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -24,6 +27,9 @@ pub struct Cli {
     /// Compile every plugin afresh instead of using the on-disk compile cache.
     #[arg(long, global = true)]
     pub no_cache: bool,
+    /// The active tool set, comma-separated [default: `[agent] tools`, or every tool].
+    #[arg(long, global = true, value_name = "A,B,C", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
     /// Log more to stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -46,6 +52,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a batch of tool calls (a JSON array) and print the results in call order.
+    /// Exit code 0 when every result succeeded, 1 when any is an error.
+    Batch {
+        /// File holding the calls, or `-` for stdin [default: -].
+        file: Option<PathBuf>,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Stream events (start, update, end, hook decisions) as JSON lines on stderr.
+        #[arg(long)]
+        events: bool,
+    },
     /// Call one tool. Exit code 0 on success, 1 when the result is an error.
     Call {
         tool: String,
@@ -57,25 +75,28 @@ pub enum Command {
         /// The call id reported in the result.
         #[arg(long, default_value = "call-1")]
         id: String,
+        /// Stream events (start, update, end, hook decisions) as JSON lines on stderr.
+        #[arg(long)]
+        events: bool,
     },
 }
 
 impl Cli {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
-        let registry = self.load_registry().await?;
+        let pipeline = self.load_pipeline().await?;
         match self.command {
             Command::List { json } => {
-                render::list(&registry, json)?;
+                render::list(&pipeline, json)?;
                 Ok(ExitCode::SUCCESS)
             }
             Command::Describe { ref tool, json } => {
-                let Some((plugin, info)) = registry.tool(tool) else {
+                let Some((plugin, info)) = pipeline.registry().tool(tool) else {
                     bail!(
                         "no tool named {tool:?}; available tools: {}",
-                        registry.tool_names().join(", ")
+                        pipeline.registry().tool_names().join(", ")
                     );
                 };
-                render::describe(plugin, info, json)?;
+                render::describe(plugin, info, pipeline.is_active(tool), json)?;
                 Ok(ExitCode::SUCCESS)
             }
             Command::Call {
@@ -83,25 +104,29 @@ impl Cli {
                 ref args,
                 json,
                 ref id,
+                events,
             } => {
                 let arguments = read_arguments(args.as_deref())?;
-                let request = CallRequest {
-                    id: id.clone(),
-                    name: tool.clone(),
-                    arguments,
-                };
-                let result = registry.call(&request, &CallOptions::default()).await;
-                render::call_result(&result, json)?;
-                Ok(if result.is_error {
-                    ExitCode::from(1)
-                } else {
-                    ExitCode::SUCCESS
-                })
+                let request = CallRequest::new(id.clone(), tool.clone(), arguments);
+                let results = run_batch(&pipeline, vec![request], events).await;
+                render::call_result(&results[0], json)?;
+                Ok(exit_code(&results))
+            }
+            Command::Batch {
+                ref file,
+                json,
+                events,
+            } => {
+                let text = read_input(file.as_deref())?;
+                let calls = parse_batch(&text)?;
+                let results = run_batch(&pipeline, calls, events).await;
+                render::batch_results(&results, json)?;
+                Ok(exit_code(&results))
             }
         }
     }
 
-    async fn load_registry(&self) -> anyhow::Result<Registry> {
+    async fn load_pipeline(&self) -> anyhow::Result<Pipeline> {
         let config = match &self.config {
             Some(path) => Config::load(path)?,
             None if PathBuf::from("cordon.toml").is_file() => Config::load("cordon.toml".as_ref())?,
@@ -112,12 +137,77 @@ impl Cli {
         } else {
             CompileCache::default_location()
         };
+        let mut agent = config.agent.clone();
+        if let Some(tools) = &self.tools {
+            agent.tools = Some(tools.clone());
+        }
+        let hook_order = config.hook_order.clone();
         let options = RegistryOptions {
             plugins_dir: self.plugins.clone(),
             config,
             cache,
         };
-        Ok(Registry::load(options).await?)
+        let registry = Arc::new(Registry::load(options).await?);
+        Ok(Pipeline::new(registry, agent, &hook_order)?)
+    }
+}
+
+/// Runs a batch; the first Ctrl-C cancels it, a second one exits at once.
+async fn run_batch(
+    pipeline: &Pipeline,
+    calls: Vec<CallRequest>,
+    events: bool,
+) -> Vec<cordon::ToolResult> {
+    let cancel = CancellationToken::new();
+    let watcher = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("cancelling… (press Ctrl-C again to exit at once)");
+                cancel.cancel();
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        }
+    });
+    let sink = events.then(|| -> cordon::pipeline::events::EventSink {
+        Arc::new(|event: Event| render::event_line(&event))
+    });
+    let results = pipeline
+        .run(
+            calls,
+            &BatchOptions {
+                cancel,
+                events: sink,
+            },
+        )
+        .await;
+    watcher.abort();
+    results
+}
+
+fn exit_code(results: &[cordon::ToolResult]) -> ExitCode {
+    if results.iter().any(|result| result.is_error) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// A file's text, or stdin's for `-` or no file.
+fn read_input(file: Option<&std::path::Path>) -> anyhow::Result<String> {
+    match file {
+        Some(path) if path != std::path::Path::new("-") => {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+        }
+        _ => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("reading the batch from stdin")?;
+            Ok(text)
+        }
     }
 }
 

@@ -14,6 +14,16 @@ pub fn content_from_wit(content: bindings::Content) -> Content {
     }
 }
 
+pub fn content_to_wit(content: &Content) -> bindings::Content {
+    match content {
+        Content::Text { text } => bindings::Content::Text(text.clone()),
+        Content::Image { mime_type, data } => bindings::Content::Image(bindings::Image {
+            mime_type: mime_type.clone(),
+            data: data.clone(),
+        }),
+    }
+}
+
 pub fn content_size(content: &bindings::Content) -> usize {
     match content {
         bindings::Content::Text(text) => text.len(),

@@ -104,7 +104,7 @@ pub fn timed_out(state: &CallState, limits: &Limits, what: &str) -> Failure {
     )
 }
 
-fn cancelled(what: &str) -> Failure {
+pub fn cancelled(what: &str) -> Failure {
     Failure::new(
         ErrorKind::Cancelled,
         format!("`{what}` was cancelled before it finished."),

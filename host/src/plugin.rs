@@ -16,9 +16,9 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 use wasmtime::component::Linker;
 use wasmtime::{Engine, Store, UpdateDeadline};
 
@@ -77,8 +77,8 @@ pub enum LoadError {
 #[derive(Clone, Default)]
 pub struct CallOptions {
     pub progress: Option<ProgressSink>,
-    /// Set to true to stop the call; it ends as `cancelled`.
-    pub cancel: Arc<AtomicBool>,
+    /// Cancelling stops the call within an epoch tick; it ends as `cancelled`.
+    pub cancel: CancellationToken,
 }
 
 /// The engine-wide parts every plugin shares.
@@ -257,6 +257,63 @@ impl Plugin {
         }
     }
 
+    /// Runs this plugin's before-hook on a call.
+    pub async fn before_tool_call(
+        &self,
+        call: &bindings::ToolCall,
+        options: &CallOptions,
+    ) -> Result<bindings::BeforeDecision, Failure> {
+        let owned_call = call.clone();
+        let what = format!("before-hook of {}", self.id);
+        let (decision, _) = self
+            .in_sandbox(
+                &call.id,
+                &what,
+                &self.grant.limits,
+                Some(&*self.grant.clone()),
+                options,
+                move |store, plugin| {
+                    Box::pin(async move {
+                        plugin
+                            .cordon_plugin_plugin()
+                            .call_before_tool_call(store, &owned_call)
+                            .await
+                    })
+                },
+            )
+            .await?;
+        Ok(decision)
+    }
+
+    /// Runs this plugin's after-hook on a call's result.
+    pub async fn after_tool_call(
+        &self,
+        call: &bindings::ToolCall,
+        outcome: &bindings::ToolResult,
+        options: &CallOptions,
+    ) -> Result<bindings::AfterDecision, Failure> {
+        let (owned_call, owned_outcome) = (call.clone(), outcome.clone());
+        let what = format!("after-hook of {}", self.id);
+        let (decision, _) = self
+            .in_sandbox(
+                &call.id,
+                &what,
+                &self.grant.limits,
+                Some(&*self.grant.clone()),
+                options,
+                move |store, plugin| {
+                    Box::pin(async move {
+                        plugin
+                            .cordon_plugin_plugin()
+                            .call_after_tool_call(store, &owned_call, &owned_outcome)
+                            .await
+                    })
+                },
+            )
+            .await?;
+        Ok(decision)
+    }
+
     /// Instantiates a fresh sandbox, runs `f` in it under the limits, and classifies any failure.
     /// Returns `f`'s value and the output budget the guest has left.
     async fn in_sandbox<R>(
@@ -281,11 +338,12 @@ impl Plugin {
             None => PluginGrant::empty_wasi_context(stdout.clone(), stderr.clone()),
         };
         // Waiting for a free slot does not count against the call's time limit.
-        let _slot = self
-            .sandbox_slots
-            .acquire()
-            .await
-            .map_err(|_| Failure::trap("the host is shutting down", ""))?;
+        let _slot = tokio::select! {
+            slot = self.sandbox_slots.acquire() => {
+                slot.map_err(|_| Failure::trap("the host is shutting down", ""))?
+            }
+            () = options.cancel.cancelled() => return Err(failure::cancelled(what)),
+        };
         let started = Instant::now();
         let state = CallState::new(CallSetup {
             wasi,
@@ -321,14 +379,18 @@ impl Plugin {
             let plugin = self.pre.instantiate_async(&mut store).await?;
             f(&mut store, &plugin).await
         };
-        let outcome = tokio::time::timeout(limits.timeout + HOST_CALL_GRACE, run).await;
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout(limits.timeout + HOST_CALL_GRACE, run) => outcome.ok(),
+            () = options.cancel.cancelled() => None,
+        };
         let state = store.data();
         log_stdio(&self.id, call_id, state);
         tracing::debug!(plugin = %self.id, call = call_id, what, elapsed_ms = started.elapsed().as_millis() as u64, "sandbox finished");
         match outcome {
-            Ok(Ok(value)) => Ok((value, state.push_budget())),
-            Ok(Err(err)) => Err(failure::classify(&err, state, limits, what)),
-            Err(_elapsed) => Err(failure::timed_out(state, limits, what)),
+            Some(Ok(value)) => Ok((value, state.push_budget())),
+            Some(Err(err)) => Err(failure::classify(&err, state, limits, what)),
+            // Stopped from outside: the time limit ran out, or the call was cancelled.
+            None => Err(failure::timed_out(state, limits, what)),
         }
     }
 }

@@ -1,16 +1,17 @@
 //! How the CLI prints registries, tool specs and call results: a readable form for people and a
 //! stable JSON form (`--json`) for scripts.
 
-use cordon::Registry;
 use cordon::cache::CompileSource;
+use cordon::pipeline::{Event, Pipeline};
 use cordon::plugin::{Plugin, ToolInfo};
 use cordon::result::{Content, ToolResult};
 use serde_json::{Value, json};
 use std::io::Write as _;
 
-fn tool_json(plugin: &Plugin, tool: &ToolInfo) -> Value {
+fn tool_json(plugin: &Plugin, tool: &ToolInfo, active: bool) -> Value {
     json!({
         "name": tool.name,
+        "active": active,
         "label": tool.label,
         "description": tool.description,
         "plugin": &*plugin.id,
@@ -19,15 +20,16 @@ fn tool_json(plugin: &Plugin, tool: &ToolInfo) -> Value {
     })
 }
 
-pub fn list(registry: &Registry, as_json: bool) -> anyhow::Result<()> {
-    let hooks: Vec<(&Plugin, _)> = registry
-        .plugins()
+pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
+    let registry = pipeline.registry();
+    let hooks: Vec<(&Plugin, _)> = pipeline
+        .hooks()
         .iter()
         .filter_map(|p| p.hook.as_ref().map(|hook| (&**p, hook)))
         .collect();
     if as_json {
         let value = json!({
-            "tools": registry.tools().map(|(plugin, tool)| tool_json(plugin, tool)).collect::<Vec<_>>(),
+            "tools": registry.tools().map(|(plugin, tool)| tool_json(plugin, tool, pipeline.is_active(&tool.name))).collect::<Vec<_>>(),
             "hooks": hooks.iter().map(|(plugin, hook)| json!({
                 "plugin": &*plugin.id, "tools": hook.tools, "before": hook.before, "after": hook.after,
             })).collect::<Vec<_>>(),
@@ -44,11 +46,21 @@ pub fn list(registry: &Registry, as_json: bool) -> anyhow::Result<()> {
     }
     let mut out = String::new();
     let tools: Vec<_> = registry.tools().collect();
-    out.push_str(&format!("Tools ({}):\n", tools.len()));
+    let active = pipeline.active_tools().count();
+    if active == tools.len() {
+        out.push_str(&format!("Tools ({}):\n", tools.len()));
+    } else {
+        out.push_str(&format!("Tools ({}, {active} active):\n", tools.len()));
+    }
     let width = tools.iter().map(|(_, t)| t.name.len()).max().unwrap_or(0);
     for (plugin, tool) in &tools {
+        let inactive = if pipeline.is_active(&tool.name) {
+            ""
+        } else {
+            " (inactive)"
+        };
         out.push_str(&format!(
-            "  {:width$}  [{}] {}: {}\n",
+            "  {:width$}  [{}] {}: {}{inactive}\n",
             tool.name,
             plugin.id,
             tool.label,
@@ -91,9 +103,14 @@ pub fn list(registry: &Registry, as_json: bool) -> anyhow::Result<()> {
     write_stdout(&out)
 }
 
-pub fn describe(plugin: &Plugin, tool: &ToolInfo, as_json: bool) -> anyhow::Result<()> {
+pub fn describe(
+    plugin: &Plugin,
+    tool: &ToolInfo,
+    active: bool,
+    as_json: bool,
+) -> anyhow::Result<()> {
     if as_json {
-        return print_json(&tool_json(plugin, tool));
+        return print_json(&tool_json(plugin, tool, active));
     }
     let mode = match tool.execution_mode {
         cordon::plugin::ExecutionMode::Parallel => "parallel",
@@ -131,6 +148,28 @@ pub fn call_result(result: &ToolResult, as_json: bool) -> anyhow::Result<()> {
         }
     }
     write_stdout(&out)
+}
+
+/// A batch's results: a JSON array, or each result as `call` prints it, headed by its id.
+pub fn batch_results(results: &[ToolResult], as_json: bool) -> anyhow::Result<()> {
+    if as_json {
+        return print_json(&serde_json::to_value(results)?);
+    }
+    for result in results {
+        write_stdout(&format!(
+            "── {} {} ──\n",
+            result.tool_call_id, result.tool_name
+        ))?;
+        call_result(result, false)?;
+    }
+    Ok(())
+}
+
+/// One event as a JSON line on stderr.
+pub fn event_line(event: &Event) {
+    if let Ok(line) = serde_json::to_string(event) {
+        eprintln!("{line}");
+    }
 }
 
 fn first_sentence(text: &str) -> &str {

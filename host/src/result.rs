@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 pub enum ErrorKind {
     /// No loaded plugin provides a tool with that name.
     NotFound,
+    /// The tool exists but is not in this session's active set.
+    NotActive,
     /// The arguments are not JSON, not an object, or break the tool's JSON Schema.
     InvalidArguments,
     /// The tool ran and reported a failure.
@@ -24,6 +26,10 @@ pub enum ErrorKind {
     OutOfFuel,
     /// The plugin needed a capability the operator did not grant.
     CapabilityDenied,
+    /// A before-hook refused the call.
+    Blocked,
+    /// A hook crashed, timed out or answered garbage; the call was not run or its result withheld.
+    HookFailed,
     /// The call was cancelled before it finished.
     Cancelled,
 }
@@ -32,6 +38,7 @@ impl ErrorKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::NotFound => "not_found",
+            Self::NotActive => "not_active",
             Self::InvalidArguments => "invalid_arguments",
             Self::ToolError => "tool_error",
             Self::Trap => "trap",
@@ -39,6 +46,8 @@ impl ErrorKind {
             Self::OutOfMemory => "out_of_memory",
             Self::OutOfFuel => "out_of_fuel",
             Self::CapabilityDenied => "capability_denied",
+            Self::Blocked => "blocked",
+            Self::HookFailed => "hook_failed",
             Self::Cancelled => "cancelled",
         }
     }

@@ -13,8 +13,8 @@ limits = { timeout = "200ms", memory = "32MiB", output = "64KiB", stdio = "4KiB"
 #[tokio::test]
 async fn a_trap_is_reported_and_the_next_call_to_the_plugin_succeeds() {
     let ws = probe().config(LIMITS);
-    let registry = ws.registry().await;
-    let crashed = call(&registry, "panic", r#"{"message": "the guest fell over"}"#).await;
+    let pipeline = ws.pipeline().await;
+    let crashed = call(&pipeline, "panic", r#"{"message": "the guest fell over"}"#).await;
     assert_eq!(crashed.error_kind, Some(ErrorKind::Trap));
     let message = crashed.text();
     assert!(message.contains("unreachable"), "trap reason: {message}");
@@ -27,7 +27,7 @@ async fn a_trap_is_reported_and_the_next_call_to_the_plugin_succeeds() {
         "no host backtrace: {message}"
     );
 
-    let next = call(&registry, "echo", r#"{"text": "still here"}"#).await;
+    let next = call(&pipeline, "echo", r#"{"text": "still here"}"#).await;
     assert_eq!(
         (next.is_error, next.text()),
         (false, "still here".to_string())
@@ -37,9 +37,9 @@ async fn a_trap_is_reported_and_the_next_call_to_the_plugin_succeeds() {
 #[tokio::test]
 async fn an_infinite_loop_is_stopped_at_its_time_limit() {
     let ws = probe().config(LIMITS);
-    let registry = ws.registry().await;
+    let pipeline = ws.pipeline().await;
     let started = Instant::now();
-    let result = call(&registry, "spin", "{}").await;
+    let result = call(&pipeline, "spin", "{}").await;
     let elapsed = started.elapsed();
     assert_eq!(result.error_kind, Some(ErrorKind::Timeout), "{result:?}");
     assert!(
@@ -49,37 +49,37 @@ async fn an_infinite_loop_is_stopped_at_its_time_limit() {
     assert!(result.text().contains("200 ms"), "{}", result.text());
     assert_eq!(result.details["limitMs"], 200);
 
-    let next = call(&registry, "counter", "{}").await;
+    let next = call(&pipeline, "counter", "{}").await;
     assert!(!next.is_error, "the plugin works after a timeout: {next:?}");
 }
 
 #[tokio::test]
 async fn a_guest_blocked_in_a_host_call_is_stopped_too() {
     let ws = probe().config(LIMITS);
-    let registry = ws.registry().await;
+    let pipeline = ws.pipeline().await;
     let started = Instant::now();
-    let result = call(&registry, "sleep", r#"{"millis": 10000}"#).await;
+    let result = call(&pipeline, "sleep", r#"{"millis": 10000}"#).await;
     let elapsed = started.elapsed();
     assert_eq!(result.error_kind, Some(ErrorKind::Timeout), "{result:?}");
     assert!(
         elapsed < Duration::from_millis(500),
         "a 200 ms limit stopped the sleep after {elapsed:?}"
     );
-    let short = call(&registry, "sleep", r#"{"millis": 5}"#).await;
+    let short = call(&pipeline, "sleep", r#"{"millis": 5}"#).await;
     assert_eq!(short.text(), "slept");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn more_concurrent_calls_than_sandbox_slots_queue_and_all_finish() {
     let ws = probe().config(LIMITS);
-    let registry = std::sync::Arc::new(ws.registry().await);
+    let pipeline = ws.pipeline().await;
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..200 {
-        let registry = registry.clone();
+        let pipeline = pipeline.clone();
         tasks.spawn(async move {
             (
                 i,
-                call(&registry, "echo", &format!(r#"{{"text": "{i}"}}"#)).await,
+                call(&pipeline, "echo", &format!(r#"{{"text": "{i}"}}"#)).await,
             )
         });
     }
@@ -95,41 +95,41 @@ async fn more_concurrent_calls_than_sandbox_slots_queue_and_all_finish() {
 #[tokio::test]
 async fn a_memory_bomb_is_out_of_memory() {
     let ws = probe().config(LIMITS);
-    let registry = ws.registry().await;
-    let result = call(&registry, "alloc_bomb", "{}").await;
+    let pipeline = ws.pipeline().await;
+    let result = call(&pipeline, "alloc_bomb", "{}").await;
     assert_eq!(
         result.error_kind,
         Some(ErrorKind::OutOfMemory),
         "{result:?}"
     );
     assert!(result.text().contains("32 MiB"), "{}", result.text());
-    assert!(!call(&registry, "echo", r#"{"text": "ok"}"#).await.is_error);
+    assert!(!call(&pipeline, "echo", r#"{"text": "ok"}"#).await.is_error);
 }
 
 #[tokio::test]
 async fn fuel_exhaustion_is_out_of_fuel_and_small_work_fits() {
     let ws = probe().config("[plugins.probe]\nlimits = { fuel = 5000000 }\n");
-    let registry = ws.registry().await;
-    let burned = call(&registry, "burn", r#"{"iterations": 1000000000000}"#).await;
+    let pipeline = ws.pipeline().await;
+    let burned = call(&pipeline, "burn", r#"{"iterations": 1000000000000}"#).await;
     assert_eq!(burned.error_kind, Some(ErrorKind::OutOfFuel), "{burned:?}");
     assert_eq!(burned.details["fuel"], 5_000_000);
-    let small = call(&registry, "burn", r#"{"iterations": 1000}"#).await;
+    let small = call(&pipeline, "burn", r#"{"iterations": 1000}"#).await;
     assert!(!small.is_error, "{small:?}");
 }
 
 #[tokio::test]
 async fn guest_static_memory_starts_fresh_on_every_call() {
     let ws = probe().config(LIMITS);
-    let registry = ws.registry().await;
+    let pipeline = ws.pipeline().await;
     for round in 0..5 {
-        let result = call(&registry, "counter", "{}").await;
+        let result = call(&pipeline, "counter", "{}").await;
         assert_eq!(
             result.text(),
             "1",
             "round {round}: state leaked between calls"
         );
         if round == 2 {
-            call(&registry, "panic", r#"{"message": "x"}"#).await;
+            call(&pipeline, "panic", r#"{"message": "x"}"#).await;
         }
     }
 }
@@ -137,15 +137,15 @@ async fn guest_static_memory_starts_fresh_on_every_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trap_in_a_concurrent_call_does_not_disturb_the_others() {
     let ws = probe().config(LIMITS);
-    let registry = std::sync::Arc::new(ws.registry().await);
+    let pipeline = ws.pipeline().await;
     let mut tasks = tokio::task::JoinSet::new();
     for i in 0..12 {
-        let registry = registry.clone();
+        let pipeline = pipeline.clone();
         tasks.spawn(async move {
             let result = if i % 3 == 0 {
-                call(&registry, "panic", r#"{"message": "boom"}"#).await
+                call(&pipeline, "panic", r#"{"message": "boom"}"#).await
             } else {
-                call(&registry, "echo", &format!(r#"{{"text": "call {i}"}}"#)).await
+                call(&pipeline, "echo", &format!(r#"{{"text": "call {i}"}}"#)).await
             };
             (i, result)
         });

@@ -3,7 +3,8 @@
 
 use cordon::cache::CompileCache;
 use cordon::config::Config;
-use cordon::{CallOptions, CallRequest, Registry, RegistryOptions, ToolResult};
+use cordon::pipeline::{BatchOptions, CallRequest, Pipeline};
+use cordon::{Registry, RegistryOptions, ToolResult};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -146,30 +147,28 @@ impl Workspace {
     }
 
     /// Loads the workspace through the library, as a front end would.
-    pub async fn registry(&self) -> Registry {
+    pub async fn pipeline(&self) -> Pipeline {
         let config_path = self.path().join("cordon.toml");
         let config = if config_path.is_file() {
             Config::load(&config_path).expect("config")
         } else {
             Config::default()
         };
+        let (agent, hook_order) = (config.agent.clone(), config.hook_order.clone());
         let options = RegistryOptions {
             plugins_dir: self.path().join("plugins"),
             config,
             cache: CompileCache::at(self.cache_home().join("cordon").join("compiled")),
         };
-        Registry::load(options).await.expect("registry")
+        let registry = Registry::load(options).await.expect("registry");
+        Pipeline::new(std::sync::Arc::new(registry), agent, &hook_order).expect("pipeline")
     }
 }
 
-/// One call through the library.
-pub async fn call(registry: &Registry, tool: &str, args: &str) -> ToolResult {
-    let request = CallRequest {
-        id: format!("{tool}-call"),
-        name: tool.to_string(),
-        arguments: args.to_string(),
-    };
-    registry.call(&request, &CallOptions::default()).await
+/// One call through the library's pipeline.
+pub async fn call(pipeline: &Pipeline, tool: &str, args: &str) -> ToolResult {
+    let request = CallRequest::new(format!("{tool}-call"), tool, args);
+    pipeline.call(request, &BatchOptions::default()).await
 }
 
 /// The result's `errorKind` (or "" on success).

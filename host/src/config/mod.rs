@@ -30,9 +30,48 @@ pub enum ConfigError {
     },
 }
 
+/// Whether a batch's calls may run at the same time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Execution {
+    /// Concurrently, unless a tool in the batch is sequential (the default).
+    #[default]
+    Parallel,
+    /// Always one call at a time, in call order.
+    Sequential,
+}
+
+/// How batches of tool calls run (`[agent]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSettings {
+    pub execution: Execution,
+    /// The active tool set; `None` means every loaded tool.
+    pub tools: Option<Vec<String>>,
+    /// Calls of one batch running at once.
+    pub max_concurrency: usize,
+    /// Text bytes of one result kept before it is cut with a marker.
+    pub max_result_bytes: u64,
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        Self {
+            execution: Execution::Parallel,
+            tools: None,
+            max_concurrency: 16,
+            max_result_bytes: 64 << 10,
+        }
+    }
+}
+
 /// The validated configuration.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
+    /// How batches run.
+    pub agent: AgentSettings,
+    /// Plugin ids whose hooks run first, in this order (`[hooks] order`); the other hooks follow
+    /// in plugin file-name order.
+    pub hook_order: Vec<String>,
     /// Limits for plugins that set none of their own.
     pub default_limits: Limits,
     /// Grants by plugin id (the plugin file's stem).
@@ -78,7 +117,13 @@ impl Config {
                 .map_err(|(key, message)| invalid(format!("plugins.{id}.{key}"), message))?;
             plugins.insert(id, grant);
         }
+        let agent = raw
+            .agent
+            .validate()
+            .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
         Ok(Self {
+            agent,
+            hook_order: raw.hooks.order,
             default_limits,
             plugins,
             path: Some(origin.to_path_buf()),
@@ -118,9 +163,49 @@ impl Config {
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     #[serde(default)]
+    agent: RawAgent,
+    #[serde(default)]
+    hooks: RawHooks,
+    #[serde(default)]
     defaults: RawDefaults,
     #[serde(default)]
     plugins: BTreeMap<String, RawPlugin>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawAgent {
+    execution: Option<Execution>,
+    tools: Option<Vec<String>>,
+    max_concurrency: Option<usize>,
+    max_result_bytes: Option<String>,
+}
+
+impl RawAgent {
+    fn validate(self) -> Result<AgentSettings, KeyError> {
+        let defaults = AgentSettings::default();
+        let max_concurrency = self.max_concurrency.unwrap_or(defaults.max_concurrency);
+        if max_concurrency == 0 {
+            return Err(("max_concurrency".into(), "must be at least 1".into()));
+        }
+        let max_result_bytes = match &self.max_result_bytes {
+            Some(text) => parse_bytes(text).map_err(|m| ("max_result_bytes".to_string(), m))?,
+            None => defaults.max_result_bytes,
+        };
+        Ok(AgentSettings {
+            execution: self.execution.unwrap_or_default(),
+            tools: self.tools,
+            max_concurrency,
+            max_result_bytes,
+        })
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawHooks {
+    #[serde(default)]
+    order: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -398,6 +483,33 @@ mod tests {
                 err.contains(key),
                 "error for {text:?} should name {key:?}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn agent_and_hook_settings() {
+        let config = parse(
+            "[agent]\nexecution = \"sequential\"\ntools = [\"a\"]\nmax_concurrency = 2\nmax_result_bytes = \"1KiB\"\n[hooks]\norder = [\"redact\", \"guard\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.agent,
+            AgentSettings {
+                execution: Execution::Sequential,
+                tools: Some(vec!["a".into()]),
+                max_concurrency: 2,
+                max_result_bytes: 1024
+            }
+        );
+        assert_eq!(config.hook_order, ["redact", "guard"]);
+        assert_eq!(parse("").unwrap().agent, AgentSettings::default());
+        for (text, key) in [
+            ("[agent]\nexecution = \"random\"", "execution"),
+            ("[agent]\nmax_concurrency = 0", "agent.max_concurrency"),
+            ("[hooks]\nsequence = []", "sequence"),
+        ] {
+            let err = parse(text).expect_err(text).to_string();
+            assert!(err.contains(key), "{err}");
         }
     }
 

@@ -1,0 +1,87 @@
+//! What a batch reports while it runs: each call's start, progress updates, end, and every hook
+//! decision. Events carry the call id and are delivered as they happen, in the order they happen.
+
+use crate::result::{Content, ErrorKind};
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Where events go: a callback, called from whichever task produced the event.
+pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
+
+/// Before or after the tool ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookStage {
+    Before,
+    After,
+}
+
+/// One thing that happened in a batch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum Event {
+    /// A prepared call starts executing.
+    ToolExecutionStart {
+        tool_call_id: String,
+        tool_name: String,
+        arguments: Value,
+    },
+    /// The running tool reported progress.
+    ToolExecutionUpdate {
+        tool_call_id: String,
+        tool_name: String,
+        content: Vec<Content>,
+        details: Value,
+    },
+    /// A call has its final result (after after-hooks and the size budget).
+    ToolExecutionEnd {
+        tool_call_id: String,
+        tool_name: String,
+        duration_ms: u64,
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error_kind: Option<ErrorKind>,
+    },
+    /// A hook decided about a call: allow, block, rewrite, keep, replace, or failed.
+    HookDecision {
+        tool_call_id: String,
+        tool_name: String,
+        hook: String,
+        stage: HookStage,
+        decision: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+impl Event {
+    pub fn tool_call_id(&self) -> &str {
+        match self {
+            Self::ToolExecutionStart { tool_call_id, .. }
+            | Self::ToolExecutionUpdate { tool_call_id, .. }
+            | Self::ToolExecutionEnd { tool_call_id, .. }
+            | Self::HookDecision { tool_call_id, .. } => tool_call_id,
+        }
+    }
+}
+
+/// Sends to an optional sink.
+#[derive(Clone, Default)]
+pub(crate) struct Emitter(Option<EventSink>);
+
+impl Emitter {
+    pub fn new(sink: Option<EventSink>) -> Self {
+        Self(sink)
+    }
+
+    pub fn emit(&self, event: Event) {
+        if let Some(sink) = &self.0 {
+            sink(event);
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Steps 2 to 4 for one prepared call: run it in a fresh sandbox (streaming its progress as
+//! events), pass the result through the after-hooks, and apply the size budget.
+
+use super::events::{Emitter, Event, HookStage};
+use super::prepare::{ReadyCall, hook_failed};
+use super::{Pipeline, budget};
+use crate::bindings;
+use crate::call_state::{ProgressSink, ProgressUpdate};
+use crate::convert;
+use crate::failure::human_bytes;
+use crate::plugin::CallOptions;
+use crate::result::{Content, ErrorKind, ToolResult};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+impl Pipeline {
+    /// Runs a prepared call to its final result, emitting its start and end events.
+    pub(crate) async fn execute(
+        &self,
+        call: ReadyCall,
+        cancel: &CancellationToken,
+        emitter: &Emitter,
+    ) -> ToolResult {
+        emitter.emit(Event::ToolExecutionStart {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let started = Instant::now();
+        let mut result = if cancel.is_cancelled() {
+            cancelled(&call.id, &call.name)
+        } else {
+            let running = Arc::new(AtomicBool::new(true));
+            let options = CallOptions {
+                progress: Some(progress_events(&call, emitter, running.clone())),
+                cancel: cancel.clone(),
+            };
+            let result = run_tool(&call, &options).await;
+            // Progress a guest reports after its call ended is ignored.
+            running.store(false, Ordering::SeqCst);
+            let options = CallOptions {
+                progress: None,
+                cancel: cancel.clone(),
+            };
+            self.after_hooks(&call, result, &options, emitter).await
+        };
+        budget::apply(&mut result, self.inner.settings.max_result_bytes);
+        self.end(&result, started, emitter);
+        result
+    }
+
+    pub(crate) fn end(&self, result: &ToolResult, started: Instant, emitter: &Emitter) {
+        emitter.emit(Event::ToolExecutionEnd {
+            tool_call_id: result.tool_call_id.clone(),
+            tool_name: result.tool_name.clone(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            is_error: result.is_error,
+            error_kind: result.error_kind,
+        });
+    }
+
+    /// Each after-hook watching the tool sees the result (as replaced by the hooks before it).
+    async fn after_hooks(
+        &self,
+        call: &ReadyCall,
+        mut result: ToolResult,
+        options: &CallOptions,
+        emitter: &Emitter,
+    ) -> ToolResult {
+        let wit_call = bindings::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.to_string(),
+        };
+        for hook in self.inner.hooks.after(&call.name) {
+            let decision = hook
+                .after_tool_call(&wit_call, &to_wit_result(&result), options)
+                .await;
+            let emit = |decision: &'static str, reason: Option<String>| {
+                emitter.emit(Event::HookDecision {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    hook: hook.id.to_string(),
+                    stage: HookStage::After,
+                    decision,
+                    reason,
+                })
+            };
+            match decision {
+                Ok(bindings::AfterDecision::Keep) => emit("keep", None),
+                Ok(bindings::AfterDecision::Replace(replacement)) => {
+                    emit("replace", None);
+                    result = from_wit_result(&call.id, &call.name, replacement, result.error_kind);
+                }
+                Err(failure) if failure.kind == ErrorKind::Cancelled => {
+                    return cancelled(&call.id, &call.name);
+                }
+                Err(failure) => {
+                    emit("failed", Some(failure.message.clone()));
+                    return hook_failed(
+                        &call.id,
+                        &call.name,
+                        &hook.id,
+                        HookStage::After,
+                        &failure.message,
+                        Some(failure.kind),
+                    );
+                }
+            }
+        }
+        result
+    }
+}
+
+/// Runs the tool in its sandbox and turns what happened into a result.
+async fn run_tool(call: &ReadyCall, options: &CallOptions) -> ToolResult {
+    let (id, name) = (call.id.as_str(), call.name.as_str());
+    let wit_call = bindings::ToolCall {
+        id: id.to_string(),
+        name: name.to_string(),
+        arguments: call.arguments.to_string(),
+    };
+    match call.plugin.execute(&wit_call, options).await {
+        Ok((output, budget)) => {
+            let content: Vec<Content> = output
+                .content
+                .into_iter()
+                .map(convert::content_from_wit)
+                .collect();
+            let size = content.iter().map(Content::size).sum::<usize>() as u64
+                + output.details.len() as u64;
+            if size > budget {
+                let limit = call.plugin.grant.limits.output_bytes;
+                return ToolResult::error(
+                    id,
+                    name,
+                    ErrorKind::ToolError,
+                    format!(
+                        "{name} produced {size} bytes of output, over its plugin's output limit of {}. Ask for less at a time (use offsets, limits or filters).",
+                        human_bytes(limit)
+                    ),
+                    json!({ "outputBytes": size, "limitBytes": limit }),
+                );
+            }
+            ToolResult::success(
+                id,
+                name,
+                content,
+                convert::details_from_wit(&output.details),
+            )
+        }
+        Err(failure) => ToolResult::error(id, name, failure.kind, failure.message, failure.details),
+    }
+}
+
+/// Turns a call's progress reports into update events while it runs.
+fn progress_events(call: &ReadyCall, emitter: &Emitter, running: Arc<AtomicBool>) -> ProgressSink {
+    let (emitter, name) = (emitter.clone(), call.name.clone());
+    Arc::new(move |update: ProgressUpdate| {
+        if running.load(Ordering::SeqCst) {
+            emitter.emit(Event::ToolExecutionUpdate {
+                tool_call_id: update.call_id,
+                tool_name: name.clone(),
+                content: update.content,
+                details: update.details,
+            });
+        }
+    })
+}
+
+pub(crate) fn cancelled(id: &str, name: &str) -> ToolResult {
+    ToolResult::error(
+        id,
+        name,
+        ErrorKind::Cancelled,
+        "The call was cancelled before it finished.",
+        json!({}),
+    )
+}
+
+fn to_wit_result(result: &ToolResult) -> bindings::ToolResult {
+    bindings::ToolResult {
+        content: result.content.iter().map(convert::content_to_wit).collect(),
+        details: result.details.to_string(),
+        is_error: result.is_error,
+    }
+}
+
+/// A hook's replacement result. An error keeps the kind it had, or becomes `tool_error`.
+fn from_wit_result(
+    id: &str,
+    name: &str,
+    replacement: bindings::ToolResult,
+    previous: Option<ErrorKind>,
+) -> ToolResult {
+    let content = replacement
+        .content
+        .into_iter()
+        .map(convert::content_from_wit)
+        .collect();
+    let details = convert::details_from_wit(&replacement.details);
+    let mut result = ToolResult::success(id, name, content, details);
+    if replacement.is_error {
+        result.is_error = true;
+        result.error_kind = Some(previous.unwrap_or(ErrorKind::ToolError));
+    }
+    result
+}

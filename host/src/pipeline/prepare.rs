@@ -1,0 +1,259 @@
+//! Step 1 of a batch, call by call in call order: look the tool up, check the active set, parse and
+//! validate the arguments, run the before-hooks (each sees the previous one's rewrite), and validate
+//! the final arguments again. A call either comes out ready to run or already has its result.
+
+use super::events::{Emitter, Event, HookStage};
+use super::{CallRequest, Pipeline};
+use crate::bindings;
+use crate::plugin::{CallOptions, ExecutionMode, Plugin, ToolInfo};
+use crate::result::{ErrorKind, ToolResult};
+use crate::schema::Violation;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// A call that passed every check and every before-hook.
+pub(crate) struct ReadyCall {
+    pub id: String,
+    pub name: String,
+    pub plugin: Arc<Plugin>,
+    pub arguments: Value,
+    pub sequential: bool,
+}
+
+pub(crate) enum Prepared {
+    Ready(ReadyCall),
+    Done(ToolResult),
+}
+
+impl Pipeline {
+    pub(crate) async fn prepare(
+        &self,
+        request: &CallRequest,
+        cancel: &CancellationToken,
+        emitter: &Emitter,
+    ) -> Prepared {
+        let (id, name) = (request.id.as_str(), request.name.as_str());
+        let registry = &self.inner.registry;
+        let Some((plugin, tool)) = registry.tool(name) else {
+            let available = self.active_tool_names();
+            return Prepared::Done(ToolResult::error(
+                id,
+                name,
+                ErrorKind::NotFound,
+                format!(
+                    "Unknown tool {name:?}. Available tools: {}.",
+                    available.join(", ")
+                ),
+                json!({ "available": available }),
+            ));
+        };
+        if !self.is_active(name) {
+            let available = self.active_tool_names();
+            return Prepared::Done(ToolResult::error(
+                id,
+                name,
+                ErrorKind::NotActive,
+                format!(
+                    "The tool {name:?} is not active in this session. Active tools: {}.",
+                    available.join(", ")
+                ),
+                json!({ "active": available }),
+            ));
+        }
+        let mut arguments = match parse_arguments(&request.arguments) {
+            Ok(arguments) => arguments,
+            Err(message) => {
+                return Prepared::Done(ToolResult::error(
+                    id,
+                    name,
+                    ErrorKind::InvalidArguments,
+                    message,
+                    json!({ "arguments": request.arguments }),
+                ));
+            }
+        };
+        if let Some(result) = check_schema(id, tool, &arguments, None) {
+            return Prepared::Done(result);
+        }
+
+        let mut rewritten_by: Option<&str> = None;
+        let options = CallOptions {
+            progress: None,
+            cancel: cancel.clone(),
+        };
+        for hook in self.inner.hooks.before(name) {
+            let call = bindings::ToolCall {
+                id: id.to_string(),
+                name: name.to_string(),
+                arguments: arguments.to_string(),
+            };
+            let decision = hook.before_tool_call(&call, &options).await;
+            let emit = |decision: &'static str, reason: Option<String>| {
+                emitter.emit(Event::HookDecision {
+                    tool_call_id: id.to_string(),
+                    tool_name: name.to_string(),
+                    hook: hook.id.to_string(),
+                    stage: HookStage::Before,
+                    decision,
+                    reason,
+                })
+            };
+            match decision {
+                Ok(bindings::BeforeDecision::Allow) => emit("allow", None),
+                Ok(bindings::BeforeDecision::Block(reason)) => {
+                    emit("block", Some(reason.clone()));
+                    return Prepared::Done(ToolResult::error(
+                        id,
+                        name,
+                        ErrorKind::Blocked,
+                        format!("The call was blocked by hook `{}`: {reason}", hook.id),
+                        json!({ "hook": &*hook.id, "reason": reason }),
+                    ));
+                }
+                Ok(bindings::BeforeDecision::Rewrite(text)) => {
+                    match serde_json::from_str::<Value>(&text) {
+                        Ok(rewritten @ Value::Object(_)) => {
+                            emit("rewrite", None);
+                            arguments = rewritten;
+                            rewritten_by = Some(&hook.id);
+                        }
+                        _ => {
+                            let reason = format!(
+                                "it rewrote the arguments to something that is not a JSON object: {text}"
+                            );
+                            emit("failed", Some(reason.clone()));
+                            return Prepared::Done(hook_failed(
+                                id,
+                                name,
+                                &hook.id,
+                                HookStage::Before,
+                                &reason,
+                                None,
+                            ));
+                        }
+                    }
+                }
+                Err(failure) if failure.kind == ErrorKind::Cancelled => {
+                    return Prepared::Done(ToolResult::error(
+                        id,
+                        name,
+                        ErrorKind::Cancelled,
+                        "The call was cancelled before it ran.",
+                        json!({}),
+                    ));
+                }
+                Err(failure) => {
+                    emit("failed", Some(failure.message.clone()));
+                    return Prepared::Done(hook_failed(
+                        id,
+                        name,
+                        &hook.id,
+                        HookStage::Before,
+                        &failure.message,
+                        Some(failure.kind),
+                    ));
+                }
+            }
+        }
+        if let Some(hook) = rewritten_by
+            && let Some(result) = check_schema(id, tool, &arguments, Some(hook))
+        {
+            return Prepared::Done(result);
+        }
+        Prepared::Ready(ReadyCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            plugin: plugin.clone(),
+            arguments,
+            sequential: tool.execution_mode == ExecutionMode::Sequential,
+        })
+    }
+}
+
+/// A hook that failed: the call is not run, or its result is withheld (hooks fail closed).
+pub(crate) fn hook_failed(
+    id: &str,
+    name: &str,
+    hook: &str,
+    stage: HookStage,
+    reason: &str,
+    kind: Option<ErrorKind>,
+) -> ToolResult {
+    let (what, consequence) = match stage {
+        HookStage::Before => ("before-hook", "The call was not run"),
+        HookStage::After => ("after-hook", "The call's result is withheld"),
+    };
+    ToolResult::error(
+        id,
+        name,
+        ErrorKind::HookFailed,
+        format!(
+            "{consequence}: the {what} `{hook}` failed ({reason}). Hooks fail closed; the operator needs to fix or remove the hook."
+        ),
+        json!({ "hook": hook, "stage": stage, "hookError": reason, "hookErrorKind": kind }),
+    )
+}
+
+/// `invalid_arguments` when the arguments break the schema; names the hook that rewrote them.
+fn check_schema(
+    id: &str,
+    tool: &ToolInfo,
+    arguments: &Value,
+    rewritten_by: Option<&str>,
+) -> Option<ToolResult> {
+    let violations = tool.schema.check(arguments);
+    if violations.is_empty() {
+        return None;
+    }
+    let name = &tool.name;
+    let list: Vec<String> = violations
+        .iter()
+        .map(|v: &Violation| format!("- {v}"))
+        .collect();
+    let heading = match rewritten_by {
+        Some(hook) => format!("The arguments for {name} as rewritten by hook `{hook}` are invalid"),
+        None => format!("Invalid arguments for {name}"),
+    };
+    Some(ToolResult::error(
+        id,
+        name,
+        ErrorKind::InvalidArguments,
+        format!(
+            "{heading}:\n{}\nArguments received: {arguments}\nFix these and call {name} again; its parameters schema says what is expected.",
+            list.join("\n")
+        ),
+        json!({ "violations": violations, "arguments": arguments, "rewrittenBy": rewritten_by }),
+    ))
+}
+
+/// Arguments must be a JSON object; an empty string means `{}`.
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "The arguments must be a JSON object, got: {other}. Send the arguments as an object of named parameters."
+        )),
+        Err(err) => Err(format!(
+            "The arguments are not valid JSON ({err}). Received: {text}. Send a JSON object."
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_a_json_object() {
+        assert_eq!(parse_arguments(""), Ok(json!({})));
+        assert_eq!(parse_arguments(" {\"a\": 1} "), Ok(json!({ "a": 1 })));
+        for bad in ["[1]", "3", "\"x\"", "{", "{'a': 1}", "null"] {
+            let err = parse_arguments(bad).expect_err(bad);
+            assert!(err.contains("JSON object"), "{err}");
+        }
+    }
+}
