@@ -6,7 +6,7 @@ GUEST_DIR := $(CARGO_TARGET_DIR)/wasm32-wasip2/guest
 CORDON := $(CARGO_TARGET_DIR)/debug/cordon
 
 # Plugins shipped in plugins/<name>/, built to plugins/<name>.wasm.
-BUNDLED := fs
+BUNDLED := fs guard redact
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))

@@ -7,4 +7,5 @@ mod cache;
 mod cli;
 mod fs_tools;
 mod loading;
+mod pipeline;
 mod sandbox;

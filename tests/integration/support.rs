@@ -218,3 +218,41 @@ impl Workspace {
 pub fn probe() -> Workspace {
     Workspace::new().plugin("fixture_probe", "probe")
 }
+
+/// Runs a batch through the library, collecting its events in the order they were emitted.
+pub async fn run_with_events(
+    pipeline: &Pipeline,
+    calls: Vec<CallRequest>,
+    cancel: tokio_util::sync::CancellationToken,
+) -> (Vec<ToolResult>, Vec<cordon::Event>) {
+    let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink: cordon::pipeline::events::EventSink = {
+        let events = events.clone();
+        std::sync::Arc::new(move |event| events.lock().unwrap().push(event))
+    };
+    let results = pipeline
+        .run(
+            calls,
+            &BatchOptions {
+                cancel,
+                events: Some(sink),
+            },
+        )
+        .await;
+    let events = events.lock().unwrap().clone();
+    (results, events)
+}
+
+/// `(type, call id)` of each event, e.g. `("tool_execution_end", "a")`.
+pub fn event_trail(events: &[cordon::Event]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .map(|event| {
+            let value = serde_json::to_value(event).unwrap();
+            (
+                value["type"].as_str().unwrap().to_string(),
+                event.tool_call_id().to_string(),
+            )
+        })
+        .collect()
+}

@@ -168,15 +168,16 @@ impl Pipeline {
             let slots = Arc::new(Semaphore::new(self.inner.settings.max_concurrency));
             let mut running = tokio::task::JoinSet::new();
             let mut task_index = std::collections::HashMap::new();
+            // Slots are taken here, in call order, so calls start in the order the model gave them.
             for (index, call) in ready {
-                let (pipeline, slots, cancel, emitter) =
-                    (self.clone(), slots.clone(), cancel.clone(), emitter.clone());
+                let slot = tokio::select! {
+                    slot = slots.clone().acquire_owned() => slot.ok(),
+                    () = cancel.cancelled() => None,
+                };
+                let (pipeline, cancel, emitter) = (self.clone(), cancel.clone(), emitter.clone());
                 let (id, name) = (call.id.clone(), call.name.clone());
                 let handle = running.spawn(async move {
-                    let _slot = tokio::select! {
-                        slot = slots.acquire_owned() => slot.ok(),
-                        () = cancel.cancelled() => None,
-                    };
+                    let _slot = slot;
                     pipeline.execute(call, &cancel, &emitter).await
                 });
                 task_index.insert(handle.id(), (index, id, name));

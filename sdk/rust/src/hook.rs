@@ -1,7 +1,7 @@
 //! The [`Hook`] trait: inspect, block or rewrite calls before they run, and inspect or replace their
 //! results afterwards. Every method has a pass-through default.
 
-use crate::Content;
+use crate::{Content, Context};
 use serde_json::Value;
 
 /// A call as a hook sees it.
@@ -62,13 +62,15 @@ pub trait Hook: 'static {
     /// Whether the host should call [`Hook::after_tool_call`].
     const AFTER: bool = true;
 
-    fn before_tool_call(&self, call: &ToolCall) -> BeforeDecision {
-        let _ = call;
+    /// Decides about a call before it runs. `cx` gives settings and logging.
+    fn before_tool_call(&self, call: &ToolCall, cx: &Context) -> BeforeDecision {
+        let _ = (call, cx);
         BeforeDecision::Allow
     }
 
-    fn after_tool_call(&self, call: &ToolCall, result: &CallResult) -> AfterDecision {
-        let _ = (call, result);
+    /// Decides about a call's result before it goes back to the model.
+    fn after_tool_call(&self, call: &ToolCall, result: &CallResult, cx: &Context) -> AfterDecision {
+        let _ = (call, result, cx);
         AfterDecision::Keep
     }
 }

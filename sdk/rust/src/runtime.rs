@@ -90,7 +90,8 @@ impl<H: Hook> PluginRuntime<H> {
             Ok(call) => call,
             Err(err) => return wit::BeforeDecision::Block(err.message),
         };
-        match self.hook.before_tool_call(&call) {
+        let cx = Context::new(call.id.clone());
+        match self.hook.before_tool_call(&call, &cx) {
             BeforeDecision::Allow => wit::BeforeDecision::Allow,
             BeforeDecision::Block(reason) => wit::BeforeDecision::Block(reason),
             BeforeDecision::Rewrite(arguments) => {
@@ -113,7 +114,8 @@ impl<H: Hook> PluginRuntime<H> {
             details: parse_details(&outcome.details),
             is_error: outcome.is_error,
         };
-        match self.hook.after_tool_call(&call, &result) {
+        let cx = Context::new(call.id.clone());
+        match self.hook.after_tool_call(&call, &result, &cx) {
             AfterDecision::Keep => wit::AfterDecision::Keep,
             AfterDecision::Replace(result) => wit::AfterDecision::Replace(wit::ToolResult {
                 content: result.content.into_iter().map(to_wit_content).collect(),
