@@ -3,9 +3,11 @@
 
 mod support;
 
+mod bundled_hooks;
 mod cache;
 mod cli;
 mod fs_tools;
+mod hooks;
 mod loading;
 mod pipeline;
 mod sandbox;

@@ -1,0 +1,144 @@
+//! The bundled `guard` and `redact` hooks on real `fs` results.
+
+use crate::support::{Workspace, kind, text};
+
+const SECRETS: &str = "\
+aws_key = AKIAIOSFODNN7EXAMPLE
+github: ghp_abcdefghijklmnopqrstuvwxyz0123456789
+slack: xoxb-123456789012-abcdefghijkl
+Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig
+password=hunter2 and more
+-----BEGIN RSA PRIVATE KEY-----
+MIIEowIBAAKCAQEA7
+-----END RSA PRIVATE KEY-----
+nothing secret here
+";
+
+fn workspace(guard_settings: &str) -> Workspace {
+    Workspace::new()
+        .plugin("fs", "fs")
+        .plugin("guard", "guard")
+        .plugin("redact", "redact")
+        .file("repo/config.txt", SECRETS)
+        .file("repo/.git/config", "[core]\n")
+        .file("repo/src/main.rs", "fn main() {}\n")
+        .config(&format!(
+            "[plugins.fs]\ndirs = [{{ host = \"repo\", guest = \"/repo\", mode = \"rw\" }}]\n{guard_settings}"
+        ))
+}
+
+#[test]
+fn redact_masks_secrets_in_fs_results_and_counts_them() {
+    let ws = workspace("");
+    let result = ws.call("read_file", r#"{"path": "/repo/config.txt"}"#);
+    let body = text(&result);
+    for secret in [
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_abcdef",
+        "xoxb-1234",
+        "eyJhbGci",
+        "hunter2",
+        "MIIEowIBAAKCAQEA7",
+    ] {
+        assert!(!body.contains(secret), "{secret} leaked:\n{body}");
+    }
+    for marker in [
+        "aws_key = [REDACTED:aws_access_key]",
+        "[REDACTED:github_token]",
+        "[REDACTED:slack_token]",
+        "Authorization: Bearer [REDACTED:bearer_token]",
+        "password=[REDACTED:password] and more",
+        "[REDACTED:private_key]",
+        "nothing secret here",
+    ] {
+        assert!(body.contains(marker), "missing {marker:?}:\n{body}");
+    }
+    let counts = &result["details"]["redacted"];
+    assert_eq!(counts["aws_access_key"], 1);
+    assert_eq!(counts["private_key"], 1);
+    assert_eq!(
+        result["details"]["path"], "/repo/config.txt",
+        "the tool's own details are kept"
+    );
+
+    let grep = text(&ws.call("grep", r#"{"pattern": "AKIA"}"#));
+    assert!(
+        grep.contains("[REDACTED:aws_access_key]") && !grep.contains("IOSFODNN7"),
+        "{grep}"
+    );
+    let clean = ws.call("read_file", r#"{"path": "/repo/src/main.rs"}"#);
+    assert!(clean["details"].get("redacted").is_none());
+}
+
+#[test]
+fn guard_protects_files_from_the_write_tools() {
+    let ws = workspace("");
+    for (tool, args) in [
+        ("write_file", r#"{"path": "/repo/.env", "content": "X=1"}"#),
+        (
+            "write_file",
+            r#"{"path": "/repo/./keys/server.pem", "content": "x"}"#,
+        ),
+        (
+            "edit_file",
+            r#"{"path": "/repo/.git/config", "old_text": "[core]", "new_text": "[evil]"}"#,
+        ),
+        ("write_file", r#"{"path": "deploy.key", "content": "x"}"#),
+    ] {
+        let result = ws.call(tool, args);
+        assert_eq!(kind(&result), "blocked", "{tool} {args}: {result}");
+        assert!(
+            text(&result).contains("protected pattern")
+                && text(&result).contains("choose another path"),
+            "{result}"
+        );
+    }
+    assert!(!ws.path().join("repo/.env").exists());
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("repo/.git/config")).unwrap(),
+        "[core]\n"
+    );
+    let allowed = ws.call(
+        "write_file",
+        r#"{"path": "/repo/notes.md", "content": "ok"}"#,
+    );
+    assert_eq!(allowed["isError"], false, "{allowed}");
+    let reading = ws.call("read_file", r#"{"path": "/repo/.git/config"}"#);
+    assert_eq!(
+        reading["isError"], false,
+        "reading protected files is not writing them: {reading}"
+    );
+}
+
+#[test]
+fn guard_settings_replace_the_defaults_and_add_deny_patterns() {
+    let ws = workspace(
+        "[plugins.guard.settings]\nprotected = [\"src/**\"]\ndeny = [{ pattern = \"(?i)drop\\\\s+table\", reason = \"no destructive SQL\" }]\n",
+    );
+    let src = ws.call(
+        "edit_file",
+        r#"{"path": "/repo/src/main.rs", "old_text": "main", "new_text": "start"}"#,
+    );
+    assert_eq!(kind(&src), "blocked");
+    assert!(text(&src).contains("`src/**`"), "{src}");
+    let env = ws.call(
+        "write_file",
+        r#"{"path": "/repo/.env", "content": "ok now"}"#,
+    );
+    assert_eq!(env["isError"], false, "defaults replaced: {env}");
+    let sql = ws.call(
+        "write_file",
+        r#"{"path": "/repo/q.sql", "content": "DROP TABLE users;"}"#,
+    );
+    assert_eq!(kind(&sql), "blocked");
+    assert!(text(&sql).contains("no destructive SQL"), "{sql}");
+
+    let broken = workspace("[plugins.guard.settings]\nprotected = [\"[\"]\n");
+    let result = broken.call("read_file", r#"{"path": "/repo/src/main.rs"}"#);
+    assert_eq!(
+        kind(&result),
+        "blocked",
+        "a guard with broken rules fails closed: {result}"
+    );
+    assert!(text(&result).contains("settings are invalid"), "{result}");
+}
