@@ -11,7 +11,7 @@ BUNDLED := fs guard redact
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
 
-.PHONY: build demo test toolchain host plugins fixtures lint clean
+.PHONY: build demo test bench toolchain host plugins fixtures lint clean
 
 build: host plugins
 
@@ -36,6 +36,9 @@ demo: build
 
 test: host fixtures
 	CORDON_GUEST_DIR=$(GUEST_DIR) cargo test -p cordon
+
+bench: host fixtures
+	CORDON_GUEST_DIR=$(GUEST_DIR) cargo bench -p cordon --profile dev --bench batch
 
 lint: toolchain
 	cargo fmt --all --check

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job, end to end: the bundled `fs` plugin reading, searching and editing files inside its
-# grants (see cordon.toml), and refusals coming back as error results instead of crashes.
+# grants (see cordon.toml), the `guard` and `redact` hooks around it, a batch, and refusals coming
+# back as error results instead of crashes.
 set -u
 CORDON=${CORDON:-cordon}
 
@@ -14,6 +15,22 @@ step call find_files '{"pattern": "*.wit"}'
 step call write_file '{"path": "/scratch/notes.md", "content": "# Notes\nstatus: draft\n"}'
 step call edit_file '{"path": "/scratch/notes.md", "old_text": "status: draft", "new_text": "status: reviewed"}'
 step call read_file '{"path": "/scratch/notes.md"}'
+
+printf '\n\033[1mHooks: guard blocks protected files, redact masks secrets in results:\033[0m\n'
+step call write_file '{"path": "/scratch/.env", "content": "TOKEN=abc"}'
+step call write_file '{"path": "/scratch/creds.txt", "content": "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\npassword=hunter2\n"}'
+step call read_file '{"path": "/scratch/creds.txt"}'
+
+printf '\n\033[1mA batch (OpenAI tool_calls form), results in call order, one with malformed arguments:\033[0m\n'
+printf '$ cordon batch <<< ...\n'
+"$CORDON" batch <<'JSON'
+[
+  {"id": "call_1", "type": "function", "function": {"name": "list_dir", "arguments": "{\"path\": \"/repo/wit\"}"}},
+  {"id": "call_2", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\": "}},
+  {"id": "call_3", "type": "function", "function": {"name": "find_files", "arguments": "{\"pattern\": \"Makefile\"}"}}
+]
+JSON
+echo "(exit $?)"
 
 printf '\n\033[1mFailures are results, not crashes:\033[0m\n'
 step call write_file '{"path": "README.md", "content": "overwritten"}'

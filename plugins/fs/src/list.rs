@@ -37,7 +37,8 @@ impl Tool for ListDir {
             .collect();
         entries.sort();
         let total = entries.len();
-        let mut out = format!("{} ({total} entries)\n", path.display());
+        let noun = if total == 1 { "entry" } else { "entries" };
+        let mut out = format!("{} ({total} {noun})\n", path.display());
         for entry in entries.iter().take(MAX_ENTRIES) {
             out.push_str(entry);
             out.push('\n');
