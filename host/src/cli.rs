@@ -159,18 +159,7 @@ async fn run_batch(
     events: bool,
 ) -> Vec<cordon::ToolResult> {
     let cancel = CancellationToken::new();
-    let watcher = tokio::spawn({
-        let cancel = cancel.clone();
-        async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("cancelling… (press Ctrl-C again to exit at once)");
-                cancel.cancel();
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
-                }
-            }
-        }
-    });
+    let watcher = interrupt_watcher(cancel.clone());
     let sink = events.then(|| -> cordon::pipeline::events::EventSink {
         Arc::new(|event: Event| render::event_line(&event))
     });
@@ -185,6 +174,30 @@ async fn run_batch(
         .await;
     watcher.abort();
     results
+}
+
+/// Cancels `cancel` on the first Ctrl-C and exits on the second. The handler is installed before
+/// this returns, so no interrupt is missed once a batch has started.
+fn interrupt_watcher(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+    #[cfg(unix)]
+    let mut interrupts =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        let mut next = async || match interrupts.as_mut() {
+            Some(interrupts) => interrupts.recv().await.is_some(),
+            None => std::future::pending().await,
+        };
+        #[cfg(not(unix))]
+        let next = async || tokio::signal::ctrl_c().await.is_ok();
+        if next().await {
+            eprintln!("cancelling… (press Ctrl-C again to exit at once)");
+            cancel.cancel();
+            if next().await {
+                std::process::exit(130);
+            }
+        }
+    })
 }
 
 fn exit_code(results: &[cordon::ToolResult]) -> ExitCode {

@@ -223,3 +223,46 @@ fn configuration_and_usage_errors_exit_2_with_the_reason() {
         2
     );
 }
+
+#[test]
+fn ctrl_c_cancels_the_running_call_and_prints_its_result() {
+    let ws = probe();
+    ws.cordon(&["list"]); // compile into the cache first, so the call starts at once
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["call", "spin", "{}", "--json", "--events"])
+        .current_dir(ws.path())
+        .env("XDG_CACHE_HOME", ws.cache_home())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start cordon");
+    // Interrupt once the call is running (its start event is on stderr).
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("tool_execution_start") {
+        line.clear();
+        assert_ne!(
+            std::io::BufRead::read_line(&mut stderr, &mut line).unwrap(),
+            0,
+            "cordon exited early"
+        );
+    }
+    let interrupted = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let started = std::time::Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "cordon took {:?} to stop",
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let result: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(kind(&result), "cancelled", "{result}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(rest.contains("cancelling"), "{rest}");
+}
