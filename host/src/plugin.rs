@@ -131,6 +131,13 @@ pub struct Plugin {
     pre: CordonPluginPre<CallState>,
 }
 
+/// What a sandbox gets: the plugin's grants and limits, or (for `describe`) nothing granted and a
+/// short time limit.
+enum Grants {
+    Granted,
+    None,
+}
+
 type BoxedCall<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 impl Plugin {
@@ -206,16 +213,11 @@ impl Plugin {
 
     /// `describe`, with nothing granted and a short time limit.
     async fn describe(&self) -> Result<bindings::PluginInfo, LoadError> {
-        let limits = Limits {
-            timeout: DESCRIBE_TIMEOUT,
-            ..self.grant.limits.clone()
-        };
         let outcome = self
             .in_sandbox(
                 "describe",
                 "describe",
-                &limits,
-                None,
+                Grants::None,
                 &CallOptions::default(),
                 |store, plugin| Box::pin(plugin.cordon_plugin_plugin().call_describe(store)),
             )
@@ -231,15 +233,12 @@ impl Plugin {
         call: &bindings::ToolCall,
         options: &CallOptions,
     ) -> Result<(bindings::ToolOutput, u64), Failure> {
-        let limits = &self.grant.limits;
-        let wasi_grant = self.grant.clone();
         let owned_call = call.clone();
         let (outcome, budget) = self
             .in_sandbox(
                 &call.id,
                 &call.name,
-                limits,
-                Some(&*wasi_grant),
+                Grants::Granted,
                 options,
                 move |store, plugin| {
                     Box::pin(async move {
@@ -269,8 +268,7 @@ impl Plugin {
             .in_sandbox(
                 &call.id,
                 &what,
-                &self.grant.limits,
-                Some(&*self.grant.clone()),
+                Grants::Granted,
                 options,
                 move |store, plugin| {
                     Box::pin(async move {
@@ -298,8 +296,7 @@ impl Plugin {
             .in_sandbox(
                 &call.id,
                 &what,
-                &self.grant.limits,
-                Some(&*self.grant.clone()),
+                Grants::Granted,
                 options,
                 move |store, plugin| {
                     Box::pin(async move {
@@ -320,23 +317,36 @@ impl Plugin {
         &self,
         call_id: &str,
         what: &str,
-        limits: &Limits,
-        grant: Option<&PluginGrant>,
+        grants: Grants,
         options: &CallOptions,
         f: impl for<'a> FnOnce(&'a mut Store<CallState>, &'a CordonPlugin) -> BoxedCall<'a, R>,
     ) -> Result<(R, u64), Failure> {
-        let stdout = OutputCapture::new(limits.stdio_bytes);
-        let stderr = OutputCapture::new(limits.stdio_bytes);
-        let wasi = match grant {
-            Some(grant) => grant
-                .wasi_context(stdout.clone(), stderr.clone())
-                .map_err(|err| {
-                    Failure::capability_denied(format!(
-                        "{err:#}; the operator must fix this plugin's grant in cordon.toml"
-                    ))
-                })?,
-            None => PluginGrant::empty_wasi_context(stdout.clone(), stderr.clone()),
+        let stdout = OutputCapture::new(self.grant.limits.stdio_bytes);
+        let stderr = OutputCapture::new(self.grant.limits.stdio_bytes);
+        let (limits, wasi) = match grants {
+            Grants::Granted => {
+                let wasi = self
+                    .grant
+                    .wasi_context(stdout.clone(), stderr.clone())
+                    .map_err(|err| {
+                        Failure::capability_denied(format!(
+                            "{err:#}; the operator must fix this plugin's grant in cordon.toml"
+                        ))
+                    })?;
+                (self.grant.limits.clone(), wasi)
+            }
+            Grants::None => {
+                let limits = Limits {
+                    timeout: DESCRIBE_TIMEOUT,
+                    ..self.grant.limits.clone()
+                };
+                (
+                    limits,
+                    PluginGrant::empty_wasi_context(stdout.clone(), stderr.clone()),
+                )
+            }
         };
+        let limits = &limits;
         // Waiting for a free slot does not count against the call's time limit.
         let _slot = tokio::select! {
             slot = self.sandbox_slots.acquire() => {
