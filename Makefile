@@ -4,6 +4,8 @@
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/cordon-target
 GUEST_DIR := $(CARGO_TARGET_DIR)/wasm32-wasip2/guest
 CORDON := $(CARGO_TARGET_DIR)/debug/cordon
+# Python environment for the MCP client tests, kept outside the clone like the target dir.
+TEST_VENV := $(HOME)/.cache/cordon-test-venv
 
 # Plugins shipped in plugins/<name>/, built to plugins/<name>.wasm.
 BUNDLED := fs guard redact
@@ -11,7 +13,7 @@ BUNDLED := fs guard redact
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
 
-.PHONY: build demo test bench toolchain host plugins fixtures lint clean
+.PHONY: build demo test test-rust test-mcp mcp-clients bench toolchain host plugins fixtures lint clean
 
 build: host plugins
 
@@ -34,8 +36,28 @@ fixtures: toolchain
 demo: build
 	@CORDON=$(CORDON) ./demo.sh
 
-test: host fixtures
+test: test-rust test-mcp
+
+test-rust: host fixtures
 	CORDON_GUEST_DIR=$(GUEST_DIR) cargo test -p cordon
+
+# `cordon serve` against third-party MCP clients: the Python SDK, the Inspector CLI and the
+# conformance suite (see tests/mcp/).
+test-mcp: host fixtures mcp-clients
+	CORDON_BIN=$(CORDON) CORDON_GUEST_DIR=$(GUEST_DIR) $(TEST_VENV)/bin/python -m pytest tests/mcp -q
+
+mcp-clients: $(TEST_VENV)/.installed tests/mcp/node_modules/.installed
+
+$(TEST_VENV)/.installed: tests/mcp/requirements.txt
+	@command -v python3 >/dev/null || { echo "error: python3 is needed for the MCP client tests" >&2; exit 1; }
+	python3 -m venv $(TEST_VENV)
+	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
+	touch $@
+
+tests/mcp/node_modules/.installed: tests/mcp/package-lock.json
+	@command -v npm >/dev/null || { echo "error: npm (Node.js) is needed for the MCP client tests" >&2; exit 1; }
+	cd tests/mcp && npm install --no-audit --no-fund --loglevel=error
+	touch $@
 
 bench: host fixtures
 	CORDON_GUEST_DIR=$(GUEST_DIR) cargo bench -p cordon --profile dev --bench batch

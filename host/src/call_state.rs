@@ -12,8 +12,34 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-/// Receives a running call's progress updates.
-pub type ProgressSink = Arc<dyn Fn(ProgressUpdate) + Send + Sync>;
+/// Receives what a running call reports: progress updates and log lines.
+pub type ReportSink = Arc<dyn Fn(GuestReport) + Send + Sync>;
+
+/// Something a running guest reported through its host imports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GuestReport {
+    Progress(ProgressUpdate),
+    Log(LogLine),
+}
+
+/// Severity of a guest's log line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// A line a guest logged during a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    pub call_id: String,
+    pub level: LogLevel,
+    pub message: String,
+}
 
 /// Partial output a tool streamed while running.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,7 +99,7 @@ pub struct CallState {
     plugin_id: Arc<str>,
     call_id: String,
     settings: Arc<str>,
-    progress: Option<ProgressSink>,
+    reports: Option<ReportSink>,
     cancelled: CancellationToken,
     /// When the epoch callback stops the guest.
     pub deadline: Instant,
@@ -91,7 +117,7 @@ pub struct CallSetup {
     pub plugin_id: Arc<str>,
     pub call_id: String,
     pub settings: Arc<str>,
-    pub progress: Option<ProgressSink>,
+    pub reports: Option<ReportSink>,
     pub cancelled: CancellationToken,
     pub deadline: Instant,
     pub push_budget: u64,
@@ -108,7 +134,7 @@ impl CallState {
             plugin_id: setup.plugin_id,
             call_id: setup.call_id,
             settings: setup.settings,
-            progress: setup.progress,
+            reports: setup.reports,
             cancelled: setup.cancelled,
             deadline: setup.deadline,
             push_budget: setup.push_budget,
@@ -157,12 +183,34 @@ impl host::Host for CallState {
             return;
         }
         let (plugin, call) = (&*self.plugin_id, self.call_id.as_str());
-        match level {
-            host::Level::Trace => tracing::trace!(plugin, call, "{message}"),
-            host::Level::Debug => tracing::debug!(plugin, call, "{message}"),
-            host::Level::Info => tracing::info!(plugin, call, "{message}"),
-            host::Level::Warn => tracing::warn!(plugin, call, "{message}"),
-            host::Level::Error => tracing::error!(plugin, call, "{message}"),
+        let level = match level {
+            host::Level::Trace => {
+                tracing::trace!(plugin, call, "{message}");
+                LogLevel::Trace
+            }
+            host::Level::Debug => {
+                tracing::debug!(plugin, call, "{message}");
+                LogLevel::Debug
+            }
+            host::Level::Info => {
+                tracing::info!(plugin, call, "{message}");
+                LogLevel::Info
+            }
+            host::Level::Warn => {
+                tracing::warn!(plugin, call, "{message}");
+                LogLevel::Warn
+            }
+            host::Level::Error => {
+                tracing::error!(plugin, call, "{message}");
+                LogLevel::Error
+            }
+        };
+        if let Some(sink) = &self.reports {
+            sink(GuestReport::Log(LogLine {
+                call_id: self.call_id.clone(),
+                level,
+                message,
+            }));
         }
     }
 
@@ -177,8 +225,8 @@ impl host::Host for CallState {
             return;
         }
         tracing::debug!(plugin = %self.plugin_id, call = %self.call_id, bytes = size, "progress");
-        if let Some(sink) = &self.progress {
-            sink(ProgressUpdate {
+        if let Some(sink) = &self.reports {
+            sink(GuestReport::Progress(ProgressUpdate {
                 call_id: self.call_id.clone(),
                 content: update
                     .content
@@ -186,7 +234,7 @@ impl host::Host for CallState {
                     .map(crate::convert::content_from_wit)
                     .collect(),
                 details: crate::convert::details_from_wit(&update.details),
-            });
+            }));
         }
     }
 

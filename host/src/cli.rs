@@ -64,6 +64,21 @@ pub enum Command {
         #[arg(long)]
         events: bool,
     },
+    /// Serve the active tools over MCP: stdio by default, streamable HTTP with --http.
+    Serve {
+        /// Speak streamable HTTP on this address instead of stdio.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8808")]
+        http: Option<std::net::SocketAddr>,
+        /// Require `Authorization: Bearer <token>`, the token read from this environment variable.
+        #[arg(long, value_name = "NAME")]
+        token_env: Option<String>,
+        /// Also accept this `Host` header value (repeatable), e.g. the name behind a load balancer.
+        #[arg(long, value_name = "HOST")]
+        allow_host: Vec<String>,
+        /// Also accept requests from this browser origin (repeatable), e.g. https://app.example.com.
+        #[arg(long, value_name = "ORIGIN")]
+        allow_origin: Vec<String>,
+    },
     /// Call one tool. Exit code 0 on success, 1 when the result is an error.
     Call {
         tool: String,
@@ -111,6 +126,28 @@ impl Cli {
                 let results = run_batch(&pipeline, vec![request], events).await;
                 render::call_result(&results[0], json)?;
                 Ok(exit_code(&results))
+            }
+            Command::Serve {
+                http,
+                ref token_env,
+                ref allow_host,
+                ref allow_origin,
+            } => {
+                let server = cordon::mcp::McpServer::new(pipeline);
+                match http {
+                    None => server.serve_stdio().await?,
+                    Some(addr) => {
+                        let token = read_token(token_env.as_deref())?;
+                        let options = cordon::mcp::http::HttpOptions {
+                            addr,
+                            token,
+                            allowed_hosts: allow_host.clone(),
+                            allowed_origins: allow_origin.clone(),
+                        };
+                        cordon::mcp::http::serve(server, options).await?;
+                    }
+                }
+                Ok(ExitCode::SUCCESS)
             }
             Command::Batch {
                 ref file,
@@ -174,6 +211,16 @@ async fn run_batch(
         .await;
     watcher.abort();
     results
+}
+
+/// The bearer token named by `--token-env`, which must be set and non-empty.
+fn read_token(env: Option<&str>) -> anyhow::Result<Option<String>> {
+    let Some(name) = env else { return Ok(None) };
+    match std::env::var(name) {
+        Ok(token) if !token.trim().is_empty() => Ok(Some(token)),
+        Ok(_) => bail!("--token-env {name}: the environment variable {name} is empty"),
+        Err(_) => bail!("--token-env {name}: the environment variable {name} is not set"),
+    }
 }
 
 /// Cancels `cancel` on the first Ctrl-C and exits on the second. The handler is installed before

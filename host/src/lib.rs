@@ -15,13 +15,14 @@ pub mod engine;
 mod failure;
 pub mod grant;
 pub mod limits;
+pub mod mcp;
 pub mod pipeline;
 pub mod plugin;
 pub mod registry;
 pub mod result;
 pub mod schema;
 
-pub use call_state::{ProgressSink, ProgressUpdate};
+pub use call_state::{GuestReport, LogLevel, LogLine, ProgressUpdate, ReportSink};
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use plugin::CallOptions;
 pub use registry::{Registry, RegistryOptions};

@@ -4,7 +4,7 @@
 
 use crate::bindings::{self, CordonPlugin, CordonPluginPre};
 use crate::cache::{CompileCache, CompileSource};
-use crate::call_state::{CallSetup, CallState, ProgressSink};
+use crate::call_state::{CallSetup, CallState, ReportSink};
 use crate::capture::OutputCapture;
 use crate::engine::EngineSettings;
 use crate::failure::{self, Failure};
@@ -76,7 +76,8 @@ pub enum LoadError {
 /// What a call needs besides its arguments.
 #[derive(Clone, Default)]
 pub struct CallOptions {
-    pub progress: Option<ProgressSink>,
+    /// Receives the call's progress updates and log lines.
+    pub reports: Option<ReportSink>,
     /// Cancelling stops the call within an epoch tick; it ends as `cancelled`.
     pub cancel: CancellationToken,
 }
@@ -363,7 +364,7 @@ impl Plugin {
             plugin_id: self.id.clone(),
             call_id: call_id.to_string(),
             settings: self.settings.clone(),
-            progress: options.progress.clone(),
+            reports: options.reports.clone(),
             cancelled: options.cancel.clone(),
             deadline: started + limits.timeout,
             push_budget: limits.output_bytes,

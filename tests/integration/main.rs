@@ -9,5 +9,6 @@ mod cli;
 mod fs_tools;
 mod hooks;
 mod loading;
+mod mcp_stdio;
 mod pipeline;
 mod sandbox;

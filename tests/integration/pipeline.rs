@@ -259,10 +259,18 @@ fn batch_events_stream_as_json_lines_on_stderr() {
         .map(|line| serde_json::from_str(line).expect(line))
         .collect();
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["tool_execution_start", "tool_execution_end"]);
+    assert_eq!(
+        types,
+        ["tool_execution_start", "tool_log", "tool_execution_end"]
+    );
     assert_eq!(lines[0]["toolCallId"], "e1");
     assert_eq!(lines[0]["arguments"], serde_json::json!({ "text": "hi" }));
-    assert_eq!(lines[1]["isError"], false);
-    assert!(lines[1]["durationMs"].is_u64());
+    assert_eq!(
+        (lines[1]["level"].as_str(), lines[1]["message"].as_str()),
+        (Some("info"), Some("echoing 2 bytes"))
+    );
+    assert_eq!(lines[1]["toolCallId"], "e1");
+    assert_eq!(lines[2]["isError"], false);
+    assert!(lines[2]["durationMs"].is_u64());
     let _ = Workspace::new();
 }

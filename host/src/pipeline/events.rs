@@ -1,6 +1,7 @@
 //! What a batch reports while it runs: each call's start, progress updates, end, and every hook
 //! decision. Events carry the call id and are delivered as they happen, in the order they happen.
 
+use crate::call_state::LogLevel;
 use crate::result::{Content, ErrorKind};
 use serde::Serialize;
 use serde_json::Value;
@@ -38,6 +39,13 @@ pub enum Event {
         content: Vec<Content>,
         details: Value,
     },
+    /// The running tool logged a line.
+    ToolLog {
+        tool_call_id: String,
+        tool_name: String,
+        level: LogLevel,
+        message: String,
+    },
     /// A call has its final result (after after-hooks and the size budget).
     ToolExecutionEnd {
         tool_call_id: String,
@@ -64,6 +72,7 @@ impl Event {
         match self {
             Self::ToolExecutionStart { tool_call_id, .. }
             | Self::ToolExecutionUpdate { tool_call_id, .. }
+            | Self::ToolLog { tool_call_id, .. }
             | Self::ToolExecutionEnd { tool_call_id, .. }
             | Self::HookDecision { tool_call_id, .. } => tool_call_id,
         }

@@ -1,11 +1,11 @@
-//! Steps 2 to 4 for one prepared call: run it in a fresh sandbox (streaming its progress as
+//! Steps 2 to 4 for one prepared call: run it in a fresh sandbox (streaming its progress and logs as
 //! events), pass the result through the after-hooks, and apply the size budget.
 
 use super::events::{Emitter, Event, HookStage};
 use super::prepare::{ReadyCall, hook_failed};
 use super::{Pipeline, budget};
 use crate::bindings;
-use crate::call_state::{ProgressSink, ProgressUpdate};
+use crate::call_state::{GuestReport, ReportSink};
 use crate::convert;
 use crate::failure::human_bytes;
 use crate::plugin::CallOptions;
@@ -35,14 +35,14 @@ impl Pipeline {
         } else {
             let running = Arc::new(AtomicBool::new(true));
             let options = CallOptions {
-                progress: Some(progress_events(&call, emitter, running.clone())),
+                reports: Some(report_events(&call, emitter, running.clone())),
                 cancel: cancel.clone(),
             };
             let result = run_tool(&call, &options).await;
             // Progress a guest reports after its call ended is ignored.
             running.store(false, Ordering::SeqCst);
             let options = CallOptions {
-                progress: None,
+                reports: None,
                 cancel: cancel.clone(),
             };
             self.after_hooks(&call, result, &options, emitter).await
@@ -156,18 +156,28 @@ async fn run_tool(call: &ReadyCall, options: &CallOptions) -> ToolResult {
     }
 }
 
-/// Turns a call's progress reports into update events while it runs.
-fn progress_events(call: &ReadyCall, emitter: &Emitter, running: Arc<AtomicBool>) -> ProgressSink {
+/// Turns what a call reports into events while it runs: progress into `tool_execution_update`,
+/// log lines into `tool_log`. Reports after the call ended are dropped.
+fn report_events(call: &ReadyCall, emitter: &Emitter, running: Arc<AtomicBool>) -> ReportSink {
     let (emitter, name) = (emitter.clone(), call.name.clone());
-    Arc::new(move |update: ProgressUpdate| {
-        if running.load(Ordering::SeqCst) {
-            emitter.emit(Event::ToolExecutionUpdate {
+    Arc::new(move |report: GuestReport| {
+        if !running.load(Ordering::SeqCst) {
+            return;
+        }
+        emitter.emit(match report {
+            GuestReport::Progress(update) => Event::ToolExecutionUpdate {
                 tool_call_id: update.call_id,
                 tool_name: name.clone(),
                 content: update.content,
                 details: update.details,
-            });
-        }
+            },
+            GuestReport::Log(line) => Event::ToolLog {
+                tool_call_id: line.call_id,
+                tool_name: name.clone(),
+                level: line.level,
+                message: line.message,
+            },
+        });
     })
 }
 

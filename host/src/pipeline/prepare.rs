@@ -79,7 +79,7 @@ impl Pipeline {
 
         let mut rewritten_by: Option<&str> = None;
         let options = CallOptions {
-            progress: None,
+            reports: None,
             cancel: cancel.clone(),
         };
         for hook in self.inner.hooks.before(name) {
@@ -223,7 +223,13 @@ fn check_schema(
             "{heading}:\n{}\nArguments received: {arguments}\nFix these and call {name} again; its parameters schema says what is expected.",
             list.join("\n")
         ),
-        json!({ "violations": violations, "arguments": arguments, "rewrittenBy": rewritten_by }),
+        {
+            let mut details = json!({ "violations": violations, "arguments": arguments });
+            if let Some(hook) = rewritten_by {
+                details["rewrittenBy"] = json!(hook);
+            }
+            details
+        },
     ))
 }
 

@@ -1,0 +1,142 @@
+//! MCP over streamable HTTP, stateless, so replicas can sit behind an ordinary load balancer. Safe by
+//! default: it binds to loopback, checks `Host` and `Origin` against allowlists (DNS rebinding), and
+//! refuses a non-loopback address unless a bearer token is required.
+
+use super::McpServer;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// The endpoint path.
+pub const MCP_PATH: &str = "/mcp";
+
+/// How to listen.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// When set, every request must carry `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+    /// Extra `Host` names accepted besides loopback names and the bound address.
+    pub allowed_hosts: Vec<String>,
+    /// Extra browser origins accepted besides loopback origins.
+    pub allowed_origins: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HttpServeError {
+    #[error(
+        "refusing to listen on {0}: it is not a loopback address and no bearer token is required; set one with --token-env NAME (or bind 127.0.0.1)"
+    )]
+    PublicWithoutToken(SocketAddr),
+    #[error("cannot listen on {addr}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the HTTP server failed")]
+    Serve(#[source] std::io::Error),
+}
+
+/// Serves until the process ends. Prints the endpoint URL on stderr once listening.
+pub async fn serve(server: McpServer, options: HttpOptions) -> Result<(), HttpServeError> {
+    if !options.addr.ip().is_loopback() && options.token.is_none() {
+        return Err(HttpServeError::PublicWithoutToken(options.addr));
+    }
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .map_err(|source| HttpServeError::Bind {
+            addr: options.addr,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(HttpServeError::Serve)?;
+
+    let mut hosts = vec![
+        "localhost".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+        "[::1]".to_string(),
+    ];
+    if !local.ip().is_unspecified() {
+        hosts.push(local.ip().to_string());
+    }
+    hosts.extend(options.allowed_hosts.iter().cloned());
+    let mut origins: Vec<String> = [
+        "http://localhost:*",
+        "http://127.0.0.1:*",
+        "http://[::1]:*",
+        "https://localhost:*",
+    ]
+    .map(String::from)
+    .to_vec();
+    origins.extend(options.allowed_origins.iter().cloned());
+
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins);
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(NeverSessionManager::default()),
+        config,
+    );
+    let token: Arc<Option<String>> = Arc::new(options.token.clone());
+    let app = axum::Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(token, require_token));
+
+    eprintln!("cordon: serving MCP (streamable HTTP) at http://{local}{MCP_PATH}");
+    axum::serve(listener, app)
+        .await
+        .map_err(HttpServeError::Serve)
+}
+
+/// Rejects requests without the right bearer token (when one is required).
+async fn require_token(
+    State(token): State<Arc<Option<String>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Some(expected) = token.as_ref() {
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.strip_prefix("Bearer "));
+        if !presented
+            .is_some_and(|presented| same_secret(presented.as_bytes(), expected.as_bytes()))
+        {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                "missing or wrong bearer token",
+            )
+                .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Compares secrets in time that does not depend on where they differ.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_compare_exactly() {
+        assert!(same_secret(b"abc", b"abc"));
+        for other in [&b"abd"[..], b"ab", b"abcd", b""] {
+            assert!(!same_secret(b"abc", other));
+        }
+    }
+}

@@ -1,0 +1,106 @@
+"""`cordon serve` driven by the official Python MCP SDK (`mcp.Client`), over stdio and streamable
+HTTP, in auto mode (2026-07-28: `server/discover` first) and legacy mode (`initialize`)."""
+
+import time
+
+import anyio
+import pytest
+from mcp import Client
+import mcp.types as types
+
+pytestmark = pytest.mark.anyio
+
+MODES = ["auto", "legacy"]
+
+
+@pytest.fixture(params=["stdio", "http"])
+def target(request, stdio_server, http_server):
+    return stdio_server if request.param == "stdio" else http_server.url
+
+
+def texts(result) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+def error_kind(result) -> str:
+    return (result.meta or {}).get("cordon/errorKind")
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_lists_the_tools_with_titles_and_schemas(target, mode):
+    async with Client(target, mode=mode, cache=None) as client:
+        expected = "2026-07-28" if mode == "auto" else "2025-11-25"
+        assert client.protocol_version == expected
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert {"echo", "panic", "test_simple_text"} <= set(tools)
+        assert tools["echo"].title == "Echo"
+        assert tools["echo"].description == "Returns the text it is given."
+        assert tools["echo"].input_schema["required"] == ["text"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_calls_a_tool(target, mode):
+    async with Client(target, mode=mode, cache=None) as client:
+        result = await client.call_tool("echo", {"text": "hello", "times": 2})
+        assert not result.is_error
+        assert texts(result) == "hellohello"
+        assert result.meta["cordon/details"]["callId"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_failures_are_error_results_with_their_kind_in_meta(target, mode):
+    async with Client(target, mode=mode, cache=None) as client:
+        invalid = await client.call_tool("echo", {"times": 99})
+        assert invalid.is_error and error_kind(invalid) == "invalid_arguments"
+        assert '"text" is a required property' in texts(invalid)
+        assert "cordon/errorKind" not in texts(invalid), "the kind stays out of the model's text"
+
+        trap = await client.call_tool("panic", {"message": "kaboom"})
+        assert trap.is_error and error_kind(trap) == "trap"
+        assert "kaboom" in texts(trap)
+
+        blocked = await client.call_tool("echo", {"text": "forbidden word"})
+        assert blocked.is_error and error_kind(blocked) == "blocked"
+        assert "that word is not allowed" in texts(blocked)
+
+        unknown = await client.call_tool("no_such_tool", {})
+        assert unknown.is_error and error_kind(unknown) == "not_found"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_progress_notifications_arrive(target, mode):
+    seen = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, message))
+
+    async with Client(target, mode=mode, cache=None) as client:
+        result = await client.call_tool("progress", {"steps": 3, "millis": 20}, progress_callback=on_progress)
+        assert texts(result) == "done"
+    assert seen == [(1.0, "step 1 of 3"), (2.0, "step 2 of 3"), (3.0, "step 3 of 3")]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_cancelling_a_long_call_stops_it(target, mode):
+    async with Client(target, mode=mode, cache=None) as client:
+        started = time.monotonic()
+        with anyio.move_on_after(0.5):
+            await client.call_tool("sleep", {"millis": 30000})
+        assert time.monotonic() - started < 5
+        # The session is still usable right away, and so is the sandbox pool.
+        after = await client.call_tool("counter", {})
+        assert texts(after) == "1"
+        assert time.monotonic() - started < 5
+
+
+async def test_fifty_concurrent_calls_over_http(http_server):
+    async with Client(http_server.url, mode="legacy", cache=None) as client:
+        results = [None] * 50
+
+        async def one(i):
+            results[i] = await client.call_tool("echo", {"text": f"call {i}"})
+
+        async with anyio.create_task_group() as group:
+            for i in range(50):
+                group.start_soon(one, i)
+    assert [texts(r) for r in results] == [f"call {i}" for i in range(50)]
