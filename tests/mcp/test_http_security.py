@@ -1,0 +1,63 @@
+"""`cordon serve --http` security: loopback by default, Host/Origin checks against DNS rebinding,
+an optional bearer token, and no public listening without one."""
+
+import os
+import subprocess
+
+import httpx2 as httpx
+import pytest
+from mcp import Client
+
+from conftest import HttpServer, server_env
+
+pytestmark = pytest.mark.anyio
+
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def post(url, headers=None):
+    return httpx.post(url, json=INITIALIZE, headers={**HEADERS, **(headers or {})}, timeout=10)
+
+
+def test_foreign_host_and_origin_are_refused(http_server):
+    assert post(http_server.url).status_code == 200
+    assert post(http_server.url, {"Host": "evil.example.com"}).status_code == 403
+    assert post(http_server.url, {"Origin": "http://evil.example.com"}).status_code == 403
+    assert post(http_server.url, {"Origin": "http://localhost:3000"}).status_code == 200
+
+
+def test_allowed_origins_can_be_added(cordon_bin, workspace):
+    server = HttpServer(cordon_bin, workspace, ["--allow-origin", "https://app.example.com"])
+    try:
+        assert post(server.url, {"Origin": "https://app.example.com"}).status_code == 200
+        assert post(server.url, {"Origin": "https://other.example.com"}).status_code == 403
+    finally:
+        server.stop()
+
+
+async def test_a_bearer_token_is_required_when_configured(cordon_bin, workspace):
+    server = HttpServer(cordon_bin, workspace, ["--token-env", "CORDON_TEST_TOKEN"], env={"CORDON_TEST_TOKEN": "s3cret"})
+    try:
+        assert post(server.url).status_code == 401
+        assert post(server.url, {"Authorization": "Bearer wrong"}).status_code == 401
+        assert post(server.url, {"Authorization": "Bearer s3cret"}).status_code == 200
+        from mcp.client.streamable_http import streamable_http_client
+        http = httpx.AsyncClient(headers={"Authorization": "Bearer s3cret"})
+        async with Client(streamable_http_client(server.url, http_client=http), mode="legacy", cache=None) as client:
+            assert "echo" in {tool.name for tool in (await client.list_tools()).tools}
+    finally:
+        server.stop()
+
+
+def test_no_public_address_without_a_token(cordon_bin, workspace):
+    run = subprocess.run([cordon_bin, "serve", "--http", "0.0.0.0:0"], cwd=workspace, env=server_env(workspace),
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2
+    assert "not a loopback address and no bearer token" in run.stderr
+    missing = subprocess.run([cordon_bin, "serve", "--http", "127.0.0.1:0", "--token-env", "CORDON_UNSET_TOKEN"],
+                             cwd=workspace, env=server_env(workspace), capture_output=True, text=True, timeout=30)
+    assert missing.returncode == 2 and "CORDON_UNSET_TOKEN" in missing.stderr
