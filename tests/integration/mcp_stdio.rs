@@ -38,7 +38,7 @@ fn stdio_speaks_only_protocol_and_honours_cancellation() {
             .unwrap()
     };
     let mut seen: Vec<Value> = Vec::new();
-    let mut wait_for = |id: i64, seen: &mut Vec<Value>| -> Value {
+    let wait_for = |id: i64, seen: &mut Vec<Value>| -> Value {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let line = received
@@ -86,7 +86,7 @@ fn stdio_speaks_only_protocol_and_honours_cancellation() {
     send(json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}));
     wait_for(5, &mut seen);
     std::thread::sleep(Duration::from_millis(300));
-    drop(send);
+
     let _ = child.kill();
     seen.extend(
         received
