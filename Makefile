@@ -8,7 +8,7 @@ CORDON := $(CARGO_TARGET_DIR)/debug/cordon
 TEST_VENV := $(HOME)/.cache/cordon-test-venv
 
 # Plugins shipped in plugins/<name>/, built to plugins/<name>.wasm.
-BUNDLED := fs guard redact
+BUNDLED := fs guard redact http_fetch
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))

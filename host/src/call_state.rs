@@ -4,6 +4,7 @@
 
 use crate::bindings::cordon::plugin::{host, types};
 use crate::capture::OutputCapture;
+use crate::net::HttpGate;
 use crate::result::Content;
 use serde_json::Value;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 /// Receives what a running call reports: progress updates and log lines.
 pub type ReportSink = Arc<dyn Fn(GuestReport) + Send + Sync>;
@@ -93,6 +95,8 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
 pub struct CallState {
     wasi: WasiCtx,
     table: ResourceTable,
+    http: WasiHttpCtx,
+    http_gate: HttpGate,
     pub limiter: MemoryLimiter,
     pub stderr: OutputCapture,
     pub stdout: OutputCapture,
@@ -111,6 +115,7 @@ pub struct CallState {
 /// Everything needed to build a [`CallState`].
 pub struct CallSetup {
     pub wasi: WasiCtx,
+    pub http_gate: HttpGate,
     pub stdout: OutputCapture,
     pub stderr: OutputCapture,
     pub memory_bytes: u64,
@@ -128,6 +133,8 @@ impl CallState {
         Self {
             wasi: setup.wasi,
             table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            http_gate: setup.http_gate,
             limiter: MemoryLimiter::new(setup.memory_bytes),
             stdout: setup.stdout,
             stderr: setup.stderr,
@@ -171,6 +178,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_gate,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::capture::OutputCapture;
 use crate::limits::Limits;
+use crate::net::HttpGrant;
 use serde_json::Value;
 use std::path::PathBuf;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
@@ -47,6 +48,10 @@ pub struct PluginGrant {
     pub dirs: Vec<DirGrant>,
     /// Names of host environment variables passed through (when set on the host).
     pub env: Vec<String>,
+    /// Environment variables set to fixed values.
+    pub env_set: Vec<(String, String)>,
+    /// Origins the plugin may reach over `wasi:http`.
+    pub http: std::sync::Arc<[HttpGrant]>,
     pub limits: Limits,
     /// Free-form settings handed to the plugin as JSON.
     pub settings: Value,
@@ -87,6 +92,9 @@ impl PluginGrant {
             if let Ok(value) = std::env::var(name) {
                 builder.env(name, value);
             }
+        }
+        for (name, value) in &self.env_set {
+            builder.env(name, value);
         }
         Ok(builder.build())
     }

@@ -16,6 +16,7 @@ mod failure;
 pub mod grant;
 pub mod limits;
 pub mod mcp;
+pub mod net;
 pub mod pipeline;
 pub mod plugin;
 pub mod registry;

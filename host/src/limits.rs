@@ -1,5 +1,6 @@
 //! Per-plugin resource limits and their defaults.
 
+use crate::net::HttpLimits;
 use std::time::Duration;
 
 /// What one call of a plugin may consume. Every call gets the whole budget afresh.
@@ -16,6 +17,8 @@ pub struct Limits {
     pub output_bytes: u64,
     /// Bytes of stdout and of stderr kept per call; the rest is dropped (default 64 KiB).
     pub stdio_bytes: u64,
+    /// Bounds on outgoing HTTP requests.
+    pub http: HttpLimits,
 }
 
 impl Default for Limits {
@@ -26,6 +29,7 @@ impl Default for Limits {
             fuel: None,
             output_bytes: 16 << 20,
             stdio_bytes: 64 << 10,
+            http: HttpLimits::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::engine::EngineSettings;
 use crate::failure::{self, Failure};
 use crate::grant::PluginGrant;
 use crate::limits::{DESCRIBE_TIMEOUT, Limits};
+use crate::net::HttpGate;
 use crate::schema::ArgumentSchema;
 use sha2::{Digest, Sha256};
 use std::future::Future;
@@ -103,6 +104,8 @@ impl PluginHost {
         // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
         // through it is decided by its WASI context (see grant.rs): sockets are always off.
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        // Outgoing HTTP passes each call's gate (see net/gate.rs).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;
@@ -134,6 +137,7 @@ pub struct Plugin {
 
 /// What a sandbox gets: the plugin's grants and limits, or (for `describe`) nothing granted and a
 /// short time limit.
+#[derive(Clone, Copy)]
 enum Grants {
     Granted,
     None,
@@ -356,8 +360,17 @@ impl Plugin {
             () = options.cancel.cancelled() => return Err(failure::cancelled(what)),
         };
         let started = Instant::now();
+        let http_gate = match grants {
+            Grants::Granted => HttpGate::new(
+                self.id.clone(),
+                self.grant.http.clone(),
+                limits.http.clone(),
+            ),
+            Grants::None => HttpGate::new(self.id.clone(), Vec::new().into(), limits.http.clone()),
+        };
         let state = CallState::new(CallSetup {
             wasi,
+            http_gate,
             stdout,
             stderr,
             memory_bytes: limits.memory_bytes,

@@ -10,5 +10,6 @@ mod fs_tools;
 mod hooks;
 mod loading;
 mod mcp_stdio;
+mod network;
 mod pipeline;
 mod sandbox;

@@ -6,6 +6,8 @@ mod units;
 
 use crate::grant::{Access, DirGrant, PluginGrant};
 use crate::limits::Limits;
+use crate::net::HttpGrant;
+use crate::net::grant::SecretHeader;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
@@ -222,6 +224,10 @@ struct RawPlugin {
     dirs: Vec<RawDir>,
     #[serde(default)]
     env: Vec<String>,
+    #[serde(default)]
+    env_set: BTreeMap<String, String>,
+    #[serde(default)]
+    http: Vec<RawHttpGrant>,
     limits: Option<RawLimits>,
     #[serde(default)]
     settings: toml::Table,
@@ -246,6 +252,18 @@ enum RawMode {
     ReadWrite,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHttpGrant {
+    origin: String,
+    methods: Option<Vec<String>>,
+    path_prefix: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    private: bool,
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawLimits {
@@ -254,6 +272,10 @@ struct RawLimits {
     fuel: Option<u64>,
     output: Option<String>,
     stdio: Option<String>,
+    http_timeout: Option<String>,
+    http_connect_timeout: Option<String>,
+    http_response: Option<String>,
+    http_requests: Option<usize>,
 }
 
 type KeyError = (String, String);
@@ -291,6 +313,24 @@ impl RawLimits {
         }
         if let Some(text) = &self.stdio {
             limits.stdio_bytes = parse_bytes(text).map_err(|m| ("stdio".to_string(), m))?;
+        }
+        if let Some(text) = &self.http_timeout {
+            limits.http.total_timeout =
+                parse_duration(text).map_err(|m| ("http_timeout".to_string(), m))?;
+        }
+        if let Some(text) = &self.http_connect_timeout {
+            limits.http.connect_timeout =
+                parse_duration(text).map_err(|m| ("http_connect_timeout".to_string(), m))?;
+        }
+        if let Some(text) = &self.http_response {
+            limits.http.max_response_bytes =
+                parse_bytes(text).map_err(|m| ("http_response".to_string(), m))?;
+        }
+        if let Some(requests) = self.http_requests {
+            if requests == 0 {
+                return Err(("http_requests".into(), "must be at least 1".into()));
+            }
+            limits.http.max_concurrent = requests;
         }
         Ok(limits)
     }
@@ -362,16 +402,101 @@ impl RawPlugin {
             })?),
             None => None,
         };
+        for name in self.env_set.keys() {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err((
+                    format!("env_set.{name}"),
+                    format!("{name:?} is not an environment variable name"),
+                ));
+            }
+        }
+        let mut http_grants = Vec::new();
+        for (index, raw) in self.http.into_iter().enumerate() {
+            http_grants.push(
+                raw.validate()
+                    .map_err(|(field, message)| (format!("http[{index}]{field}"), message))?,
+            );
+        }
         let settings = serde_json::to_value(&self.settings)
             .map_err(|err| ("settings".to_string(), err.to_string()))?;
         Ok(PluginGrant {
             dirs,
             env: self.env,
+            env_set: self.env_set.into_iter().collect(),
+            http: http_grants.into(),
             limits,
             settings,
             sha256,
         })
     }
+}
+
+impl RawHttpGrant {
+    /// A typed grant; `${env:NAME}` in header values is read from the host environment now, so a
+    /// missing secret is a configuration error, not a surprise at call time.
+    fn validate(self) -> Result<HttpGrant, KeyError> {
+        let (scheme, host, port) =
+            HttpGrant::parse_origin(&self.origin).map_err(|m| (".origin".to_string(), m))?;
+        let methods = self
+            .methods
+            .map(|methods| methods.iter().map(|m| m.to_ascii_uppercase()).collect());
+        if let Some(prefix) = &self.path_prefix
+            && !prefix.starts_with('/')
+        {
+            return Err((
+                ".path_prefix".into(),
+                format!("{prefix:?} must start with /"),
+            ));
+        }
+        let mut headers = Vec::new();
+        for (name, template) in &self.headers {
+            let key = format!(".headers.{name}");
+            let header = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| (key.clone(), format!("{name:?} is not a header name")))?;
+            if header == http::header::HOST {
+                return Err((
+                    key,
+                    "the Host header always names the granted origin and cannot be set".into(),
+                ));
+            }
+            let value = expand_env(template).map_err(|m| (key.clone(), m))?;
+            let value = http::HeaderValue::from_str(&value)
+                .map_err(|_| (key, "the value is not a valid header value".to_string()))?;
+            headers.push(SecretHeader {
+                name: header,
+                value,
+            });
+        }
+        Ok(HttpGrant {
+            scheme,
+            host,
+            port,
+            methods,
+            path_prefix: self.path_prefix,
+            headers,
+            private: self.private,
+        })
+    }
+}
+
+/// Replaces every `${env:NAME}` with the host's value of NAME.
+fn expand_env(template: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${env:") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 6..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| "an unclosed ${env:...}".to_string())?;
+        let name = &after[..end];
+        let value = std::env::var(name)
+            .map_err(|_| format!("the environment variable {name} is not set"))?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn parse_sha256(text: &str) -> Option<[u8; 32]> {
@@ -510,6 +635,69 @@ mod tests {
         ] {
             let err = parse(text).expect_err(text).to_string();
             assert!(err.contains(key), "{err}");
+        }
+    }
+
+    #[test]
+    fn http_grants_and_secret_headers() {
+        // SAFETY: this test is the only one reading or writing this variable.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var("CORDON_CONFIG_TEST_TOKEN", "t0ken")
+        };
+        let config = parse(
+            r#"
+            [plugins.web]
+            env_set = { MODE = "test" }
+            http = [
+                { origin = "https://api.example.com", methods = ["get"], path_prefix = "/v1/", headers = { Authorization = "Bearer ${env:CORDON_CONFIG_TEST_TOKEN}" } },
+                { origin = "http://localhost:8080", private = true },
+            ]
+            limits = { http_timeout = "5s", http_response = "1MiB", http_requests = 2 }
+            "#,
+        )
+        .unwrap();
+        let web = config.grant_for("web");
+        assert_eq!(web.env_set, [("MODE".to_string(), "test".to_string())]);
+        assert_eq!(web.http.len(), 2);
+        assert_eq!(web.http[0].methods, Some(vec!["GET".to_string()]));
+        assert_eq!(web.http[0].headers[0].value, "Bearer t0ken");
+        assert!(web.http[1].private);
+        assert_eq!(web.limits.http.total_timeout, Duration::from_secs(5));
+        assert_eq!(web.limits.http.max_response_bytes, 1 << 20);
+        assert_eq!(web.limits.http.max_concurrent, 2);
+        for (text, key) in [
+            (
+                "[plugins.w]\nhttp = [{ origin = \"ftp://x.com\" }]",
+                "plugins.w.http[0].origin",
+            ),
+            (
+                "[plugins.w]\nhttp = [{ origin = \"https://x.com/path\" }]",
+                "plugins.w.http[0].origin",
+            ),
+            (
+                "[plugins.w]\nhttp = [{ origin = \"https://x.com\", path_prefix = \"v1\" }]",
+                "path_prefix",
+            ),
+            (
+                "[plugins.w]\nhttp = [{ origin = \"https://x.com\", headers = { Host = \"evil.com\" } }]",
+                "headers.Host",
+            ),
+            (
+                "[plugins.w]\nhttp = [{ origin = \"https://x.com\", headers = { X = \"${env:CORDON_SURELY_UNSET}\" } }]",
+                "CORDON_SURELY_UNSET is not set",
+            ),
+            (
+                "[plugins.w]\nhttp = [{ origin = \"https://x.com\", port = 1 }]",
+                "unknown field `port`",
+            ),
+            (
+                "[plugins.w]\nlimits = { http_requests = 0 }",
+                "http_requests",
+            ),
+        ] {
+            let err = parse(text).expect_err(text).to_string();
+            assert!(err.contains(key), "{text}: {err}");
         }
     }
 

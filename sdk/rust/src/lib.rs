@@ -26,6 +26,7 @@
 
 mod context;
 mod hook;
+pub mod http;
 mod output;
 mod runtime;
 mod tool;

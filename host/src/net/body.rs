@@ -1,0 +1,79 @@
+//! A response body with bounds: at most so many bytes, and done before the request's deadline. It
+//! also holds the call's concurrent-request permit until the body is finished or dropped.
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::Sleep;
+use wasmtime_wasi_http::Error;
+
+pub struct BoundedBody {
+    inner: hyper::body::Incoming,
+    remaining: u64,
+    limit: u64,
+    deadline: Pin<Box<Sleep>>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl BoundedBody {
+    pub fn new(
+        inner: hyper::body::Incoming,
+        limit: u64,
+        deadline: Pin<Box<Sleep>>,
+        permit: OwnedSemaphorePermit,
+    ) -> Self {
+        Self {
+            inner,
+            remaining: limit,
+            limit,
+            deadline,
+            _permit: permit,
+        }
+    }
+}
+
+impl Body for BoundedBody {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        if self.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(Error::HttpResponseTimeout)));
+        }
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    let size = data.len() as u64;
+                    if size > self.remaining {
+                        let limit = self.limit;
+                        tracing::warn!(
+                            limit,
+                            "response body over the plugin's limits.http_response; cut"
+                        );
+                        return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(limit)))));
+                    }
+                    self.remaining -= size;
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(err))) => Poll::Ready(Some(Err(Error::from(err)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+use std::future::Future as _;

@@ -1,0 +1,281 @@
+//! The gate every outgoing `wasi:http` request of a call passes. It checks the request against the
+//! plugin's grants before anything touches the network, resolves the host itself and refuses
+//! non-public addresses that were not granted, connects to the address it checked (so DNS cannot
+//! change its mind in between), forces `Host` to the granted origin, adds the grant's secret
+//! headers (replacing any the guest set), and bounds time, response size and concurrency. Every
+//! refusal is logged with what was refused and why; secrets are never logged.
+
+use super::address::is_non_public;
+use super::body::BoundedBody;
+use super::grant::{HttpGrant, RequestTarget, Scheme};
+use http_body_util::BodyExt;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio::sync::Semaphore;
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::{Error, RequestOptions, WasiHttpHooks};
+
+type WasiBody = wasmtime_wasi_http::WasiBody;
+type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
+type SendFuture =
+    Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send>;
+
+/// Bounds on a call's outgoing requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpLimits {
+    pub connect_timeout: Duration,
+    /// From sending the request to the end of the response body.
+    pub total_timeout: Duration,
+    pub max_response_bytes: u64,
+    /// Requests of one call in flight at once.
+    pub max_concurrent: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            total_timeout: Duration::from_secs(30),
+            max_response_bytes: 16 << 20,
+            max_concurrent: 8,
+        }
+    }
+}
+
+/// The per-call gate (the `WasiHttpHooks` of the call's store).
+#[derive(Clone)]
+pub struct HttpGate {
+    plugin: Arc<str>,
+    grants: Arc<[HttpGrant]>,
+    limits: HttpLimits,
+    in_flight: Arc<Semaphore>,
+}
+
+impl HttpGate {
+    pub fn new(plugin: Arc<str>, grants: Arc<[HttpGrant]>, limits: HttpLimits) -> Self {
+        let in_flight = Arc::new(Semaphore::new(limits.max_concurrent.max(1)));
+        Self {
+            plugin,
+            grants,
+            limits,
+            in_flight,
+        }
+    }
+
+    fn refuse(&self, target: &str, reason: &str) -> Error {
+        tracing::warn!(plugin = %self.plugin, "refused an HTTP request to {target}: {reason}");
+        Error::HttpRequestDenied
+    }
+
+    async fn send(
+        self,
+        mut request: http::Request<WasiBody>,
+    ) -> Result<(http::Response<WasiBody>, IoFuture), Error> {
+        let target = request_target(&request).ok_or(Error::HttpRequestUriInvalid)?;
+        let shown = format!("{} {}{}", target.method, target.origin(), target.path);
+        let Some(grant) = self.grants.iter().find(|grant| grant.allows(&target)) else {
+            let reason = if self.grants.is_empty() {
+                "this plugin has no HTTP grants".to_string()
+            } else {
+                let granted: Vec<String> = self.grants.iter().map(HttpGrant::origin).collect();
+                format!("no grant covers it (granted: {})", granted.join(", "))
+            };
+            return Err(self.refuse(&shown, &reason));
+        };
+
+        let permit = self
+            .in_flight
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::ConnectionLimitReached)?;
+        let deadline = Box::pin(tokio::time::sleep(self.limits.total_timeout));
+        let address = self.resolve(&target, grant, &shown).await?;
+
+        // The Host header is the granted origin, whatever the guest set; secrets replace guest values.
+        let host_header = if target.port == target.scheme.default_port() {
+            host_for_header(&target.host)
+        } else {
+            format!("{}:{}", host_for_header(&target.host), target.port)
+        };
+        let headers = request.headers_mut();
+        headers.insert(
+            http::header::HOST,
+            http::HeaderValue::from_str(&host_header).map_err(|_| Error::HttpRequestUriInvalid)?,
+        );
+        for secret in &grant.headers {
+            headers.insert(secret.name.clone(), secret.value.clone());
+        }
+        let path = request
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| "/".into());
+        *request.uri_mut() = http::Uri::builder()
+            .path_and_query(path)
+            .build()
+            .map_err(|_| Error::HttpRequestUriInvalid)?;
+
+        let connect = self.connect(address, &target);
+        let connected = tokio::time::timeout(self.limits.connect_timeout, connect)
+            .await
+            .map_err(|_| Error::ConnectionTimeout)??;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake::<_, WasiBody>(connected)
+                .await
+                .map_err(Error::from)?;
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!("HTTP connection ended: {err}");
+            }
+        });
+        let response = tokio::select! {
+            response = sender.send_request(request) => response.map_err(Error::from)?,
+            () = tokio::time::sleep(self.limits.total_timeout) => {
+                tracing::warn!(plugin = %self.plugin, "HTTP request {shown} timed out after {:?}", self.limits.total_timeout);
+                return Err(Error::HttpResponseTimeout);
+            }
+        };
+        tracing::debug!(plugin = %self.plugin, status = response.status().as_u16(), "HTTP {shown}");
+        let limit = self.limits.max_response_bytes;
+        let response = response
+            .map(|incoming| BoundedBody::new(incoming, limit, deadline, permit).boxed_unsync());
+        Ok((response, Box::new(async { Ok(()) })))
+    }
+
+    /// The address to connect to: resolved here, and refused when it is non-public and the grant
+    /// does not name it (an IP grant) or allow it (`private = true`).
+    async fn resolve(
+        &self,
+        target: &RequestTarget,
+        grant: &HttpGrant,
+        shown: &str,
+    ) -> Result<SocketAddr, Error> {
+        let candidates: Vec<SocketAddr> = match target.host.parse::<std::net::IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, target.port)],
+            Err(_) => tokio::time::timeout(
+                self.limits.connect_timeout,
+                tokio::net::lookup_host((target.host.as_str(), target.port)),
+            )
+            .await
+            .map_err(|_| Error::DnsTimeout)?
+            .map_err(|err| Error::DnsError {
+                rcode: Some(err.to_string()),
+                info_code: None,
+            })?
+            .collect(),
+        };
+        let mut refused = None;
+        for address in candidates {
+            if is_non_public(address.ip()) && !grant.private && !grant.names_ip(address.ip()) {
+                refused = Some(address);
+                continue;
+            }
+            return Ok(address);
+        }
+        match refused {
+            Some(address) => {
+                let reason = format!(
+                    "{} resolves to the non-public address {}, which its grant does not allow (grant the IP itself, or set private = true on the grant)",
+                    target.host,
+                    address.ip()
+                );
+                tracing::warn!(plugin = %self.plugin, "refused an HTTP request to {shown}: {reason}");
+                Err(Error::DestinationIpProhibited)
+            }
+            None => Err(Error::DestinationNotFound),
+        }
+    }
+
+    async fn connect(
+        &self,
+        address: SocketAddr,
+        target: &RequestTarget,
+    ) -> Result<TokioIo<Box<dyn Stream>>, Error> {
+        let stream = TcpStream::connect(address)
+            .await
+            .map_err(|err| match err.kind() {
+                std::io::ErrorKind::ConnectionRefused => Error::ConnectionRefused,
+                _ => Error::Connect(err),
+            })?;
+        let stream: Box<dyn Stream> = match target.scheme {
+            Scheme::Http => Box::new(stream),
+            Scheme::Https => {
+                let name = match target.host.parse::<std::net::IpAddr>() {
+                    Ok(ip) => rustls::pki_types::ServerName::from(ip),
+                    Err(_) => rustls::pki_types::ServerName::try_from(target.host.clone())
+                        .map_err(|_| Error::HttpRequestUriInvalid)?,
+                };
+                Box::new(
+                    tls_connector()
+                        .connect(name, stream)
+                        .await
+                        .map_err(Error::Tls)?,
+                )
+            }
+        };
+        Ok(TokioIo::new(stream))
+    }
+}
+
+impl WasiHttpHooks for HttpGate {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        _options: Option<RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), Error>> + Send>,
+    ) -> SendFuture {
+        Box::new(self.clone().send(request))
+    }
+}
+
+/// A connection the HTTP client can run over.
+pub trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static> Stream for T {}
+
+fn tls_connector() -> tokio_rustls::TlsConnector {
+    static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
+    let config = CONFIG.get_or_init(|| {
+        let roots = rustls::RootCertStore {
+            roots: webpki_roots::TLS_SERVER_ROOTS.into(),
+        };
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        Arc::new(
+            rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .expect("ring supports the default TLS versions")
+                .with_root_certificates(roots)
+                .with_no_client_auth(),
+        )
+    });
+    tokio_rustls::TlsConnector::from(config.clone())
+}
+
+/// What the request asks for; `None` when its URI has no scheme or host.
+fn request_target(request: &http::Request<WasiBody>) -> Option<RequestTarget> {
+    let uri = request.uri();
+    let scheme = Scheme::parse(uri.scheme_str()?)?;
+    let host = uri
+        .host()?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    Some(RequestTarget {
+        port: uri.port_u16().unwrap_or(scheme.default_port()),
+        scheme,
+        host,
+        method: request.method().as_str().to_ascii_uppercase(),
+        path: uri.path().to_string(),
+    })
+}
+
+fn host_for_header(host: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
+}
