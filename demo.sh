@@ -36,5 +36,6 @@ printf '\n\033[1mFailures are results, not crashes:\033[0m\n'
 step call write_file '{"path": "README.md", "content": "overwritten"}'
 step call read_file '{"path": "/repo/../../etc/passwd"}'
 step call read_file '{"path": "README.md", "offset": 0}'
+step call http_fetch '{"url": "https://example.com/"}'
 step call delete_everything '{}'
 exit 0

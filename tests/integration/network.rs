@@ -21,7 +21,7 @@ struct Seen {
 async fn serve(redirect_to: Option<SocketAddr>) -> (SocketAddr, Arc<Seen>) {
     let seen = Arc::new(Seen::default());
     let away = redirect_to
-        .map(|to| format!("http://{to}/text"))
+        .map(|to| format!("http://{to}/headers"))
         .unwrap_or_default();
     let app = axum::Router::new()
         .route("/text", get(|| async { ([("content-type", "text/plain")], "hello from the server") }))
@@ -275,6 +275,29 @@ async fn secrets_are_injected_by_the_host_and_invisible_to_the_guest() {
     assert!(
         !logs.stderr.contains("s3cret-value") && !logs.stdout.contains("s3cret-value"),
         "the secret leaked into output or logs"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_is_not_sent_to_another_origin_after_a_redirect() {
+    let (other, other_seen) = serve(None).await;
+    let (server, seen) = serve(Some(other)).await;
+    let ws = Arc::new(workspace(&format!(
+        "[plugins.http_fetch]\nhttp = [\n  {{ origin = \"http://{server}\", headers = {{ Authorization = \"Bearer ${{env:CORDON_TEST_API_TOKEN}}\" }} }},\n  {{ origin = \"http://{other}\" }},\n]\n"
+    )));
+    let result = call(
+        &ws,
+        "http_fetch",
+        format!(r#"{{"url": "http://{server}/away"}}"#),
+        vec![("CORDON_TEST_API_TOKEN", "s3cret-value")],
+    )
+    .await;
+    assert_eq!(text(&result), "recorded", "{result}");
+    assert_eq!(seen.requests.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        *other_seen.authorization.lock().unwrap(),
+        ["<none>"],
+        "the secret followed the redirect"
     );
 }
 

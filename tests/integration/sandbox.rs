@@ -200,6 +200,19 @@ fn env_vars_are_invisible_unless_granted() {
         .json();
     assert_eq!(text(&granted), "visible value");
 
+    let fixed = probe().config("[plugins.probe]\nenv_set = { CORDON_MODE = \"fixed value\" }\n");
+    let set = fixed
+        .cordon_with_env(
+            &["call", "env_get", r#"{"name": "CORDON_MODE"}"#, "--json"],
+            &[("CORDON_MODE", "host value")],
+        )
+        .json();
+    assert_eq!(
+        text(&set),
+        "fixed value",
+        "env_set gives a fixed value, not the host's"
+    );
+
     let ungranted = probe();
     let none = ungranted
         .cordon_with_env(&["call", "env_get", r#"{"name": "HOME"}"#, "--json"], &env)
