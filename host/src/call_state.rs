@@ -132,7 +132,7 @@ impl CallState {
     pub fn new(setup: CallSetup) -> Self {
         Self {
             wasi: setup.wasi,
-            table: ResourceTable::new(),
+            table: bounded_table(),
             http: WasiHttpCtx::new(),
             http_gate: setup.http_gate,
             limiter: MemoryLimiter::new(setup.memory_bytes),
@@ -171,6 +171,16 @@ impl CallState {
     pub fn push_budget(&self) -> u64 {
         self.push_budget
     }
+}
+
+/// Host resources (streams, header maps, descriptors) one call may hold at once. Far above what a
+/// real tool needs; a guest that floods handles traps instead of growing host memory.
+const MAX_RESOURCES_PER_CALL: usize = 100_000;
+
+fn bounded_table() -> ResourceTable {
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(MAX_RESOURCES_PER_CALL);
+    table
 }
 
 impl WasiView for CallState {

@@ -62,6 +62,15 @@ pub fn from_tool_failure(failure: bindings::ToolFailure) -> Failure {
 
 /// Classifies an error from instantiating or calling a guest.
 pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what: &str) -> Failure {
+    if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return Failure::trap(
+            format!(
+                "the plugin exited with status {} instead of returning a result",
+                exit.0
+            ),
+            &state.stderr.tail(STDERR_TAIL_LINES),
+        );
+    }
     match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => {
             let fuel = limits.fuel.unwrap_or(0);

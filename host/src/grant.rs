@@ -9,6 +9,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+/// The most random bytes one `get-random-bytes` call may ask for.
+const MAX_RANDOM_BYTES: u64 = 1 << 20;
+
 /// Read-only or read-write access to a granted directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -75,6 +78,7 @@ impl PluginGrant {
         builder
             .stdout(stdout)
             .stderr(stderr)
+            .max_random_size(MAX_RANDOM_BYTES)
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
@@ -104,6 +108,7 @@ impl PluginGrant {
         WasiCtxBuilder::new()
             .stdout(stdout)
             .stderr(stderr)
+            .max_random_size(MAX_RANDOM_BYTES)
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)

@@ -8,6 +8,7 @@ mod cache;
 mod cli;
 mod fs_tools;
 mod hooks;
+mod hostile;
 mod loading;
 mod mcp_stdio;
 mod network;
