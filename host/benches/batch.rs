@@ -28,6 +28,7 @@ async fn main() -> anyhow::Result<()> {
         plugins_dir: plugins.path().to_path_buf(),
         config: Config::default(),
         cache: CompileCache::default_location(),
+        lock: None,
     };
     let registry = Arc::new(Registry::load(options).await?);
     let batch: Vec<CallRequest> = (0..CALLS)

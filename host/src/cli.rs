@@ -6,6 +6,7 @@ use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
 use cordon::cache::CompileCache;
 use cordon::config::Config;
+use cordon::lock::Lockfile;
 use cordon::pipeline::{BatchOptions, CallRequest, Event, Pipeline, parse_batch};
 use cordon::{Registry, RegistryOptions};
 use std::io::Read as _;
@@ -24,6 +25,12 @@ pub struct Cli {
     /// The operator's grants and limits [default: ./cordon.toml when present].
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Load only the plugins approved in the lockfile (also `[host] locked = true`).
+    #[arg(long, global = true)]
+    pub locked: bool,
+    /// The lockfile [default: cordon.lock beside the config file, or in the current directory].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub lock_file: Option<PathBuf>,
     /// Compile every plugin afresh instead of using the on-disk compile cache.
     #[arg(long, global = true)]
     pub no_cache: bool,
@@ -45,6 +52,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Approve the plugins as they are now: write their sha256 and grants to the lockfile.
+    Lock,
     /// Show one tool's description and parameters schema.
     Describe {
         tool: String,
@@ -98,8 +107,23 @@ pub enum Command {
 
 impl Cli {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
-        let pipeline = self.load_pipeline().await?;
+        let config = self.load_config()?;
+        if matches!(self.command, Command::Lock) {
+            let pipeline = self.load_pipeline(config, None).await?;
+            return self.write_lock(&pipeline);
+        }
+        let lock = if self.locked || config.locked {
+            let path = self.lock_path();
+            Some(
+                Lockfile::load(&path)
+                    .with_context(|| "loading is locked (--locked or [host] locked = true)")?,
+            )
+        } else {
+            None
+        };
+        let pipeline = self.load_pipeline(config, lock).await?;
         match self.command {
+            Command::Lock => unreachable!("handled above"),
             Command::List { json } => {
                 render::list(&pipeline, json)?;
                 Ok(ExitCode::SUCCESS)
@@ -163,12 +187,62 @@ impl Cli {
         }
     }
 
-    async fn load_pipeline(&self) -> anyhow::Result<Pipeline> {
-        let config = match &self.config {
+    fn load_config(&self) -> anyhow::Result<Config> {
+        Ok(match &self.config {
             Some(path) => Config::load(path)?,
             None if PathBuf::from("cordon.toml").is_file() => Config::load("cordon.toml".as_ref())?,
             None => Config::default(),
-        };
+        })
+    }
+
+    /// `--lock-file`, or cordon.lock beside the config file, or in the current directory.
+    fn lock_path(&self) -> PathBuf {
+        if let Some(path) = &self.lock_file {
+            return path.clone();
+        }
+        let dir = self
+            .config
+            .as_deref()
+            .and_then(std::path::Path::parent)
+            .filter(|d| !d.as_os_str().is_empty());
+        dir.unwrap_or(std::path::Path::new(".")).join("cordon.lock")
+    }
+
+    /// Approves every plugin that loaded, and says which did not.
+    fn write_lock(&self, pipeline: &Pipeline) -> anyhow::Result<ExitCode> {
+        let mut lock = Lockfile::default();
+        for plugin in pipeline.registry().plugins() {
+            lock.approve(&plugin.id, &plugin.sha256, &plugin.grant);
+        }
+        let path = self.lock_path();
+        lock.write(&path)?;
+        let approved: Vec<&str> = pipeline
+            .registry()
+            .plugins()
+            .iter()
+            .map(|p| &*p.id)
+            .collect();
+        println!(
+            "wrote {}: {} plugin(s) approved: {}",
+            path.display(),
+            approved.len(),
+            approved.join(", ")
+        );
+        for rejected in pipeline.registry().rejected() {
+            println!(
+                "not approved (refused at load): {}: {}",
+                rejected.file.display(),
+                rejected.reason
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    async fn load_pipeline(
+        &self,
+        config: Config,
+        lock: Option<Lockfile>,
+    ) -> anyhow::Result<Pipeline> {
         let cache = if self.no_cache {
             CompileCache::disabled()
         } else {
@@ -183,6 +257,7 @@ impl Cli {
             plugins_dir: self.plugins.clone(),
             config,
             cache,
+            lock,
         };
         let registry = Arc::new(Registry::load(options).await?);
         Ok(Pipeline::new(registry, agent, &hook_order)?)

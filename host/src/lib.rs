@@ -15,6 +15,7 @@ pub mod engine;
 mod failure;
 pub mod grant;
 pub mod limits;
+pub mod lock;
 pub mod mcp;
 pub mod net;
 pub mod pipeline;

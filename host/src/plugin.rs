@@ -10,6 +10,7 @@ use crate::engine::EngineSettings;
 use crate::failure::{self, Failure};
 use crate::grant::PluginGrant;
 use crate::limits::{DESCRIBE_TIMEOUT, Limits};
+use crate::lock::Lockfile;
 use crate::net::HttpGate;
 use crate::schema::ArgumentSchema;
 use sha2::{Digest, Sha256};
@@ -64,6 +65,8 @@ pub enum LoadError {
     PinMismatch { expected: String, actual: String },
     #[error("{0}")]
     NotAComponent(String),
+    #[error("{0}")]
+    NotApproved(String),
     #[error("it does not target the cordon:plugin@0.1.0 `cordon-plugin` world: {0}")]
     WrongWorld(String),
     #[error("its describe() failed: {0}")]
@@ -146,11 +149,13 @@ enum Grants {
 type BoxedCall<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 impl Plugin {
-    /// Reads, verifies, compiles (or loads from cache), links and describes one plugin file.
+    /// Reads, verifies (sha256 pin, lockfile approval), compiles (or loads from cache), links and
+    /// describes one plugin file.
     pub async fn load(
         host: &PluginHost,
         path: &Path,
         grant: Arc<PluginGrant>,
+        lock: Option<&Lockfile>,
     ) -> Result<Self, LoadError> {
         let id: Arc<str> = path
             .file_stem()
@@ -166,6 +171,10 @@ impl Plugin {
                 expected: hex::encode(expected),
                 actual: hex::encode(sha256),
             });
+        }
+        if let Some(lock) = lock {
+            lock.check(&id, &sha256, &grant)
+                .map_err(LoadError::NotApproved)?;
         }
         check_component_header(&bytes)?;
         let engine = host.engine.clone();

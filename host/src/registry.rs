@@ -4,6 +4,7 @@
 use crate::cache::CompileCache;
 use crate::config::Config;
 use crate::engine::{self, EngineSettings};
+use crate::lock::Lockfile;
 use crate::plugin::{LoadError, Plugin, PluginHost, ToolInfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,8 @@ pub struct RegistryOptions {
     pub plugins_dir: PathBuf,
     pub config: Config,
     pub cache: CompileCache,
+    /// When set, only plugins approved in this lockfile (same sha256, no wider grants) load.
+    pub lock: Option<Lockfile>,
 }
 
 /// The loaded plugins and their tools.
@@ -59,11 +62,18 @@ impl Registry {
         );
         warn_about_unused_grants(&options.config, &files);
 
+        let lock = options.lock.map(Arc::new);
         let mut loads = tokio::task::JoinSet::new();
         for (index, file) in files.iter().cloned().enumerate() {
             let host = host.clone();
             let grant = Arc::new(options.config.grant_for(&plugin_id(&file)));
-            loads.spawn(async move { (index, Plugin::load(&host, &file, grant).await) });
+            let lock = lock.clone();
+            loads.spawn(async move {
+                (
+                    index,
+                    Plugin::load(&host, &file, grant, lock.as_deref()).await,
+                )
+            });
         }
         let mut outcomes: Vec<(usize, Result<Plugin, LoadError>)> = Vec::new();
         while let Some(joined) = loads.join_next().await {

@@ -10,6 +10,7 @@ mod fs_tools;
 mod hooks;
 mod hostile;
 mod loading;
+mod lockfile;
 mod mcp_stdio;
 mod network;
 mod pipeline;

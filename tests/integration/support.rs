@@ -159,6 +159,7 @@ impl Workspace {
             plugins_dir: self.path().join("plugins"),
             config,
             cache: CompileCache::at(self.cache_home().join("cordon").join("compiled")),
+            lock: None,
         };
         let registry = Registry::load(options).await.expect("registry");
         Pipeline::new(std::sync::Arc::new(registry), agent, &hook_order).expect("pipeline")

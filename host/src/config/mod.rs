@@ -69,6 +69,8 @@ impl Default for AgentSettings {
 /// The validated configuration.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
+    /// Load only the plugins approved in cordon.lock (`[host] locked = true`).
+    pub locked: bool,
     /// How batches run.
     pub agent: AgentSettings,
     /// Plugin ids whose hooks run first, in this order (`[hooks] order`); the other hooks follow
@@ -124,6 +126,7 @@ impl Config {
             .validate()
             .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
         Ok(Self {
+            locked: raw.host.locked,
             agent,
             hook_order: raw.hooks.order,
             default_limits,
@@ -165,6 +168,8 @@ impl Config {
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     #[serde(default)]
+    host: RawHost,
+    #[serde(default)]
     agent: RawAgent,
     #[serde(default)]
     hooks: RawHooks,
@@ -172,6 +177,13 @@ struct RawConfig {
     defaults: RawDefaults,
     #[serde(default)]
     plugins: BTreeMap<String, RawPlugin>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    #[serde(default)]
+    locked: bool,
 }
 
 #[derive(Deserialize, Default)]

@@ -1,0 +1,226 @@
+//! `cordon.lock`: the plugins an operator approved, each with its sha256 and the grants it was
+//! approved with. When loading is locked, a plugin that is new, changed, or whose grants widened
+//! refuses to load, and the message says what changed.
+
+use crate::grant::{Access, PluginGrant};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A problem reading or writing the lockfile.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("cannot read {path} (run `cordon lock` to create it)")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a valid cordon.lock: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("cannot write {path}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// One approved plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedPlugin {
+    pub sha256: String,
+    /// Every capability it was granted, one normalized line each.
+    pub grants: Vec<String>,
+}
+
+/// The approved plugins by id.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lockfile {
+    #[serde(default)]
+    pub plugins: BTreeMap<String, LockedPlugin>,
+}
+
+const HEADER: &str = "# Written by `cordon lock`: the plugins approved to run, with their sha256 and the\n# grants they were approved with. `cordon --locked` refuses anything new, changed or widened.\n\n";
+
+impl Lockfile {
+    pub fn load(path: &Path) -> Result<Self, LockError> {
+        let text = std::fs::read_to_string(path).map_err(|source| LockError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|err| LockError::Syntax {
+            path: path.to_path_buf(),
+            message: err.to_string(),
+        })
+    }
+
+    /// Writes the lockfile atomically.
+    pub fn write(&self, path: &Path) -> Result<(), LockError> {
+        let write_error = |source| LockError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let text =
+            toml::to_string_pretty(self).map_err(|err| write_error(std::io::Error::other(err)))?;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let mut file = tempfile::NamedTempFile::new_in(dir).map_err(write_error)?;
+        file.write_all(HEADER.as_bytes())
+            .and_then(|()| file.write_all(text.as_bytes()))
+            .map_err(write_error)?;
+        file.persist(path).map_err(|err| write_error(err.error))?;
+        Ok(())
+    }
+
+    pub fn approve(&mut self, id: &str, sha256: &[u8; 32], grant: &PluginGrant) {
+        self.plugins.insert(
+            id.to_string(),
+            LockedPlugin {
+                sha256: hex::encode(sha256),
+                grants: capabilities(grant),
+            },
+        );
+    }
+
+    /// Whether plugin `id` with this content and these grants was approved; otherwise what changed.
+    pub fn check(&self, id: &str, sha256: &[u8; 32], grant: &PluginGrant) -> Result<(), String> {
+        let Some(locked) = self.plugins.get(id) else {
+            return Err(format!(
+                "it is not in cordon.lock (a new plugin); review it, then run `cordon lock` to approve it"
+            ));
+        };
+        let actual = hex::encode(sha256);
+        if locked.sha256 != actual {
+            return Err(format!(
+                "it changed since it was locked: cordon.lock has sha256 {} but the file is {actual}; review it, then run `cordon lock`",
+                locked.sha256
+            ));
+        }
+        let added: Vec<String> = capabilities(grant)
+            .into_iter()
+            .filter(|cap| !locked.grants.contains(cap))
+            .collect();
+        if !added.is_empty() {
+            return Err(format!(
+                "its grants widened since it was locked; added: {}; review them, then run `cordon lock`",
+                added.join("; ")
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A grant as normalized, comparable lines ("dir /data ro from /srv/data", "http https://x:443 ...").
+pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
+    let mut lines = Vec::new();
+    for dir in &grant.dirs {
+        let mode = match dir.access {
+            Access::ReadOnly => "ro",
+            Access::ReadWrite => "rw",
+        };
+        lines.push(format!(
+            "dir {} {mode} from {}",
+            dir.guest,
+            dir.host.display()
+        ));
+    }
+    for name in &grant.env {
+        lines.push(format!("env {name}"));
+    }
+    for (name, _) in &grant.env_set {
+        lines.push(format!("env_set {name}"));
+    }
+    for http in grant.http.iter() {
+        let methods = http
+            .methods
+            .as_ref()
+            .map_or("any".to_string(), |m| m.join(","));
+        let headers: Vec<String> = http.headers.iter().map(|h| h.name.to_string()).collect();
+        lines.push(format!(
+            "http {} methods={methods} path={} private={} headers={}",
+            http.origin(),
+            http.path_prefix.as_deref().unwrap_or("/"),
+            http.private,
+            if headers.is_empty() {
+                "none".to_string()
+            } else {
+                headers.join(",")
+            }
+        ));
+    }
+    lines.sort();
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grant::DirGrant;
+
+    fn grant(dirs: &[(&str, Access)]) -> PluginGrant {
+        PluginGrant {
+            dirs: dirs
+                .iter()
+                .map(|(guest, access)| DirGrant {
+                    host: "/srv".into(),
+                    guest: guest.to_string(),
+                    access: *access,
+                })
+                .collect(),
+            ..PluginGrant::default()
+        }
+    }
+
+    #[test]
+    fn new_changed_and_widened_plugins_are_refused() {
+        let mut lock = Lockfile::default();
+        let approved = grant(&[("/data", Access::ReadOnly)]);
+        lock.approve("fs", &[1; 32], &approved);
+        assert_eq!(lock.check("fs", &[1; 32], &approved), Ok(()));
+        assert_eq!(
+            lock.check("fs", &[1; 32], &PluginGrant::default()),
+            Ok(()),
+            "narrower grants are fine"
+        );
+        assert!(
+            lock.check("other", &[1; 32], &approved)
+                .unwrap_err()
+                .contains("not in cordon.lock")
+        );
+        let changed = lock.check("fs", &[2; 32], &approved).unwrap_err();
+        assert!(
+            changed.contains(&hex::encode([1; 32])) && changed.contains(&hex::encode([2; 32])),
+            "{changed}"
+        );
+        let widened = lock
+            .check("fs", &[1; 32], &grant(&[("/data", Access::ReadWrite)]))
+            .unwrap_err();
+        assert!(
+            widened.contains("added: dir /data rw from /srv"),
+            "{widened}"
+        );
+    }
+
+    #[test]
+    fn round_trips_through_the_file() {
+        let mut lock = Lockfile::default();
+        lock.approve(
+            "fs",
+            &[7; 32],
+            &grant(&[("/a", Access::ReadOnly), ("/b", Access::ReadWrite)]),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cordon.lock");
+        lock.write(&path).unwrap();
+        assert_eq!(Lockfile::load(&path).unwrap(), lock);
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .starts_with("# Written by `cordon lock`")
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! `cordon lock` and locked loading: new, changed and widened plugins refuse to load, saying what
+//! changed.
+
+use crate::support::{Workspace, probe, text};
+
+fn reason(ws: &Workspace, file: &str, args: &[&str]) -> Option<String> {
+    let mut all = args.to_vec();
+    all.extend(["list", "--json"]);
+    let list = ws.cordon(&all).json();
+    list["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["file"].as_str().unwrap().ends_with(file))
+        .map(|r| r["reason"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn locked_loading_refuses_new_changed_and_widened_plugins() {
+    let ws = probe().config("[plugins.probe]\nenv = [\"LANG\"]\n");
+    let locked = ws.cordon(&["lock"]);
+    assert_eq!(locked.code, 0, "{}", locked.stderr);
+    assert!(
+        locked.stdout.contains("1 plugin(s) approved: probe"),
+        "{}",
+        locked.stdout
+    );
+    let lockfile = std::fs::read_to_string(ws.path().join("cordon.lock")).unwrap();
+    assert!(
+        lockfile.contains("[plugins.probe]") && lockfile.contains("env LANG"),
+        "{lockfile}"
+    );
+    assert_eq!(
+        reason(&ws, "probe.wasm", &["--locked"]),
+        None,
+        "the approved plugin loads"
+    );
+    assert_eq!(
+        text(
+            &ws.cordon(&["--locked", "call", "echo", r#"{"text": "ok"}"#, "--json"])
+                .json()
+        ),
+        "ok"
+    );
+
+    let narrower = ws.config("");
+    assert_eq!(
+        reason(&narrower, "probe.wasm", &["--locked"]),
+        None,
+        "narrower grants are fine"
+    );
+
+    let widened = narrower.config("[plugins.probe]\nenv = [\"LANG\", \"HOME\"]\n");
+    let why = reason(&widened, "probe.wasm", &["--locked"]).expect("refused");
+    assert!(
+        why.contains("grants widened") && why.contains("added: env HOME"),
+        "{why}"
+    );
+
+    let newcomer = widened
+        .config("[plugins.probe]\nenv = [\"LANG\"]\n")
+        .plugin("fixture_twin", "twin");
+    let why = reason(&newcomer, "twin.wasm", &["--locked"]).expect("refused");
+    assert!(why.contains("not in cordon.lock"), "{why}");
+
+    let changed = newcomer.plugin("fixture_hook", "probe");
+    let why = reason(&changed, "probe.wasm", &["--locked"]).expect("refused");
+    assert!(
+        why.contains("changed since it was locked") && why.contains("but the file is"),
+        "{why}"
+    );
+
+    let by_config = changed.config("[host]\nlocked = true\n[plugins.probe]\nenv = [\"LANG\"]\n");
+    assert!(
+        reason(&by_config, "probe.wasm", &[]).is_some(),
+        "[host] locked = true locks too"
+    );
+    assert!(reason(&by_config, "twin.wasm", &[]).is_some());
+}
+
+#[test]
+fn locked_loading_without_a_lockfile_is_a_usage_error() {
+    let run = probe().cordon(&["--locked", "list"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("cordon.lock") && run.stderr.contains("cordon lock"),
+        "{}",
+        run.stderr
+    );
+}
