@@ -22,6 +22,17 @@ pub type ReportSink = Arc<dyn Fn(GuestReport) + Send + Sync>;
 pub enum GuestReport {
     Progress(ProgressUpdate),
     Log(LogLine),
+    /// An outgoing HTTP request, let through or refused by the gate.
+    Http(HttpAttempt),
+}
+
+/// An outgoing HTTP request a guest made. The URL has no query string (it may carry secrets).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpAttempt {
+    pub call_id: String,
+    pub method: String,
+    pub url: String,
+    pub allowed: bool,
 }
 
 /// Severity of a guest's log line.

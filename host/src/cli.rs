@@ -253,6 +253,15 @@ impl Cli {
             agent.tools = Some(tools.clone());
         }
         let hook_order = config.hook_order.clone();
+        let audit = match &config.audit_path {
+            Some(path) => Some(cordon::audit::AuditLog::open(path).with_context(|| {
+                format!(
+                    "cannot open the audit log {} ([audit] path)",
+                    path.display()
+                )
+            })?),
+            None => None,
+        };
         let options = RegistryOptions {
             plugins_dir: self.plugins.clone(),
             config,
@@ -260,7 +269,11 @@ impl Cli {
             lock,
         };
         let registry = Arc::new(Registry::load(options).await?);
-        Ok(Pipeline::new(registry, agent, &hook_order)?)
+        let pipeline = Pipeline::new(registry, agent, &hook_order)?;
+        Ok(match audit {
+            Some(audit) => pipeline.with_audit_log(audit),
+            None => pipeline,
+        })
     }
 }
 

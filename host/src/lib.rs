@@ -5,6 +5,7 @@
 //! calls through validation, hooks and fresh sandboxes, and always returns one
 //! [`result::ToolResult`] per call, success or a classified error, in call order.
 
+pub mod audit;
 mod bindings;
 pub mod cache;
 mod call_state;
@@ -24,7 +25,7 @@ pub mod registry;
 pub mod result;
 pub mod schema;
 
-pub use call_state::{GuestReport, LogLevel, LogLine, ProgressUpdate, ReportSink};
+pub use call_state::{GuestReport, HttpAttempt, LogLevel, LogLine, ProgressUpdate, ReportSink};
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use plugin::CallOptions;
 pub use registry::{Registry, RegistryOptions};

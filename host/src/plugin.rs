@@ -369,14 +369,15 @@ impl Plugin {
             () = options.cancel.cancelled() => return Err(failure::cancelled(what)),
         };
         let started = Instant::now();
-        let http_gate = match grants {
-            Grants::Granted => HttpGate::new(
-                self.id.clone(),
-                self.grant.http.clone(),
-                limits.http.clone(),
-            ),
-            Grants::None => HttpGate::new(self.id.clone(), Vec::new().into(), limits.http.clone()),
+        let reports = options
+            .reports
+            .clone()
+            .map(|sink| (sink, call_id.to_string()));
+        let http_grants = match grants {
+            Grants::Granted => self.grant.http.clone(),
+            Grants::None => Vec::new().into(),
         };
+        let http_gate = HttpGate::new(self.id.clone(), http_grants, limits.http.clone(), reports);
         let state = CallState::new(CallSetup {
             wasi,
             http_gate,

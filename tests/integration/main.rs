@@ -3,6 +3,7 @@
 
 mod support;
 
+mod audit;
 mod bundled_hooks;
 mod cache;
 mod cli;

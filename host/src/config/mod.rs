@@ -71,6 +71,8 @@ impl Default for AgentSettings {
 pub struct Config {
     /// Load only the plugins approved in cordon.lock (`[host] locked = true`).
     pub locked: bool,
+    /// Where the audit log goes (`[audit] path`), if anywhere.
+    pub audit_path: Option<PathBuf>,
     /// How batches run.
     pub agent: AgentSettings,
     /// Plugin ids whose hooks run first, in this order (`[hooks] order`); the other hooks follow
@@ -127,6 +129,7 @@ impl Config {
             .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
         Ok(Self {
             locked: raw.host.locked,
+            audit_path: raw.audit.path.map(|path| base.join(path)),
             agent,
             hook_order: raw.hooks.order,
             default_limits,
@@ -170,6 +173,8 @@ struct RawConfig {
     #[serde(default)]
     host: RawHost,
     #[serde(default)]
+    audit: RawAudit,
+    #[serde(default)]
     agent: RawAgent,
     #[serde(default)]
     hooks: RawHooks,
@@ -177,6 +182,12 @@ struct RawConfig {
     defaults: RawDefaults,
     #[serde(default)]
     plugins: BTreeMap<String, RawPlugin>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawAudit {
+    path: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Default)]

@@ -8,6 +8,7 @@
 use super::address::is_non_public;
 use super::body::BoundedBody;
 use super::grant::{HttpGrant, RequestTarget, Scheme};
+use crate::call_state::{GuestReport, HttpAttempt, ReportSink};
 use http_body_util::BodyExt;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -52,21 +53,41 @@ pub struct HttpGate {
     grants: Arc<[HttpGrant]>,
     limits: HttpLimits,
     in_flight: Arc<Semaphore>,
+    /// Where each attempt is reported (for events and the audit log), with the call's id.
+    reports: Option<(ReportSink, String)>,
 }
 
 impl HttpGate {
-    pub fn new(plugin: Arc<str>, grants: Arc<[HttpGrant]>, limits: HttpLimits) -> Self {
+    pub fn new(
+        plugin: Arc<str>,
+        grants: Arc<[HttpGrant]>,
+        limits: HttpLimits,
+        reports: Option<(ReportSink, String)>,
+    ) -> Self {
         let in_flight = Arc::new(Semaphore::new(limits.max_concurrent.max(1)));
         Self {
             plugin,
             grants,
             limits,
             in_flight,
+            reports,
         }
     }
 
-    fn refuse(&self, target: &str, reason: &str) -> Error {
-        tracing::warn!(plugin = %self.plugin, "refused an HTTP request to {target}: {reason}");
+    fn report(&self, target: &RequestTarget, allowed: bool) {
+        if let Some((sink, call_id)) = &self.reports {
+            sink(GuestReport::Http(HttpAttempt {
+                call_id: call_id.clone(),
+                method: target.method.clone(),
+                url: format!("{}{}", target.origin(), target.path),
+                allowed,
+            }));
+        }
+    }
+
+    fn refuse(&self, target: &RequestTarget, shown: &str, reason: &str) -> Error {
+        tracing::warn!(plugin = %self.plugin, "refused an HTTP request to {shown}: {reason}");
+        self.report(target, false);
         Error::HttpRequestDenied
     }
 
@@ -83,7 +104,7 @@ impl HttpGate {
                 let granted: Vec<String> = self.grants.iter().map(HttpGrant::origin).collect();
                 format!("no grant covers it (granted: {})", granted.join(", "))
             };
-            return Err(self.refuse(&shown, &reason));
+            return Err(self.refuse(&target, &shown, &reason));
         };
 
         let permit = self
@@ -93,7 +114,14 @@ impl HttpGate {
             .await
             .map_err(|_| Error::ConnectionLimitReached)?;
         let deadline = Box::pin(tokio::time::sleep(self.limits.total_timeout));
-        let address = self.resolve(&target, grant, &shown).await?;
+        let address = match self.resolve(&target, grant, &shown).await {
+            Ok(address) => address,
+            Err(err) => {
+                self.report(&target, false);
+                return Err(err);
+            }
+        };
+        self.report(&target, true);
 
         // The Host header is the granted origin, whatever the guest set; secrets replace guest values.
         let host_header = if target.port == target.scheme.default_port() {

@@ -46,6 +46,15 @@ pub enum Event {
         level: LogLevel,
         message: String,
     },
+    /// The running tool made an outgoing HTTP request (`allowed` false: the gate refused it). The
+    /// URL carries no query string.
+    HttpRequest {
+        tool_call_id: String,
+        tool_name: String,
+        method: String,
+        url: String,
+        allowed: bool,
+    },
     /// A call has its final result (after after-hooks and the size budget).
     ToolExecutionEnd {
         tool_call_id: String,
@@ -73,6 +82,7 @@ impl Event {
             Self::ToolExecutionStart { tool_call_id, .. }
             | Self::ToolExecutionUpdate { tool_call_id, .. }
             | Self::ToolLog { tool_call_id, .. }
+            | Self::HttpRequest { tool_call_id, .. }
             | Self::ToolExecutionEnd { tool_call_id, .. }
             | Self::HookDecision { tool_call_id, .. } => tool_call_id,
         }

@@ -177,6 +177,13 @@ fn report_events(call: &ReadyCall, emitter: &Emitter, running: Arc<AtomicBool>) 
                 level: line.level,
                 message: line.message,
             },
+            GuestReport::Http(attempt) => Event::HttpRequest {
+                tool_call_id: attempt.call_id,
+                tool_name: name.clone(),
+                method: attempt.method,
+                url: attempt.url,
+                allowed: attempt.allowed,
+            },
         });
     })
 }

@@ -16,6 +16,7 @@ mod hooks;
 pub mod input;
 mod prepare;
 
+use crate::audit::{AuditLog, AuditRecorder};
 use crate::config::{AgentSettings, Execution};
 use crate::plugin::{Plugin, ToolInfo};
 use crate::registry::Registry;
@@ -59,6 +60,7 @@ pub struct Pipeline {
 
 struct Inner {
     registry: Arc<Registry>,
+    audit: Option<Arc<AuditLog>>,
     hooks: HookChain,
     settings: AgentSettings,
     active: Option<BTreeSet<String>>,
@@ -89,11 +91,22 @@ impl Pipeline {
         Ok(Self {
             inner: Arc::new(Inner {
                 registry,
+                audit: None,
                 hooks,
                 settings,
                 active,
             }),
         })
+    }
+
+    /// Appends one line per call to `audit` (see audit.rs).
+    pub fn with_audit_log(self, audit: AuditLog) -> Self {
+        let mut inner = Arc::try_unwrap(self.inner)
+            .unwrap_or_else(|_| panic!("with_audit_log is called before the pipeline is shared"));
+        inner.audit = Some(Arc::new(audit));
+        Self {
+            inner: Arc::new(inner),
+        }
     }
 
     pub fn registry(&self) -> &Registry {
@@ -136,7 +149,29 @@ impl Pipeline {
 
     /// Runs a batch; returns exactly one result per call, in call order.
     pub async fn run(&self, calls: Vec<CallRequest>, options: &BatchOptions) -> Vec<ToolResult> {
-        let emitter = Emitter::new(options.events.clone());
+        let events = match &self.inner.audit {
+            None => options.events.clone(),
+            Some(log) => {
+                let recorder = AuditRecorder::new(log.clone(), self.inner.registry.clone());
+                let user = options.events.clone();
+                let sink: EventSink = Arc::new(move |event: Event| {
+                    recorder.observe(&event);
+                    if let Some(user) = &user {
+                        user(event);
+                    }
+                });
+                Some(sink)
+            }
+        };
+        self.run_with(calls, options, Emitter::new(events)).await
+    }
+
+    async fn run_with(
+        &self,
+        calls: Vec<CallRequest>,
+        options: &BatchOptions,
+        emitter: Emitter,
+    ) -> Vec<ToolResult> {
         let cancel = &options.cancel;
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut ready = Vec::new();

@@ -1,0 +1,177 @@
+//! The audit log: one JSON line per call, appended and flushed as each call ends. It records who ran
+//! (plugin id and sha256), what (tool, a sha256 of the arguments, never the arguments), what the
+//! hooks decided, the outcome and duration, and the capabilities exercised (HTTP requests, let
+//! through or refused; URLs without query strings). No secrets, ever.
+
+use crate::pipeline::Event;
+use crate::registry::Registry;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The open audit log file.
+pub struct AuditLog {
+    path: PathBuf,
+    file: Mutex<File>,
+}
+
+impl AuditLog {
+    /// Opens (creating) the log for appending.
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
+    }
+
+    fn append(&self, line: &Value) {
+        let mut file = self
+            .file
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let written = writeln!(file, "{line}").and_then(|()| file.flush());
+        if let Err(err) = written {
+            tracing::error!(path = %self.path.display(), "cannot write the audit log: {err}");
+        }
+    }
+}
+
+/// What has been seen of one call so far.
+#[derive(Default)]
+struct Pending {
+    tool: String,
+    arguments_sha256: String,
+    hooks: Vec<Value>,
+    http: Vec<Value>,
+}
+
+/// Follows one batch's events and writes a line per finished call.
+pub struct AuditRecorder {
+    log: Arc<AuditLog>,
+    registry: Arc<Registry>,
+    calls: Mutex<HashMap<String, Pending>>,
+}
+
+impl AuditRecorder {
+    pub fn new(log: Arc<AuditLog>, registry: Arc<Registry>) -> Self {
+        Self {
+            log,
+            registry,
+            calls: Mutex::default(),
+        }
+    }
+
+    pub fn observe(&self, event: &Event) {
+        let mut calls = self
+            .calls
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let pending = calls.entry(event.tool_call_id().to_string()).or_default();
+        match event {
+            Event::ToolExecutionStart {
+                tool_name,
+                arguments,
+                ..
+            } => {
+                pending.tool = tool_name.clone();
+                pending.arguments_sha256 = hex::encode(Sha256::digest(arguments.to_string()));
+            }
+            Event::HookDecision {
+                hook,
+                stage,
+                decision,
+                ..
+            } => {
+                pending
+                    .hooks
+                    .push(json!({ "hook": hook, "stage": stage, "decision": decision }));
+            }
+            Event::HttpRequest {
+                method,
+                url,
+                allowed,
+                ..
+            } => {
+                pending
+                    .http
+                    .push(json!({ "method": method, "url": url, "allowed": allowed }));
+            }
+            Event::ToolExecutionEnd {
+                tool_call_id,
+                tool_name,
+                duration_ms,
+                is_error,
+                error_kind,
+            } => {
+                let pending = calls.remove(tool_call_id).unwrap_or_default();
+                let plugin = self.registry.tool(tool_name).map(|(plugin, _)| plugin);
+                self.log.append(&json!({
+                    "time": rfc3339_now(),
+                    "callId": tool_call_id,
+                    "tool": tool_name,
+                    "plugin": plugin.map(|p| p.id.to_string()),
+                    "pluginSha256": plugin.map(|p| hex::encode(p.sha256)),
+                    "argumentsSha256": pending.arguments_sha256,
+                    "hooks": pending.hooks,
+                    "isError": is_error,
+                    "errorKind": error_kind,
+                    "durationMs": duration_ms,
+                    "capabilities": { "http": pending.http },
+                }));
+            }
+            Event::ToolExecutionUpdate { .. } | Event::ToolLog { .. } => {}
+        }
+    }
+}
+
+/// The current UTC time as `2026-11-29T16:04:26.123Z`.
+fn rfc3339_now() -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let (days, seconds) = ((now.as_secs() / 86_400) as i64, now.as_secs() % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        seconds / 3600,
+        seconds % 3600 / 60,
+        seconds % 60,
+        now.subsec_millis()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        let stamp = rfc3339_now();
+        assert_eq!(stamp.len(), 24, "{stamp}");
+        assert!(
+            stamp.starts_with("20") && stamp.ends_with('Z') && stamp.as_bytes()[10] == b'T',
+            "{stamp}"
+        );
+    }
+}
