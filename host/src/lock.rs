@@ -89,9 +89,7 @@ impl Lockfile {
     /// Whether plugin `id` with this content and these grants was approved; otherwise what changed.
     pub fn check(&self, id: &str, sha256: &[u8; 32], grant: &PluginGrant) -> Result<(), String> {
         let Some(locked) = self.plugins.get(id) else {
-            return Err(format!(
-                "it is not in cordon.lock (a new plugin); review it, then run `cordon lock` to approve it"
-            ));
+            return Err("it is not in cordon.lock (a new plugin); review it, then run `cordon lock` to approve it".to_string());
         };
         let actual = hex::encode(sha256);
         if locked.sha256 != actual {
