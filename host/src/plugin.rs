@@ -189,9 +189,9 @@ impl Plugin {
         let instance_pre = host
             .linker
             .instantiate_pre(&component)
-            .map_err(|err| LoadError::WrongWorld(root_cause(&err)))?;
+            .map_err(|err| LoadError::WrongWorld(format!("{err:#}")))?;
         let pre = CordonPluginPre::new(instance_pre)
-            .map_err(|err| LoadError::WrongWorld(root_cause(&err)))?;
+            .map_err(|err| LoadError::WrongWorld(format!("{err:#}")))?;
         let settings: Arc<str> = grant.settings.to_string().into();
         let mut plugin = Self {
             id,

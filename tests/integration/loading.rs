@@ -122,3 +122,27 @@ fn a_sha256_pin_must_match_the_file() {
         "trusted"
     );
 }
+
+#[test]
+fn a_component_importing_an_interface_the_host_does_not_offer_is_refused() {
+    let ws = probe().plugin("fixture_foreign_import", "foreign");
+    let reason = rejection(&ws, "foreign.wasm");
+    assert!(
+        reason.contains("test:foreign/gadget"),
+        "the reason names the missing import: {reason}"
+    );
+    assert_eq!(text(&ws.call("echo", r#"{"text": "ok"}"#)), "ok");
+}
+
+#[test]
+fn a_component_declaring_a_huge_initial_memory_is_refused_at_load() {
+    let ws = probe()
+        .plugin("fixture_huge_memory", "heavy")
+        .config("[plugins.heavy]\nlimits = { memory = \"64MiB\" }\n");
+    let reason = rejection(&ws, "heavy.wasm");
+    assert!(
+        reason.contains("describe() failed") && reason.contains("out of memory"),
+        "{reason}"
+    );
+    assert_eq!(text(&ws.call("echo", r#"{"text": "ok"}"#)), "ok");
+}
