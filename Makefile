@@ -13,7 +13,7 @@ BUNDLED := fs guard redact http_fetch
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
 
-.PHONY: build demo test test-rust test-mcp mcp-clients bench toolchain host plugins fixtures lint clean
+.PHONY: build demo test test-rust test-mcp mcp-clients fuzz bench toolchain host plugins fixtures lint clean
 
 build: host plugins
 
@@ -58,6 +58,10 @@ tests/mcp/node_modules/.installed: tests/mcp/package-lock.json
 	@command -v npm >/dev/null || { echo "error: npm (Node.js) is needed for the MCP client tests" >&2; exit 1; }
 	cd tests/mcp && npm install --no-audit --no-fund --loglevel=error
 	touch $@
+
+# The property tests of tests/integration/fuzz.rs with many more cases than CI runs.
+fuzz: host
+	PROPTEST_CASES=$${PROPTEST_CASES:-20000} cargo test -p cordon --test integration fuzz -- --test-threads 2
 
 bench: host fixtures
 	CORDON_GUEST_DIR=$(GUEST_DIR) cargo bench -p cordon --profile dev --bench batch

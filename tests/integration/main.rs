@@ -8,6 +8,7 @@ mod bundled_hooks;
 mod cache;
 mod cli;
 mod fs_tools;
+mod fuzz;
 mod hooks;
 mod hostile;
 mod loading;

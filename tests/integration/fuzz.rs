@@ -1,0 +1,120 @@
+//! Property tests over the parsers that take untrusted input: cordon.toml, batches of tool calls,
+//! and argument validation against arbitrary schemas. None may panic, whatever the input. CI runs a
+//! short fixed number of cases; `make fuzz` runs many more (PROPTEST_CASES).
+
+use cordon::config::Config;
+use cordon::pipeline::parse_batch;
+use cordon::schema::ArgumentSchema;
+use proptest::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300)
+}
+
+/// Arbitrary JSON, nested a few levels.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        "[a-z$#/_ -]{0,12}".prop_map(Value::String),
+        prop_oneof![
+            Just("type"),
+            Just("object"),
+            Just("properties"),
+            Just("required"),
+            Just("$ref"),
+            Just("string"),
+            Just("items"),
+            Just("enum"),
+            Just("minimum"),
+            Just("pattern"),
+            Just("#/$defs/x")
+        ]
+        .prop_map(|s| Value::String(s.to_string())),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(
+                prop_oneof![
+                    Just("type".to_string()),
+                    Just("properties".to_string()),
+                    Just("required".to_string()),
+                    Just("items".to_string()),
+                    Just("$ref".to_string()),
+                    Just("pattern".to_string()),
+                    Just("enum".to_string()),
+                    "[a-z]{1,6}"
+                ],
+                inner,
+                0..6
+            )
+            .prop_map(|map| Value::Object(map.into_iter().collect())),
+        ]
+    })
+}
+
+/// TOML-looking text built from cordon.toml's own vocabulary, so the parser is exercised past the
+/// first syntax error.
+fn config_text() -> impl Strategy<Value = String> {
+    let line = prop_oneof![
+        Just("[plugins.fs]".to_string()),
+        Just("[agent]".to_string()),
+        Just("[hooks]".to_string()),
+        Just("[defaults.limits]".to_string()),
+        Just("[host]".to_string()),
+        "(timeout|memory|fuel|output|stdio|execution|max_concurrency|tools|order|locked|env|sha256) = (\"[0-9a-zA-Z]{0,8}\"|[0-9]{1,12}|true|\\[\\])",
+        "dirs = \\[\\{ host = \"[./a-z]{0,6}\", guest = \"[/a-z.]{0,6}\", mode = \"(ro|rw|x)\" \\}\\]",
+        "http = \\[\\{ origin = \"(https?|ftp)://[a-z*.0-9:]{0,12}\" \\}\\]",
+        "limits = \\{ timeout = \"[0-9]{0,4}(ms|s|m|h)?\", memory = \"[0-9]{0,5}(KiB|MiB|GiB|B)?\" \\}",
+        "[ -~]{0,30}",
+    ];
+    prop::collection::vec(line, 0..12).prop_map(|lines| lines.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn config_parsing_never_panics(text in config_text()) {
+        let _ = Config::parse(&text, Path::new("fuzz.toml"), Path::new("."));
+    }
+
+    #[test]
+    fn config_parsing_never_panics_on_arbitrary_text(text in "\\PC{0,200}") {
+        let _ = Config::parse(&text, Path::new("fuzz.toml"), Path::new("."));
+    }
+
+    #[test]
+    fn batch_parsing_never_panics(text in "\\PC{0,200}") {
+        let _ = parse_batch(&text);
+    }
+
+    #[test]
+    fn batch_parsing_never_panics_on_arbitrary_json(value in json_value()) {
+        let _ = parse_batch(&value.to_string());
+        let _ = parse_batch(&Value::Array(vec![value]).to_string());
+    }
+
+    #[test]
+    fn argument_validation_never_panics(schema in json_value(), arguments in json_value()) {
+        let mut object_schema = schema.clone();
+        if let Value::Object(map) = &mut object_schema {
+            map.insert("type".into(), Value::String("object".into()));
+        }
+        for candidate in [schema, object_schema] {
+            if let Ok(compiled) = ArgumentSchema::compile(candidate) {
+                let _ = compiled.check(&arguments);
+            }
+        }
+    }
+}
