@@ -24,7 +24,7 @@ impl Default for EngineSettings {
         Self {
             fuel: false,
             max_memory_bytes: 256 << 20,
-            max_instances: 64,
+            max_instances: crate::config::DEFAULT_MAX_SANDBOXES,
         }
     }
 }

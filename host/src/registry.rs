@@ -54,7 +54,7 @@ impl Registry {
         let settings = EngineSettings {
             fuel: options.config.uses_fuel(),
             max_memory_bytes: options.config.max_memory_bytes(),
-            ..EngineSettings::default()
+            max_instances: options.config.max_sandboxes,
         };
         let engine = engine::build(&settings).map_err(RegistryError::Engine)?;
         let host = Arc::new(

@@ -211,6 +211,21 @@ async fn a_flood_of_resource_handles_is_stopped() {
 }
 
 #[tokio::test]
+async fn invalid_utf8_and_lying_list_lengths_across_the_wit_boundary_are_traps() {
+    let ws = workspace();
+    let pipeline = ws.pipeline().await;
+    for tool in ["invalid_utf8", "bogus_list"] {
+        let result = call(&pipeline, tool, "{}").await;
+        assert_eq!(
+            result.error_kind,
+            Some(ErrorKind::Trap),
+            "{tool}: {result:?}"
+        );
+        still_works(&pipeline).await;
+    }
+}
+
+#[tokio::test]
 async fn exit_from_the_guest_is_a_result_not_a_host_exit() {
     let ws = workspace();
     let pipeline = ws.pipeline().await;
@@ -261,7 +276,10 @@ fn rss_bytes() -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_calls_queue_and_each_gets_one_result() {
-    let ws = Workspace::new().plugin("fixture_probe", "probe");
+    // Sixteen sandboxes at most: the other 984 calls queue.
+    let ws = Workspace::new()
+        .plugin("fixture_probe", "probe")
+        .config("[host]\nmax_sandboxes = 16\n");
     let pipeline = ws.pipeline().await;
     call(&pipeline, "echo", r#"{"text": "warm"}"#).await;
     let before = rss_bytes();

@@ -32,6 +32,9 @@ pub enum ConfigError {
     },
 }
 
+/// Sandboxes that may exist at once unless `[host] max_sandboxes` says otherwise.
+pub const DEFAULT_MAX_SANDBOXES: u32 = 64;
+
 /// Whether a batch's calls may run at the same time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -67,10 +70,12 @@ impl Default for AgentSettings {
 }
 
 /// The validated configuration.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// Load only the plugins approved in cordon.lock (`[host] locked = true`).
     pub locked: bool,
+    /// Sandboxes that may exist at once (`[host] max_sandboxes`); calls beyond it queue.
+    pub max_sandboxes: u32,
     /// Where the audit log goes (`[audit] path`), if anywhere.
     pub audit_path: Option<PathBuf>,
     /// How batches run.
@@ -84,6 +89,21 @@ pub struct Config {
     pub plugins: BTreeMap<String, PluginGrant>,
     /// Where it came from, if from a file.
     pub path: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            locked: false,
+            max_sandboxes: DEFAULT_MAX_SANDBOXES,
+            audit_path: None,
+            agent: AgentSettings::default(),
+            hook_order: Vec::new(),
+            default_limits: Limits::default(),
+            plugins: BTreeMap::new(),
+            path: None,
+        }
+    }
 }
 
 impl Config {
@@ -127,8 +147,16 @@ impl Config {
             .agent
             .validate()
             .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
+        let max_sandboxes = raw.host.max_sandboxes.unwrap_or(DEFAULT_MAX_SANDBOXES);
+        if !(1..=10_000).contains(&max_sandboxes) {
+            return Err(invalid(
+                "host.max_sandboxes".into(),
+                format!("{max_sandboxes} is out of range; use 1 to 10000"),
+            ));
+        }
         Ok(Self {
             locked: raw.host.locked,
+            max_sandboxes,
             audit_path: raw.audit.path.map(|path| base.join(path)),
             agent,
             hook_order: raw.hooks.order,
@@ -195,6 +223,7 @@ struct RawAudit {
 struct RawHost {
     #[serde(default)]
     locked: bool,
+    max_sandboxes: Option<u32>,
 }
 
 #[derive(Deserialize, Default)]
