@@ -6,12 +6,14 @@ use crate::bindings::{self, CordonPlugin, CordonPluginPre};
 use crate::cache::{CompileCache, CompileSource};
 use crate::call_state::{CallSetup, CallState, ReportSink};
 use crate::capture::OutputCapture;
+use crate::convert;
 use crate::engine::EngineSettings;
-use crate::failure::{self, Failure};
+use crate::failure::{self, Failure, human_bytes};
 use crate::grant::PluginGrant;
 use crate::limits::{DESCRIBE_TIMEOUT, Limits};
 use crate::lock::Lockfile;
 use crate::net::HttpGate;
+use crate::result::{Content, ErrorKind, ToolResult};
 use crate::schema::ArgumentSchema;
 use sha2::{Digest, Sha256};
 use std::future::Future;
@@ -241,8 +243,56 @@ impl Plugin {
             .map_err(|failure| LoadError::Describe(failure.message))
     }
 
+    /// Runs one call of tool `name` in a fresh sandbox, with arguments already validated against
+    /// its schema (no hooks: the pipeline adds those), and turns whatever happened into a result.
+    pub async fn call_tool(
+        &self,
+        id: &str,
+        name: &str,
+        arguments: &serde_json::Value,
+        options: &CallOptions,
+    ) -> ToolResult {
+        let wit_call = bindings::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        };
+        let (output, budget) = match self.execute(&wit_call, options).await {
+            Ok(done) => done,
+            Err(failure) => {
+                return ToolResult::error(id, name, failure.kind, failure.message, failure.details);
+            }
+        };
+        let content: Vec<Content> = output
+            .content
+            .into_iter()
+            .map(convert::content_from_wit)
+            .collect();
+        let size =
+            content.iter().map(Content::size).sum::<usize>() as u64 + output.details.len() as u64;
+        if size > budget {
+            let limit = self.grant.limits.output_bytes;
+            return ToolResult::error(
+                id,
+                name,
+                ErrorKind::ToolError,
+                format!(
+                    "{name} produced {size} bytes of output, over its plugin's output limit of {}. Ask for less at a time (use offsets, limits or filters).",
+                    human_bytes(limit)
+                ),
+                serde_json::json!({ "outputBytes": size, "limitBytes": limit }),
+            );
+        }
+        ToolResult::success(
+            id,
+            name,
+            content,
+            convert::details_from_wit(&output.details),
+        )
+    }
+
     /// Runs one tool call whose arguments were already validated.
-    pub async fn execute(
+    async fn execute(
         &self,
         call: &bindings::ToolCall,
         options: &CallOptions,

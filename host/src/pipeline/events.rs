@@ -98,9 +98,10 @@ impl Emitter {
         Self(sink)
     }
 
-    pub fn emit(&self, event: Event) {
+    /// Builds and sends an event, only when someone listens.
+    pub fn emit(&self, event: impl FnOnce() -> Event) {
         if let Some(sink) = &self.0 {
-            sink(event);
+            sink(event());
         }
     }
 }

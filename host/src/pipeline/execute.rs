@@ -7,9 +7,8 @@ use super::{Pipeline, budget};
 use crate::bindings;
 use crate::call_state::{GuestReport, ReportSink};
 use crate::convert;
-use crate::failure::human_bytes;
 use crate::plugin::CallOptions;
-use crate::result::{Content, ErrorKind, ToolResult};
+use crate::result::{ErrorKind, ToolResult};
 use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +23,7 @@ impl Pipeline {
         cancel: &CancellationToken,
         emitter: &Emitter,
     ) -> ToolResult {
-        emitter.emit(Event::ToolExecutionStart {
+        emitter.emit(|| Event::ToolExecutionStart {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             arguments: call.arguments.clone(),
@@ -38,7 +37,10 @@ impl Pipeline {
                 reports: Some(report_events(&call, emitter, running.clone())),
                 cancel: cancel.clone(),
             };
-            let result = run_tool(&call, &options).await;
+            let result = call
+                .plugin
+                .call_tool(&call.id, &call.name, &call.arguments, &options)
+                .await;
             // Progress a guest reports after its call ended is ignored.
             running.store(false, Ordering::SeqCst);
             let options = CallOptions {
@@ -53,7 +55,7 @@ impl Pipeline {
     }
 
     pub(crate) fn end(&self, result: &ToolResult, started: Instant, emitter: &Emitter) {
-        emitter.emit(Event::ToolExecutionEnd {
+        emitter.emit(|| Event::ToolExecutionEnd {
             tool_call_id: result.tool_call_id.clone(),
             tool_name: result.tool_name.clone(),
             duration_ms: started.elapsed().as_millis() as u64,
@@ -80,7 +82,7 @@ impl Pipeline {
                 .after_tool_call(&wit_call, &to_wit_result(&result), options)
                 .await;
             let emit = |decision: &'static str, reason: Option<String>| {
-                emitter.emit(Event::HookDecision {
+                emitter.emit(|| Event::HookDecision {
                     tool_call_id: call.id.clone(),
                     tool_name: call.name.clone(),
                     hook: hook.id.to_string(),
@@ -115,47 +117,6 @@ impl Pipeline {
     }
 }
 
-/// Runs the tool in its sandbox and turns what happened into a result.
-async fn run_tool(call: &ReadyCall, options: &CallOptions) -> ToolResult {
-    let (id, name) = (call.id.as_str(), call.name.as_str());
-    let wit_call = bindings::ToolCall {
-        id: id.to_string(),
-        name: name.to_string(),
-        arguments: call.arguments.to_string(),
-    };
-    match call.plugin.execute(&wit_call, options).await {
-        Ok((output, budget)) => {
-            let content: Vec<Content> = output
-                .content
-                .into_iter()
-                .map(convert::content_from_wit)
-                .collect();
-            let size = content.iter().map(Content::size).sum::<usize>() as u64
-                + output.details.len() as u64;
-            if size > budget {
-                let limit = call.plugin.grant.limits.output_bytes;
-                return ToolResult::error(
-                    id,
-                    name,
-                    ErrorKind::ToolError,
-                    format!(
-                        "{name} produced {size} bytes of output, over its plugin's output limit of {}. Ask for less at a time (use offsets, limits or filters).",
-                        human_bytes(limit)
-                    ),
-                    json!({ "outputBytes": size, "limitBytes": limit }),
-                );
-            }
-            ToolResult::success(
-                id,
-                name,
-                content,
-                convert::details_from_wit(&output.details),
-            )
-        }
-        Err(failure) => ToolResult::error(id, name, failure.kind, failure.message, failure.details),
-    }
-}
-
 /// Turns what a call reports into events while it runs: progress into `tool_execution_update`,
 /// log lines into `tool_log`. Reports after the call ended are dropped.
 fn report_events(call: &ReadyCall, emitter: &Emitter, running: Arc<AtomicBool>) -> ReportSink {
@@ -164,7 +125,7 @@ fn report_events(call: &ReadyCall, emitter: &Emitter, running: Arc<AtomicBool>) 
         if !running.load(Ordering::SeqCst) {
             return;
         }
-        emitter.emit(match report {
+        emitter.emit(|| match report {
             GuestReport::Progress(update) => Event::ToolExecutionUpdate {
                 tool_call_id: update.call_id,
                 tool_name: name.clone(),

@@ -180,7 +180,7 @@ impl Pipeline {
             match self.prepare(request, cancel, &emitter).await {
                 Prepared::Ready(call) => ready.push((index, call)),
                 Prepared::Done(mut result) => {
-                    emitter.emit(Event::ToolExecutionStart {
+                    emitter.emit(|| Event::ToolExecutionStart {
                         tool_call_id: request.id.clone(),
                         tool_name: request.name.clone(),
                         arguments: serde_json::from_str(&request.arguments)
@@ -195,7 +195,8 @@ impl Pipeline {
 
         let sequential = self.inner.settings.execution == Execution::Sequential
             || ready.iter().any(|(_, call)| call.sequential);
-        if sequential {
+        // One call (or a sequential batch) runs on this task: no spawn, no slot to wait for.
+        if sequential || ready.len() == 1 {
             for (index, call) in ready {
                 results[index] = Some(self.execute(call, cancel, &emitter).await);
             }

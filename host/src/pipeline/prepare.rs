@@ -90,7 +90,7 @@ impl Pipeline {
             };
             let decision = hook.before_tool_call(&call, &options).await;
             let emit = |decision: &'static str, reason: Option<String>| {
-                emitter.emit(Event::HookDecision {
+                emitter.emit(|| Event::HookDecision {
                     tool_call_id: id.to_string(),
                     tool_name: name.to_string(),
                     hook: hook.id.to_string(),

@@ -10,31 +10,40 @@ use serde_json::Value;
 
 type RunFn = Box<dyn Fn(Value, &Context) -> crate::ToolResult>;
 
-/// One tool with its arguments type erased.
+/// One tool with its arguments type erased. Every call instantiates the plugin afresh, so this is
+/// built on every call: the spec (with its generated schema) is only made when `describe` asks.
 pub struct ToolEntry {
-    spec: wit::ToolSpec,
+    name: &'static str,
+    spec: fn() -> wit::ToolSpec,
     run: RunFn,
+}
+
+fn spec_of<T: Tool>() -> wit::ToolSpec {
+    wit::ToolSpec {
+        name: T::NAME.to_string(),
+        label: T::LABEL.to_string(),
+        description: T::DESCRIPTION.to_string(),
+        parameters: parameters_schema::<T::Args>().to_string(),
+        execution_mode: match T::EXECUTION_MODE {
+            ExecutionMode::Parallel => wit::ExecutionMode::Parallel,
+            ExecutionMode::Sequential => wit::ExecutionMode::Sequential,
+        },
+    }
 }
 
 impl ToolEntry {
     pub fn new<T: Tool>(tool: T) -> Self {
-        let spec = wit::ToolSpec {
-            name: T::NAME.to_string(),
-            label: T::LABEL.to_string(),
-            description: T::DESCRIPTION.to_string(),
-            parameters: parameters_schema::<T::Args>().to_string(),
-            execution_mode: match T::EXECUTION_MODE {
-                ExecutionMode::Parallel => wit::ExecutionMode::Parallel,
-                ExecutionMode::Sequential => wit::ExecutionMode::Sequential,
-            },
-        };
         let run: RunFn = Box::new(move |arguments, cx| {
             let args: T::Args = serde_json::from_value(arguments).map_err(|err| {
                 ToolError::new(format!("the arguments do not fit {}: {err}", T::NAME))
             })?;
             tool.run(args, cx)
         });
-        Self { spec, run }
+        Self {
+            name: T::NAME,
+            spec: spec_of::<T>,
+            run,
+        }
     }
 }
 
@@ -66,13 +75,13 @@ impl<H: Hook> PluginRuntime<H> {
             after: H::AFTER,
         });
         wit::PluginInfo {
-            tools: self.tools.into_iter().map(|t| t.spec).collect(),
+            tools: self.tools.iter().map(|t| (t.spec)()).collect(),
             hook,
         }
     }
 
     pub fn execute(self, call: wit::ToolCall) -> Result<wit::ToolOutput, wit::ToolFailure> {
-        let Some(entry) = self.tools.iter().find(|t| t.spec.name == call.name) else {
+        let Some(entry) = self.tools.iter().find(|t| t.name == call.name) else {
             return Err(to_wit_failure(ToolError::new(format!(
                 "this plugin has no tool named {:?}",
                 call.name
