@@ -104,3 +104,32 @@ async def test_fifty_concurrent_calls_over_http(http_server):
             for i in range(50):
                 group.start_soon(one, i)
     assert [texts(r) for r in results] == [f"call {i}" for i in range(50)]
+
+
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+async def test_tool_logs_reach_a_client_that_asks_for_them(target):
+    received = []
+
+    async def on_log(params):
+        received.append((params.level, params.logger, params.data))
+
+    # 2026-07-28: the opt-in travels in each request's _meta.
+    async with Client(target, mode="auto", cache=None, logging_callback=on_log, log_level="info") as client:
+        await client.call_tool("echo", {"text": "auto"})
+    assert ("info", "echo", "echoing 4 bytes") in received, received
+    # Handshake era: logging/setLevel.
+    async with Client(target, mode="legacy", cache=None, logging_callback=on_log) as client:
+        await client.set_logging_level("info")
+        await client.call_tool("echo", {"text": "legacy"})
+    assert ("info", "echo", "echoing 6 bytes") in received, received
+
+
+async def test_no_tool_logs_without_asking(stdio_server):
+    received = []
+
+    async def on_log(params):
+        received.append(params)
+
+    async with Client(stdio_server, mode="auto", cache=None, logging_callback=on_log) as client:
+        await client.call_tool("echo", {"text": "quiet"})
+    assert received == []

@@ -90,11 +90,17 @@ impl ServerHandler for McpServer {
             .map(|object| serde_json::Value::Object(object).to_string())
             .unwrap_or_default();
         let call = CallRequest::new(context.id.to_string(), request.name.to_string(), arguments);
-        let (sink, sending) = forwarder(
-            context.peer.clone(),
-            context.meta.get_progress_token(),
-            self.log_level.clone(),
-        );
+        let token = context.meta.get_progress_token();
+        let log_level = self.log_level.for_request(&context.meta);
+        if token.is_none() && !log_level.enabled() {
+            // Nothing to stream: no forwarding task.
+            let options = BatchOptions {
+                cancel: context.ct.clone(),
+                events: None,
+            };
+            return Ok(results::call_tool_result(self.pipeline.call(call, &options).await).into());
+        }
+        let (sink, sending) = forwarder(context.peer.clone(), token, log_level);
         let options = BatchOptions {
             cancel: context.ct.clone(),
             events: Some(sink),
