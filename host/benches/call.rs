@@ -5,6 +5,7 @@
 //! - pipeline: the whole path a call takes (lookup, schema, hooks, sandbox, result);
 //! - MCP stdio round trip: `cordon serve` in a subprocess, driven over its pipes by a raw JSON-RPC
 //!   client, beside the pipe floor (the same client talking to `cat`).
+//!
 //! Prints median and p99 per row and ratios to the pipeline.
 
 use cordon::cache::CompileCache;
