@@ -254,12 +254,14 @@ impl Cli {
         }
         let hook_order = config.hook_order.clone();
         let audit = match &config.audit_path {
-            Some(path) => Some(cordon::audit::AuditLog::open(path).with_context(|| {
-                format!(
-                    "cannot open the audit log {} ([audit] path)",
-                    path.display()
-                )
-            })?),
+            Some(path) => Some(cordon::pipeline::audit::AuditLog::open(path).with_context(
+                || {
+                    format!(
+                        "cannot open the audit log {} ([audit] path)",
+                        path.display()
+                    )
+                },
+            )?),
             None => None,
         };
         let options = RegistryOptions {

@@ -5,7 +5,6 @@
 //! calls through validation, hooks and fresh sandboxes, and always returns one
 //! [`result::ToolResult`] per call, success or a classified error, in call order.
 
-pub mod audit;
 mod bindings;
 pub mod cache;
 mod call_state;

@@ -9,6 +9,7 @@
 //! 6. Cancellation through a token: running sandboxes are interrupted, pending calls end as
 //!    `cancelled`.
 
+pub mod audit;
 mod budget;
 pub mod events;
 mod execute;
@@ -16,11 +17,11 @@ mod hooks;
 pub mod input;
 mod prepare;
 
-use crate::audit::{AuditLog, AuditRecorder};
 use crate::config::{AgentSettings, Execution};
 use crate::plugin::{Plugin, ToolInfo};
 use crate::registry::Registry;
 use crate::result::ToolResult;
+use audit::{AuditLog, AuditRecorder};
 use events::{Emitter, EventSink};
 use hooks::HookChain;
 use prepare::Prepared;

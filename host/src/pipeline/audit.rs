@@ -3,7 +3,7 @@
 //! hooks decided, the outcome and duration, and the capabilities exercised (HTTP requests, let
 //! through or refused; URLs without query strings). No secrets, ever.
 
-use crate::pipeline::Event;
+use super::Event;
 use crate::registry::Registry;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
