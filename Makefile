@@ -9,6 +9,10 @@ TEST_VENV := $(HOME)/.cache/cordon-test-venv
 
 # Plugins shipped in plugins/<name>/, built to plugins/<name>.wasm.
 BUNDLED := fs guard redact http_fetch
+# Bundled plugins written in Python (plugins/<name>/app.py), built with componentize-py.
+PYTHON_PLUGINS := csv_query
+PYTHON_WASM := $(addprefix $(GUEST_DIR)/,$(addsuffix .wasm,$(PYTHON_PLUGINS)))
+BUILD_VENV := $(HOME)/.cache/cordon-build-venv
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
@@ -24,14 +28,25 @@ toolchain:
 host: toolchain
 	cargo build -p cordon
 
-plugins: toolchain
+plugins: toolchain $(PYTHON_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED))
-	@for name in $(BUNDLED); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
+	@for name in $(BUNDLED) $(PYTHON_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
+
+# A Python plugin is rebuilt when its app, the SDK or the contract changes.
+$(GUEST_DIR)/%.wasm: plugins/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.1.0/plugin.wit $(BUILD_VENV)/.installed
+	@mkdir -p $(GUEST_DIR)
+	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.1.0 -w cordon-plugin componentize app -p plugins/$* -p sdk/python -o $@
+
+$(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
+	@command -v python3 >/dev/null || { echo "error: python3 is needed to build the Python plugins" >&2; exit 1; }
+	python3 -m venv $(BUILD_VENV)
+	$(BUILD_VENV)/bin/pip install --quiet --disable-pip-version-check -r sdk/python/requirements-build.txt
+	touch $@
 
 # One cargo invocation builds the bundled plugins and every fixture, once per test run.
-fixtures: toolchain
+fixtures: toolchain $(PYTHON_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED) $(FIXTURE_PACKAGES))
-	@for name in $(BUNDLED); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
+	@for name in $(BUNDLED) $(PYTHON_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 
 demo: build
 	@CORDON=$(CORDON) ./demo.sh

@@ -16,6 +16,9 @@ step call write_file '{"path": "/scratch/notes.md", "content": "# Notes\nstatus:
 step call edit_file '{"path": "/scratch/notes.md", "old_text": "status: draft", "new_text": "status: reviewed"}'
 step call read_file '{"path": "/scratch/notes.md"}'
 
+printf '\n\033[1mA tool written in Python (plugins/csv_query/app.py):\033[0m\n'
+step call csv_query '{"path": "/samples/sample.csv", "column": "category", "value": "kitchen", "columns": ["name", "price"]}'
+
 printf '\n\033[1mHooks: guard blocks protected files, redact masks secrets in results:\033[0m\n'
 step call write_file '{"path": "/scratch/.env", "content": "TOKEN=abc"}'
 step call write_file '{"path": "/scratch/creds.txt", "content": "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\npassword=hunter2\n"}'

@@ -16,4 +16,5 @@ mod lockfile;
 mod mcp_stdio;
 mod network;
 mod pipeline;
+mod python_sdk;
 mod sandbox;

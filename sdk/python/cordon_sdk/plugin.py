@@ -1,0 +1,96 @@
+"""The component's exports: describe, execute and the hooks, answered from the registry."""
+
+import json
+import traceback
+from typing import List
+
+from wit_world import exports
+from wit_world.imports import types
+from componentize_py_types import Err
+
+from . import registry
+from .decisions import Allow, Block, CallResult, Keep, Replace, Rewrite, ToolCall
+from .output import CapabilityDenied, Image, as_output
+from .schema import convert_arguments
+
+
+def _content(items) -> List[types.Content]:
+    out = []
+    for item in items:
+        if isinstance(item, Image):
+            out.append(types.Content_Image(types.Image(item.mime_type, bytes(item.data))))
+        else:
+            out.append(types.Content_Text(str(item)))
+    return out
+
+
+def _from_content(items: List[types.Content]):
+    return [Image(c.value.mime_type, c.value.data) if isinstance(c, types.Content_Image) else c.value for c in items]
+
+
+def _details(value) -> str:
+    return "" if value is None else json.dumps(value, default=str)
+
+
+def _failure(kind, message: str, details=None) -> Err:
+    return Err(types.ToolFailure(kind, message, _details(details)))
+
+
+class Plugin(exports.Plugin):
+    def describe(self) -> types.PluginInfo:
+        tools = [
+            types.ToolSpec(
+                t.name,
+                t.label,
+                t.description,
+                json.dumps(t.parameters),
+                types.ExecutionMode.SEQUENTIAL if t.sequential else types.ExecutionMode.PARALLEL,
+            )
+            for t in registry.TOOLS.values()
+        ]
+        hook = None
+        if registry.BEFORE or registry.AFTER:
+            globs = sorted({g for e in registry.BEFORE + registry.AFTER for g in e.tools})
+            everything = any(not e.tools for e in registry.BEFORE + registry.AFTER)
+            hook = types.HookSpec([] if everything else globs, bool(registry.BEFORE), bool(registry.AFTER))
+        return types.PluginInfo(tools, hook)
+
+    def execute(self, call: types.ToolCall) -> types.ToolOutput:
+        entry = registry.TOOLS.get(call.name)
+        if entry is None:
+            raise _failure(types.FailureKind.TOOL_ERROR, f"this plugin has no tool named {call.name!r}")
+        try:
+            arguments = convert_arguments(entry.function, json.loads(call.arguments or "{}"))
+            output = as_output(entry.function(**arguments))
+        except CapabilityDenied as error:
+            raise _failure(types.FailureKind.CAPABILITY_DENIED, str(error))
+        except Exception as error:  # noqa: BLE001 - every exception is the tool's failure
+            raise _failure(
+                types.FailureKind.TOOL_ERROR,
+                f"{type(error).__name__}: {error}",
+                {"exception": type(error).__name__, "traceback": traceback.format_exc(limit=5)},
+            )
+        return types.ToolOutput(_content(output.content), _details(output.details))
+
+    def before_tool_call(self, call: types.ToolCall) -> types.BeforeDecision:
+        view = ToolCall(call.id, call.name, json.loads(call.arguments or "{}"))
+        for entry in registry.watching(registry.BEFORE, call.name):
+            decision = entry.function(view)
+            if isinstance(decision, Block):
+                return types.BeforeDecision_Block(decision.reason)
+            if isinstance(decision, Rewrite):
+                view.arguments = decision.arguments
+                return types.BeforeDecision_Rewrite(json.dumps(decision.arguments))
+        return types.BeforeDecision_Allow()
+
+    def after_tool_call(self, call: types.ToolCall, outcome: types.ToolResult) -> types.AfterDecision:
+        view = ToolCall(call.id, call.name, json.loads(call.arguments or "{}"))
+        result = CallResult(_from_content(outcome.content), json.loads(outcome.details) if outcome.details else None, outcome.is_error)
+        replaced = False
+        for entry in registry.watching(registry.AFTER, call.name):
+            decision = entry.function(view, result)
+            if isinstance(decision, Replace):
+                result, replaced = decision.result, True
+        if not replaced:
+            return types.AfterDecision_Keep()
+        return types.AfterDecision_Replace(types.ToolResult(_content(result.content), _details(result.details), result.is_error))

@@ -1,0 +1,88 @@
+//! The Python SDK, through the bundled `csv_query` plugin (componentize-py): a schema from type
+//! hints, typed results, exceptions as `tool_error` with their type, and the sandbox around it.
+//! One test, so the 18 MB component is compiled once.
+
+use crate::support::{Workspace, kind, text};
+
+const CSV: &str = "name,category,price,stock\nkettle,kitchen,24.50,12\ntoaster,kitchen,39.00,0\nlamp,living,15.75,40\nrug,living,120.00,3\n";
+
+#[test]
+fn a_python_tool_works_like_any_other() {
+    let ws = Workspace::new()
+        .plugin("csv_query", "csv_query")
+        .file("data/shop.csv", CSV)
+        .file("secret.csv", "a,b\n1,2\n")
+        .config("[plugins.csv_query]\ndirs = [{ host = \"data\", guest = \"/data\" }]\n");
+
+    let spec = ws.cordon(&["describe", "csv_query", "--json"]).json();
+    let parameters = &spec["parameters"];
+    assert_eq!(
+        parameters["required"],
+        serde_json::json!(["path"]),
+        "defaults and Optional are not required"
+    );
+    assert_eq!(
+        parameters["properties"]["operator"]["enum"][4], "gt",
+        "Literal becomes an enum"
+    );
+    assert_eq!(
+        parameters["properties"]["columns"]["items"]["type"], "string",
+        "list[str] becomes an array"
+    );
+
+    let expensive = ws.call("csv_query", r#"{"path": "/data/shop.csv", "column": "price", "operator": "gt", "value": "20", "columns": ["name", "price"]}"#);
+    assert_eq!(
+        text(&expensive),
+        "name | price\nkettle | 24.50\ntoaster | 39.00\nrug | 120.00",
+        "{expensive}"
+    );
+    assert_eq!(expensive["details"]["matched"], 3);
+
+    let limited = ws.call(
+        "csv_query",
+        r#"{"path": "/data/shop.csv", "limit": 1, "columns": ["name"]}"#,
+    );
+    assert_eq!(
+        text(&limited),
+        "name\nkettle\n[1 of 4 matching rows shown; raise limit to see more]"
+    );
+
+    let bad_column = ws.call(
+        "csv_query",
+        r#"{"path": "/data/shop.csv", "column": "colour", "value": "red"}"#,
+    );
+    assert_eq!(kind(&bad_column), "tool_error");
+    assert!(
+        text(&bad_column).starts_with("ValueError: no column 'colour'"),
+        "{bad_column}"
+    );
+    assert_eq!(bad_column["details"]["exception"], "ValueError");
+
+    let bad_operator = ws.call(
+        "csv_query",
+        r#"{"path": "/data/shop.csv", "column": "price", "operator": "about", "value": "1"}"#,
+    );
+    assert_eq!(
+        kind(&bad_operator),
+        "invalid_arguments",
+        "the host validates against the generated schema"
+    );
+
+    let secret = ws.path().join("secret.csv");
+    for path in [
+        "/data/../secret.csv",
+        secret.to_str().unwrap(),
+        "/etc/passwd",
+    ] {
+        let escape = ws.call("csv_query", &format!(r#"{{"path": "{path}"}}"#));
+        assert_eq!(escape["isError"], true, "{path}: {escape}");
+        assert!(!text(&escape).contains("1 | 2"), "{escape}");
+    }
+    assert_eq!(
+        text(&ws.call(
+            "csv_query",
+            r#"{"path": "/data/shop.csv", "limit": 0, "columns": ["name"]}"#
+        )),
+        "name\n[0 of 4 matching rows shown; raise limit to see more]"
+    );
+}
