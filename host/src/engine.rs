@@ -8,6 +8,9 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 /// at this granularity.
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// Bytes of a pooled slot kept resident (and zeroed by the host) between calls.
+const KEEP_RESIDENT_BYTES: usize = 2 << 20;
+
 /// Engine-wide settings derived from the operator's configuration.
 #[derive(Debug, Clone)]
 pub struct EngineSettings {
@@ -52,7 +55,13 @@ pub fn build(settings: &EngineSettings) -> anyhow::Result<Engine> {
         .max_component_instance_size(1 << 20)
         .max_core_instance_size(16 << 20)
         .table_elements(100_000)
-        .max_memory_size(usize::try_from(settings.max_memory_bytes).unwrap_or(usize::MAX));
+        .max_memory_size(usize::try_from(settings.max_memory_bytes).unwrap_or(usize::MAX))
+        // A reused slot is zeroed with memset up to these sizes instead of being handed back to the
+        // kernel, so the next call does not page-fault its memory, table and stack in again. The
+        // memory is cleared either way (see the hostile secret-scan test).
+        .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
+        .table_keep_resident(KEEP_RESIDENT_BYTES / 16)
+        .async_stack_keep_resident(KEEP_RESIDENT_BYTES / 4);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
 
     let engine = Engine::new(&config)?;
