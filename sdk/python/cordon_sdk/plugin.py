@@ -1,12 +1,11 @@
-"""The component's exports: describe, execute and the hooks, answered from the registry."""
+"""The component's exports: describe, execute and the hooks, answered from the registry.
+
+The generated bindings (`wit_world`) exist only inside a componentized build, so they are imported
+when an export is called; an app can be imported and its tool functions tested with plain Python.
+"""
 
 import json
 import traceback
-from typing import List
-
-from wit_world import exports
-from wit_world.imports import types
-from componentize_py_types import Err
 
 from . import registry
 from .decisions import Allow, Block, CallResult, Keep, Replace, Rewrite, ToolCall
@@ -14,7 +13,15 @@ from .output import CapabilityDenied, Image, as_output
 from .schema import convert_arguments
 
 
-def _content(items) -> List[types.Content]:
+def _bindings():
+    from componentize_py_types import Err
+    from wit_world.imports import types
+
+    return types, Err
+
+
+def _content(items):
+    types, _ = _bindings()
     out = []
     for item in items:
         if isinstance(item, Image):
@@ -24,7 +31,8 @@ def _content(items) -> List[types.Content]:
     return out
 
 
-def _from_content(items: List[types.Content]):
+def _from_content(items):
+    types, _ = _bindings()
     return [Image(c.value.mime_type, c.value.data) if isinstance(c, types.Content_Image) else c.value for c in items]
 
 
@@ -32,12 +40,16 @@ def _details(value) -> str:
     return "" if value is None else json.dumps(value, default=str)
 
 
-def _failure(kind, message: str, details=None) -> Err:
+def _failure(kind, message: str, details=None):
+    types, Err = _bindings()
     return Err(types.ToolFailure(kind, message, _details(details)))
 
 
-class Plugin(exports.Plugin):
-    def describe(self) -> types.PluginInfo:
+class Plugin:
+    """The `plugin` export (componentize-py finds it by name in the app module)."""
+
+    def describe(self):
+        types, _ = _bindings()
         tools = [
             types.ToolSpec(
                 t.name,
@@ -55,7 +67,8 @@ class Plugin(exports.Plugin):
             hook = types.HookSpec([] if everything else globs, bool(registry.BEFORE), bool(registry.AFTER))
         return types.PluginInfo(tools, hook)
 
-    def execute(self, call: types.ToolCall) -> types.ToolOutput:
+    def execute(self, call):
+        types, _ = _bindings()
         entry = registry.TOOLS.get(call.name)
         if entry is None:
             raise _failure(types.FailureKind.TOOL_ERROR, f"this plugin has no tool named {call.name!r}")
@@ -72,7 +85,8 @@ class Plugin(exports.Plugin):
             )
         return types.ToolOutput(_content(output.content), _details(output.details))
 
-    def before_tool_call(self, call: types.ToolCall) -> types.BeforeDecision:
+    def before_tool_call(self, call):
+        types, _ = _bindings()
         view = ToolCall(call.id, call.name, json.loads(call.arguments or "{}"))
         for entry in registry.watching(registry.BEFORE, call.name):
             decision = entry.function(view)
@@ -83,7 +97,8 @@ class Plugin(exports.Plugin):
                 return types.BeforeDecision_Rewrite(json.dumps(decision.arguments))
         return types.BeforeDecision_Allow()
 
-    def after_tool_call(self, call: types.ToolCall, outcome: types.ToolResult) -> types.AfterDecision:
+    def after_tool_call(self, call, outcome):
+        types, _ = _bindings()
         view = ToolCall(call.id, call.name, json.loads(call.arguments or "{}"))
         result = CallResult(_from_content(outcome.content), json.loads(outcome.details) if outcome.details else None, outcome.is_error)
         replaced = False
