@@ -54,6 +54,19 @@ pub enum Command {
     },
     /// Approve the plugins as they are now: write their sha256 and grants to the lockfile.
     Lock,
+    /// Start a plugin project in the plugins directory from a working template.
+    New {
+        /// The plugin's name (lowercase letters, digits and _).
+        name: String,
+        /// The language of the project.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: cordon::scaffold::Language,
+    },
+    /// Build a plugin project (Rust or Python) into the plugins directory as NAME.wasm.
+    Build {
+        /// The project directory [default: the current directory].
+        dir: Option<PathBuf>,
+    },
     /// Show one tool's description and parameters schema.
     Describe {
         tool: String,
@@ -107,6 +120,26 @@ pub enum Command {
 
 impl Cli {
     pub async fn run(self) -> anyhow::Result<ExitCode> {
+        match &self.command {
+            Command::New { name, lang } => {
+                let project = cordon::scaffold::create(name, *lang, &self.plugins)?;
+                println!(
+                    "created {}; build it with: cordon build {}",
+                    project.display(),
+                    project.display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            Command::Build { dir } => {
+                let output = cordon::scaffold::build(
+                    dir.as_deref().unwrap_or(std::path::Path::new(".")),
+                    &self.plugins,
+                )?;
+                println!("built {}", output.display());
+                return Ok(ExitCode::SUCCESS);
+            }
+            _ => {}
+        }
         let config = self.load_config()?;
         if matches!(self.command, Command::Lock) {
             let pipeline = self.load_pipeline(config, None).await?;
@@ -123,7 +156,9 @@ impl Cli {
         };
         let pipeline = self.load_pipeline(config, lock).await?;
         match self.command {
-            Command::Lock => unreachable!("handled above"),
+            Command::Lock | Command::New { .. } | Command::Build { .. } => {
+                unreachable!("handled above")
+            }
             Command::List { json } => {
                 render::list(&pipeline, json)?;
                 Ok(ExitCode::SUCCESS)

@@ -22,6 +22,7 @@ pub mod pipeline;
 pub mod plugin;
 pub mod registry;
 pub mod result;
+pub mod scaffold;
 pub mod schema;
 
 pub use call_state::{GuestReport, HttpAttempt, LogLevel, LogLine, ProgressUpdate, ReportSink};

@@ -18,3 +18,4 @@ mod network;
 mod pipeline;
 mod python_sdk;
 mod sandbox;
+mod scaffold;

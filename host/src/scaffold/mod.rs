@@ -1,0 +1,32 @@
+//! `cordon new` and `cordon build`: start a plugin project from a working template, and build a
+//! plugin project into `plugins/NAME.wasm` with its language's toolchain. A missing toolchain is an
+//! error that gives the exact command to install it.
+
+mod build;
+mod templates;
+
+pub use build::build;
+pub use templates::create;
+
+use std::path::PathBuf;
+
+/// Languages `cordon new` and `cordon build` know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Language {
+    Rust,
+    Python,
+}
+
+/// Where this cordon's own sources are (the SDKs and the WIT contract the templates build against).
+fn source_root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// A plugin name: lowercase letters, digits and `_`, starting with a letter.
+pub fn is_valid_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}

@@ -1,0 +1,159 @@
+//! The project templates `cordon new` writes: a working example tool, its test, and a README.
+
+use super::{Language, is_valid_name, source_root};
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+
+/// Creates `dir/NAME/` from the template of `language`; returns the directory.
+pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<PathBuf> {
+    if !is_valid_name(name) {
+        bail!(
+            "{name:?} is not a plugin name: use lowercase letters, digits and _, starting with a letter (e.g. word_count)"
+        );
+    }
+    let project = dir.join(name);
+    if project.exists() {
+        bail!(
+            "{} already exists; choose another name or remove it",
+            project.display()
+        );
+    }
+    let root = source_root();
+    let files: Vec<(&str, String)> = match language {
+        Language::Rust => vec![
+            ("Cargo.toml", rust_manifest(name, &root.join("sdk/rust"))),
+            ("src/lib.rs", RUST_LIB.replace("{name}", name)),
+            (
+                "README.md",
+                README
+                    .replace("{name}", name)
+                    .replace("{build}", "Rust (cargo, the wasm32-wasip2 target)"),
+            ),
+        ],
+        Language::Python => vec![
+            ("app.py", PYTHON_APP.replace("{name}", name)),
+            (
+                "test_app.py",
+                PYTHON_TEST
+                    .replace("{name}", name)
+                    .replace("{sdk}", &root.join("sdk/python").display().to_string()),
+            ),
+            (
+                "README.md",
+                README
+                    .replace("{name}", name)
+                    .replace("{build}", "Python (componentize-py)"),
+            ),
+        ],
+    };
+    for (relative, text) in files {
+        let path = project.join(relative);
+        std::fs::create_dir_all(path.parent().expect("a file in the project"))
+            .with_context(|| format!("creating {}", project.display()))?;
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(project)
+}
+
+fn rust_manifest(name: &str, sdk: &Path) -> String {
+    format!(
+        r#"[package]
+name = "{name}"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[lib]
+crate-type = ["cdylib"]
+
+[dependencies]
+cordon-sdk = {{ path = "{sdk}" }}
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+schemars = "1"
+
+[profile.release]
+opt-level = "s"
+strip = true
+
+# A project of its own, even inside another Cargo workspace.
+[workspace]
+"#,
+        sdk = sdk.display()
+    )
+}
+
+const RUST_LIB: &str = r#"//! The `{name}` cordon plugin.
+use cordon_sdk::prelude::*;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// The text to count words in.
+    text: String,
+}
+
+/// Counts words, apart from the sandbox so it can be tested natively.
+fn count_words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+struct CountWords;
+impl Tool for CountWords {
+    type Args = Args;
+    const NAME: &'static str = "{name}";
+    const DESCRIPTION: &'static str = "Counts the words in a text.";
+    fn run(&self, args: Args, _cx: &Context) -> ToolResult {
+        Ok(Output::text(count_words(&args.text).to_string()))
+    }
+}
+
+cordon_sdk::export_plugin!(tools: [CountWords]);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_words() {
+        assert_eq!(super::count_words("one two  three"), 3);
+        assert_eq!(super::count_words(""), 0);
+    }
+}
+"#;
+
+const PYTHON_APP: &str = r#""""The `{name}` cordon plugin."""
+
+from cordon_sdk import Plugin, tool  # noqa: F401 (Plugin is the component's export)
+
+
+@tool(name="{name}", label="Count words", description="Counts the words in a text.")
+def count_words(text: str) -> str:
+    return str(len(text.split()))
+"#;
+
+const PYTHON_TEST: &str = r#""""Tests for the `{name}` plugin's tool, in plain Python: `python3 test_app.py`."""
+
+import os
+import sys
+
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), "{sdk}"]
+from app import count_words  # noqa: E402
+
+
+def test_counts_words():
+    assert count_words("one two  three") == "3"
+    assert count_words("") == "0"
+
+
+if __name__ == "__main__":
+    test_counts_words()
+    print("ok")
+"#;
+
+const README: &str = r#"# {name}
+
+A cordon plugin in {build}. Its example tool counts words; change it into yours.
+
+- Build: `cordon build plugins/{name}` writes `plugins/{name}.wasm`.
+- Try it: `cordon call {name} '{"text": "one two three"}'`.
+- Grant it what it needs (directories, env vars, HTTP origins) under `[plugins.{name}]` in
+  `cordon.toml`; without a grant it gets nothing.
+"#;

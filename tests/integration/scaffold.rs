@@ -1,0 +1,77 @@
+//! `cordon new` and `cordon build`: a project from a template builds into a working plugin, in Rust
+//! and in Python; a missing toolchain is an error with the install command.
+
+use crate::support::{Workspace, text};
+
+#[test]
+fn new_then_build_makes_a_working_plugin_in_rust_and_python() {
+    let ws = Workspace::new();
+    let target = ws.path().join("cargo-target");
+    let target = target.to_str().unwrap();
+    for (name, lang) in [("count_py", "python"), ("count_rs", "rust")] {
+        let created = ws.cordon(&["new", name, "--lang", lang]);
+        assert_eq!(created.code, 0, "{}", created.stderr);
+        let built = ws.cordon_with_env(
+            &["build", &format!("plugins/{name}")],
+            &[("CARGO_TARGET_DIR", target)],
+        );
+        assert_eq!(built.code, 0, "{lang} build failed: {}", built.stderr);
+        assert!(
+            ws.plugin_path(name).is_file(),
+            "plugins/{name}.wasm was not written"
+        );
+        assert_eq!(
+            text(&ws.call(name, r#"{"text": "one two three"}"#)),
+            "3",
+            "{lang}"
+        );
+    }
+    assert!(ws.path().join("plugins/count_py/test_app.py").is_file());
+    assert!(
+        std::fs::read_to_string(ws.path().join("plugins/count_rs/src/lib.rs"))
+            .unwrap()
+            .contains("#[cfg(test)]")
+    );
+    let python_test = std::process::Command::new("python3")
+        .arg(ws.path().join("plugins/count_py/test_app.py"))
+        .output()
+        .unwrap();
+    assert!(
+        python_test.status.success(),
+        "{}",
+        String::from_utf8_lossy(&python_test.stderr)
+    );
+
+    let again = ws.cordon(&["new", "count_py", "--lang", "python"]);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+    let bad = ws.cordon(&["new", "Count-Words"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("not a plugin name"), "{}", bad.stderr);
+}
+
+#[test]
+fn build_says_what_is_missing() {
+    let ws = Workspace::new().file("plugins/empty/notes.txt", "nothing to build");
+    let nothing = ws.cordon(&["build", "plugins/empty"]);
+    assert_eq!(nothing.code, 2);
+    assert!(
+        nothing
+            .stderr
+            .contains("neither a Cargo.toml (Rust) nor an app.py (Python)"),
+        "{}",
+        nothing.stderr
+    );
+
+    let ws = ws.file("plugins/py/app.py", "");
+    let no_toolchain = ws.cordon_with_env(
+        &["build", "plugins/py"],
+        &[("PATH", "/usr/bin:/bin"), ("HOME", "/nonexistent")],
+    );
+    assert_eq!(no_toolchain.code, 2);
+    assert!(
+        no_toolchain.stderr.contains("pip install componentize-py"),
+        "{}",
+        no_toolchain.stderr
+    );
+}
