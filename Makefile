@@ -12,6 +12,9 @@ BUNDLED := fs guard redact http_fetch
 # Bundled plugins written in Python (plugins/<name>/app.py), built with componentize-py.
 PYTHON_PLUGINS := csv_query
 PYTHON_WASM := $(addprefix $(GUEST_DIR)/,$(addsuffix .wasm,$(PYTHON_PLUGINS)))
+# Python test fixtures (tests/fixtures_python/<name>/app.py).
+PYTHON_FIXTURES := $(notdir $(wildcard tests/fixtures_python/*))
+PYTHON_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(PYTHON_FIXTURES)))
 BUILD_VENV := $(HOME)/.cache/cordon-build-venv
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
@@ -37,6 +40,10 @@ $(GUEST_DIR)/%.wasm: plugins/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit
 	@mkdir -p $(GUEST_DIR)
 	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.1.0 -w cordon-plugin componentize app -p plugins/$* -p sdk/python -o $@
 
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_python/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.1.0/plugin.wit $(BUILD_VENV)/.installed
+	@mkdir -p $(GUEST_DIR)
+	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.1.0 -w cordon-plugin componentize app -p tests/fixtures_python/$* -p sdk/python -o $@
+
 $(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
 	@command -v python3 >/dev/null || { echo "error: python3 is needed to build the Python plugins" >&2; exit 1; }
 	python3 -m venv $(BUILD_VENV)
@@ -44,7 +51,7 @@ $(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
 	touch $@
 
 # One cargo invocation builds the bundled plugins and every fixture, once per test run.
-fixtures: toolchain $(PYTHON_WASM)
+fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED) $(FIXTURE_PACKAGES))
 	@for name in $(BUNDLED) $(PYTHON_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 
