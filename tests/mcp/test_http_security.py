@@ -30,11 +30,13 @@ def test_foreign_host_and_origin_are_refused(http_server):
     assert post(http_server.url, {"Origin": "http://localhost:3000"}).status_code == 200
 
 
-def test_allowed_origins_can_be_added(cordon_bin, workspace):
-    server = HttpServer(cordon_bin, workspace, ["--allow-origin", "https://app.example.com"])
+def test_allowed_origins_and_hosts_can_be_added(cordon_bin, workspace):
+    server = HttpServer(cordon_bin, workspace, ["--allow-origin", "https://app.example.com", "--allow-host", "mcp.example.com"])
     try:
         assert post(server.url, {"Origin": "https://app.example.com"}).status_code == 200
         assert post(server.url, {"Origin": "https://other.example.com"}).status_code == 403
+        assert post(server.url, {"Host": "mcp.example.com"}).status_code == 200
+        assert post(server.url, {"Host": "other.example.com"}).status_code == 403
     finally:
         server.stop()
 
