@@ -2,7 +2,8 @@
 //! - native: the same echo done in-process with serde_json (the floor);
 //! - sandbox only: `Plugin::execute` (fresh Store from the InstancePre, WASI context, call), no
 //!   pipeline;
-//! - pipeline: the whole path a call takes (lookup, schema, hooks, sandbox, result);
+//! - pipeline: the whole path a call takes (lookup, schema, hooks, sandbox, result), and the same
+//!   with one before-hook and one after-hook (each a sandbox of its own);
 //! - MCP stdio round trip: `cordon serve` in a subprocess, driven over its pipes by a raw JSON-RPC
 //!   client, beside the pipe floor (the same client talking to `cat`).
 //!
@@ -116,6 +117,41 @@ async fn main() -> anyhow::Result<()> {
         through_pipeline,
     );
 
+    // The same call with one before-hook and one after-hook (both pass-through) around it.
+    let hooked_plugins = workspace.path().join("hooked");
+    std::fs::create_dir(&hooked_plugins)?;
+    std::fs::copy(
+        guests.join("fixture_probe.wasm"),
+        hooked_plugins.join("probe.wasm"),
+    )?;
+    std::fs::copy(
+        guests.join("fixture_scripted_hook.wasm"),
+        hooked_plugins.join("hook.wasm"),
+    )?;
+    let hooked_registry = Arc::new(
+        Registry::load(RegistryOptions {
+            plugins_dir: hooked_plugins,
+            config: Config::default(),
+            cache: CompileCache::at(cache.join("cordon").join("compiled")),
+            lock: None,
+        })
+        .await?,
+    );
+    let hooked_pipeline = Pipeline::new(hooked_registry, Default::default(), &[])?;
+    let mut hooked = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let started = Instant::now();
+        let result = hooked_pipeline
+            .call(
+                CallRequest::new("bench", "echo", ARGUMENTS),
+                &BatchOptions::default(),
+            )
+            .await;
+        hooked.push(started.elapsed());
+        assert!(!result.is_error);
+    }
+    let hooked = Row::new("pipeline + one before-hook + one after-hook", hooked);
+
     let mcp = Row::new(
         "MCP stdio round trip (cordon serve, raw JSON-RPC)",
         mcp_round_trips(&cordon, workspace.path(), &cache)?,
@@ -133,7 +169,7 @@ async fn main() -> anyhow::Result<()> {
         "", "median", "p99", "÷ pipeline"
     );
     let base = through_pipeline.median().as_secs_f64();
-    for row in [&native, &sandbox, &through_pipeline, &mcp, &pipe] {
+    for row in [&native, &sandbox, &through_pipeline, &hooked, &mcp, &pipe] {
         println!(
             "{:<52} {:>9.1} µs {:>9.1} µs {:>13.2}x",
             row.name,
