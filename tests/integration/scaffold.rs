@@ -6,8 +6,11 @@ use crate::support::{Workspace, text};
 #[test]
 fn new_then_build_makes_a_working_plugin_in_rust_and_python() {
     let ws = Workspace::new();
-    let target = ws.path().join("cargo-target");
-    let target = target.to_str().unwrap();
+    // `make test` keeps the template builds' cargo target between runs (outside the main one,
+    // which cargo test holds); elsewhere they build in the workspace.
+    let target = std::env::var("CORDON_SCAFFOLD_TARGET")
+        .unwrap_or_else(|_| ws.path().join("cargo-target").display().to_string());
+    let target = target.as_str();
     for (name, lang) in [("count_py", "python"), ("count_rs", "rust")] {
         let created = ws.cordon(&["new", name, "--lang", lang]);
         assert_eq!(created.code, 0, "{}", created.stderr);
