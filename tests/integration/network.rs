@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 struct Seen {
     requests: AtomicUsize,
     authorization: Mutex<Vec<String>>,
+    in_flight: AtomicUsize,
+    most_in_flight: AtomicUsize,
 }
 
 /// A local test server; `redirect_to` is where `/away` points.
@@ -35,6 +37,13 @@ async fn serve(redirect_to: Option<SocketAddr>) -> (SocketAddr, Arc<Seen>) {
         .route("/away", get(move || { let away = away.clone(); async move { (axum::http::StatusCode::FOUND, [("location", away)]).into_response() } }))
         .route("/big", get(|| async { "x".repeat(200_000) }))
         .route("/slow", get(|| async { tokio::time::sleep(std::time::Duration::from_secs(10)).await; "late" }))
+        .route("/held", get(|State(seen): State<Arc<Seen>>| async move {
+            let now = seen.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            seen.most_in_flight.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            seen.in_flight.fetch_sub(1, Ordering::SeqCst);
+            "held"
+        }))
         .route("/binary", get(|| async { ([("content-type", "application/octet-stream")], vec![0u8, 1, 2, 3]) }))
         .route("/missing", get(|| async { (axum::http::StatusCode::NOT_FOUND, "no such page") }))
         .layer(axum::middleware::from_fn_with_state(seen.clone(), count))
@@ -333,6 +342,29 @@ async fn big_responses_are_cut_and_slow_servers_time_out() {
         "took {:?}",
         started.elapsed()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_of_one_call_are_bounded() {
+    for (limit, expected) in [(2, 2), (4, 4)] {
+        let (server, seen) = serve(None).await;
+        let ws = Arc::new(workspace(&format!(
+            "[plugins.probe]\nhttp = [{{ origin = \"http://{server}\" }}]\nlimits = {{ http_requests = {limit} }}\n"
+        )));
+        let result = call(
+            &ws,
+            "http_parallel",
+            format!(r#"{{"url": "http://{server}/held", "count": 6}}"#),
+            vec![],
+        )
+        .await;
+        assert_eq!(text(&result), "6 ok", "{result}");
+        assert_eq!(
+            seen.most_in_flight.load(Ordering::SeqCst),
+            expected,
+            "http_requests = {limit}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
