@@ -88,3 +88,32 @@ fn locked_loading_without_a_lockfile_is_a_usage_error() {
         run.stderr
     );
 }
+
+#[test]
+fn the_lockfile_can_live_elsewhere() {
+    let ws = probe();
+    let locked = ws.cordon(&["--lock-file", "approvals/plugins.lock", "lock"]);
+    assert_eq!(
+        locked.code, 2,
+        "the directory must exist: {}",
+        locked.stdout
+    );
+    std::fs::create_dir(ws.path().join("approvals")).unwrap();
+    assert_eq!(
+        ws.cordon(&["--lock-file", "approvals/plugins.lock", "lock"])
+            .code,
+        0
+    );
+    assert!(
+        ws.path().join("approvals/plugins.lock").is_file()
+            && !ws.path().join("cordon.lock").exists()
+    );
+    assert_eq!(
+        reason(
+            &ws,
+            "probe.wasm",
+            &["--locked", "--lock-file", "approvals/plugins.lock"]
+        ),
+        None
+    );
+}
