@@ -98,6 +98,11 @@ impl Emitter {
         Self(sink)
     }
 
+    /// Whether anyone receives events.
+    pub fn is_listening(&self) -> bool {
+        self.0.is_some()
+    }
+
     /// Builds and sends an event, only when someone listens.
     pub fn emit(&self, event: impl FnOnce() -> Event) {
         if let Some(sink) = &self.0 {

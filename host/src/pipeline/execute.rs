@@ -33,8 +33,12 @@ impl Pipeline {
             cancelled(&call.id, &call.name)
         } else {
             let running = Arc::new(AtomicBool::new(true));
+            // Guest reports become events only when someone listens.
+            let reports = emitter
+                .is_listening()
+                .then(|| report_events(&call, emitter, running.clone()));
             let options = CallOptions {
-                reports: Some(report_events(&call, emitter, running.clone())),
+                reports,
                 cancel: cancel.clone(),
             };
             let result = call
