@@ -1,0 +1,39 @@
+// Test fixture: a hook and a tool written with the JavaScript SDK. The before-hook blocks `echo`
+// calls that say "forbidden" and rewrites ones that start with "shout" to upper case; the
+// after-hook tags every `echo` result. The `js_context` tool reports its settings and call id,
+// streams one progress update, and throws a TypeError when asked to.
+
+import { defineHook, defineTool } from "cordon-sdk";
+
+defineHook({
+  tools: ["echo"],
+  beforeToolCall(call) {
+    const text = call.arguments.text ?? "";
+    if (text.includes("forbidden")) return { block: true, reason: "the JavaScript hook does not allow that word" };
+    if (text.startsWith("shout")) return { arguments: { ...call.arguments, text: text.toUpperCase() } };
+    return undefined;
+  },
+  afterToolCall(call, result) {
+    const text = result.content.map((block) => block.text ?? "").join("");
+    return { content: [{ type: "text", text: `${text} [seen by javascript]` }] };
+  },
+});
+
+defineTool({
+  name: "js_context",
+  label: "JS context",
+  description: "Reports what the SDK hands a tool: its call id, settings and cancellation.",
+  parameters: {
+    type: "object",
+    properties: { fail: { type: "boolean" } },
+    additionalProperties: false,
+  },
+  async execute(toolCallId, { fail = false }, { signal, onUpdate, settings }) {
+    onUpdate({ content: [{ type: "text", text: "halfway" }], details: { step: 1 } });
+    if (fail) throw new TypeError("asked to fail");
+    return {
+      content: [{ type: "text", text: `call ${toolCallId}, aborted: ${signal.aborted}` }],
+      details: { settings },
+    };
+  },
+});
