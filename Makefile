@@ -16,6 +16,16 @@ PYTHON_WASM := $(addprefix $(GUEST_DIR)/,$(addsuffix .wasm,$(PYTHON_PLUGINS)))
 PYTHON_FIXTURES := $(notdir $(wildcard tests/fixtures_python/*))
 PYTHON_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(PYTHON_FIXTURES)))
 BUILD_VENV := $(HOME)/.cache/cordon-build-venv
+# Bundled plugins in JavaScript (plugins/<name>/app.js) and C (plugins/<name>/*.c), built by
+# `cordon build`: componentize-js from sdk/js/package-lock.json, Zig (PyPI ziglang) in the build venv.
+JS_PLUGINS := json_query
+C_PLUGINS := hash
+SDK_PLUGIN_WASM := $(addprefix $(GUEST_DIR)/,$(addsuffix .wasm,$(JS_PLUGINS) $(C_PLUGINS)))
+# JavaScript test fixtures (tests/fixtures_js/<name>/app.js).
+JS_FIXTURES := $(notdir $(wildcard tests/fixtures_js/*))
+JS_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(JS_FIXTURES)))
+JS_TOOLCHAIN := sdk/js/node_modules/.installed
+ZIG_TOOLCHAIN := $(BUILD_VENV)/.zig-installed
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
@@ -31,9 +41,9 @@ toolchain:
 host: toolchain
 	cargo build -p cordon
 
-plugins: toolchain $(PYTHON_WASM)
+plugins: toolchain $(PYTHON_WASM) $(SDK_PLUGIN_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED))
-	@for name in $(BUNDLED) $(PYTHON_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
+	@for name in $(BUNDLED) $(PYTHON_PLUGINS) $(JS_PLUGINS) $(C_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 
 # A Python plugin is rebuilt when its app, the SDK or the contract changes.
 $(GUEST_DIR)/%.wasm: plugins/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.1.0/plugin.wit $(BUILD_VENV)/.installed
@@ -50,10 +60,35 @@ $(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
 	$(BUILD_VENV)/bin/pip install --quiet --disable-pip-version-check -r sdk/python/requirements-build.txt
 	touch $@
 
+# JavaScript and C plugins are built with `cordon build` (so the host is built first), rebuilt
+# when their sources, the SDK or the contract change.
+$(GUEST_DIR)/json_query.wasm: $(wildcard plugins/json_query/*.js)
+$(GUEST_DIR)/%.wasm: plugins/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.1.0/plugin.wit | host $(JS_TOOLCHAIN)
+	@mkdir -p $(GUEST_DIR)
+	$(CORDON) --plugins $(GUEST_DIR) build plugins/$*
+
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.1.0/plugin.wit | host $(JS_TOOLCHAIN)
+	@mkdir -p $(GUEST_DIR)/js-fixtures
+	$(CORDON) --plugins $(GUEST_DIR)/js-fixtures build tests/fixtures_js/$*
+	mv $(GUEST_DIR)/js-fixtures/$*.wasm $@
+
+$(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) sdk/c/cordon.c sdk/c/cordon.h wit/plugin-0.1.0/plugin.wit | host $(ZIG_TOOLCHAIN)
+	@mkdir -p $(GUEST_DIR)
+	$(CORDON) --plugins $(GUEST_DIR) build plugins/hash
+
+$(JS_TOOLCHAIN): sdk/js/package-lock.json
+	@command -v npm >/dev/null || { echo "error: npm (Node.js 20) is needed to build the JavaScript plugins" >&2; exit 1; }
+	cd sdk/js && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(ZIG_TOOLCHAIN): sdk/c/requirements-build.txt $(BUILD_VENV)/.installed
+	$(BUILD_VENV)/bin/pip install --quiet --disable-pip-version-check -r sdk/c/requirements-build.txt
+	touch $@
+
 # One cargo invocation builds the bundled plugins and every fixture, once per test run.
-fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM)
+fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM) $(SDK_PLUGIN_WASM) $(JS_FIXTURE_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED) $(FIXTURE_PACKAGES))
-	@for name in $(BUNDLED) $(PYTHON_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
+	@for name in $(BUNDLED) $(PYTHON_PLUGINS) $(JS_PLUGINS) $(C_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 
 demo: build
 	@CORDON=$(CORDON) ./demo.sh

@@ -62,7 +62,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "rust")]
         lang: cordon::scaffold::Language,
     },
-    /// Build a plugin project (Rust or Python) into the plugins directory as NAME.wasm.
+    /// Build a plugin project (Rust, Python, JavaScript or C) into the plugins directory as NAME.wasm.
     Build {
         /// The project directory [default: the current directory].
         dir: Option<PathBuf>,

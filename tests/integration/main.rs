@@ -5,12 +5,14 @@ mod support;
 
 mod audit;
 mod bundled_hooks;
+mod c_sdk;
 mod cache;
 mod cli;
 mod fs_tools;
 mod fuzz;
 mod hooks;
 mod hostile;
+mod js_sdk;
 mod loading;
 mod lockfile;
 mod mcp_stdio;

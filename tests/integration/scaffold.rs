@@ -1,5 +1,6 @@
-//! `cordon new` and `cordon build`: a project from a template builds into a working plugin, in Rust
-//! and in Python; a missing toolchain is an error with the install command.
+//! `cordon new` and `cordon build`: a project from a template builds into a working plugin, in Rust,
+//! Python, JavaScript and C, and passes its own test unchanged; a missing toolchain is an error
+//! with the install command.
 
 use crate::support::{Workspace, text};
 
@@ -61,7 +62,7 @@ fn build_says_what_is_missing() {
     assert!(
         nothing
             .stderr
-            .contains("neither a Cargo.toml (Rust) nor an app.py (Python)"),
+            .contains("no Cargo.toml (Rust), app.py (Python), app.js or package.json (JavaScript), or .c files (C)"),
         "{}",
         nothing.stderr
     );
@@ -76,5 +77,75 @@ fn build_says_what_is_missing() {
         no_toolchain.stderr.contains("pip install componentize-py"),
         "{}",
         no_toolchain.stderr
+    );
+
+    let ws = ws.file("plugins/c/app.c", "int x;");
+    let no_zig = ws.cordon_with_env(
+        &["build", "plugins/c"],
+        &[("PATH", "/usr/bin:/bin"), ("HOME", "/nonexistent")],
+    );
+    assert_eq!(no_zig.code, 2);
+    assert!(
+        no_zig
+            .stderr
+            .contains("install it with: python3 -m pip install ziglang==0.17.0"),
+        "{}",
+        no_zig.stderr
+    );
+}
+
+#[test]
+fn new_then_build_makes_a_working_plugin_in_javascript_and_c() {
+    let ws = Workspace::new();
+    for (name, lang) in [("count_js", "js"), ("count_c", "c")] {
+        let created = ws.cordon(&["new", name, "--lang", lang]);
+        assert_eq!(created.code, 0, "{}", created.stderr);
+        let built = ws.cordon(&["build", &format!("plugins/{name}")]);
+        assert_eq!(built.code, 0, "{lang} build failed: {}", built.stderr);
+        assert_eq!(
+            text(&ws.call(name, r#"{"text": "one two three"}"#)),
+            "3",
+            "{lang}"
+        );
+    }
+
+    // The JavaScript project's own test: `npm install` links the SDK (no download), `npm test`.
+    let js = ws.path().join("plugins/count_js");
+    for args in [
+        &["install", "--offline", "--no-audit", "--no-fund"][..],
+        &["test"][..],
+    ] {
+        let npm = std::process::Command::new("npm")
+            .args(args)
+            .current_dir(&js)
+            .output()
+            .unwrap();
+        assert!(
+            npm.status.success(),
+            "npm {args:?}: {}{}",
+            String::from_utf8_lossy(&npm.stdout),
+            String::from_utf8_lossy(&npm.stderr)
+        );
+    }
+
+    // The C project's own test, compiled natively with Zig.
+    let c = ws.path().join("plugins/count_c");
+    let compiled = crate::support::zig()
+        .args(["cc", "test_app.c", "-o", "test_app"])
+        .current_dir(&c)
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let ran = std::process::Command::new(c.join("test_app"))
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
     );
 }

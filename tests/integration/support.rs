@@ -257,3 +257,14 @@ pub fn event_trail(events: &[cordon::Event]) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// Zig as `make test` installs it (PyPI `ziglang` in the build venv), for native C tests.
+pub fn zig() -> Command {
+    let python = std::env::var_os("HOME")
+        .map(|home| PathBuf::from(home).join(".cache/cordon-build-venv/bin/python"))
+        .filter(|python| python.is_file())
+        .expect("the build venv (~/.cache/cordon-build-venv) is missing: run `make test`");
+    let mut command = Command::new(python);
+    command.args(["-m", "ziglang"]);
+    command
+}

@@ -1,7 +1,8 @@
 //! Building a plugin project into a component, with the project's own toolchain: cargo for Rust
-//! (`Cargo.toml`), componentize-py for Python (`app.py`).
+//! (`Cargo.toml`), componentize-py for Python (`app.py`), componentize-js for JavaScript
+//! (`app.js` or `package.json`, see `js.rs`), Zig for C (`*.c`, see `c.rs`).
 
-use super::source_root;
+use super::{c, js, source_root};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,9 +21,13 @@ pub fn build(project: &Path, plugins: &Path) -> anyhow::Result<PathBuf> {
         build_rust(project, &name, &output)?;
     } else if project.join("app.py").is_file() {
         build_python(project, &output)?;
+    } else if js::is_project(project) {
+        js::build(project, &output)?;
+    } else if c::is_project(project) {
+        c::build(project, &output)?;
     } else {
         bail!(
-            "{} has neither a Cargo.toml (Rust) nor an app.py (Python); create a project with `cordon new NAME --lang rust|python`",
+            "{} has no Cargo.toml (Rust), app.py (Python), app.js or package.json (JavaScript), or .c files (C); create a project with `cordon new NAME --lang rust|python|js|c`",
             project.display()
         );
     }
@@ -104,7 +109,7 @@ fn require(tool: &str, install: &str) -> anyhow::Result<()> {
     }
 }
 
-fn run(command: &mut Command) -> anyhow::Result<()> {
+pub(super) fn run(command: &mut Command) -> anyhow::Result<()> {
     let shown = format!("{command:?}");
     let status = command
         .status()

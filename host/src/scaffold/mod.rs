@@ -3,9 +3,12 @@
 //! error that gives the exact command to install it.
 
 mod build;
+mod c;
+mod js;
 mod templates;
 
 pub use build::build;
+use build::run;
 pub use templates::create;
 
 use std::path::PathBuf;
@@ -15,6 +18,8 @@ use std::path::PathBuf;
 pub enum Language {
     Rust,
     Python,
+    Js,
+    C,
 }
 
 /// Where this cordon's own sources are (the SDKs and the WIT contract the templates build against).

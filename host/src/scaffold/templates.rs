@@ -45,6 +45,35 @@ pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<Path
                     .replace("{build}", "Python (componentize-py)"),
             ),
         ],
+        Language::Js => vec![
+            ("app.js", JS_APP.replace("{name}", name)),
+            ("test_app.js", JS_TEST.replace("{name}", name)),
+            (
+                "package.json",
+                JS_MANIFEST
+                    .replace("{name}", name)
+                    .replace("{sdk}", &root.join("sdk/js").display().to_string()),
+            ),
+            (
+                "README.md",
+                README
+                    .replace("{name}", name)
+                    .replace("{build}", "JavaScript (componentize-js)")
+                    + JS_README,
+            ),
+        ],
+        Language::C => vec![
+            ("app.c", C_APP.replace("{name}", name)),
+            ("words.h", C_WORDS.to_string()),
+            ("test_app.c", C_TEST.to_string()),
+            (
+                "README.md",
+                README
+                    .replace("{name}", name)
+                    .replace("{build}", "C (Zig's clang, wasm32-wasi)")
+                    + &C_README.replace("{sdk}", &root.join("sdk/c").display().to_string()),
+            ),
+        ],
     };
     for (relative, text) in files {
         let path = project.join(relative);
@@ -156,4 +185,134 @@ A cordon plugin in {build}. Its example tool counts words; change it into yours.
 - Try it: `cordon call {name} '{"text": "one two three"}'`.
 - Grant it what it needs (directories, env vars, HTTP origins) under `[plugins.{name}]` in
   `cordon.toml`; without a grant it gets nothing.
+"#;
+
+const JS_APP: &str = r#"// The `{name}` cordon plugin.
+import { defineTool } from "cordon-sdk";
+
+/** Counts words, apart from the tool so it can be tested in plain Node. */
+export function countWords(text) {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+defineTool({
+  name: "{name}",
+  label: "Count words",
+  description: "Counts the words in a text.",
+  parameters: {
+    type: "object",
+    properties: { text: { type: "string", description: "The text to count words in." } },
+    required: ["text"],
+  },
+  async execute(_toolCallId, { text }) {
+    return String(countWords(text));
+  },
+});
+"#;
+
+const JS_TEST: &str = r#"// Tests for the `{name}` plugin, in plain Node: `npm install` once, then `npm test`.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { runTool } from "cordon-sdk";
+import { countWords } from "./app.js";
+
+test("counts words", () => {
+  assert.equal(countWords("one two  three"), 3);
+  assert.equal(countWords(""), 0);
+});
+
+test("the tool answers as text", async () => {
+  assert.equal(await runTool("{name}", { text: "one two three" }), "3");
+});
+"#;
+
+const JS_MANIFEST: &str = r#"{
+  "name": "{name}",
+  "private": true,
+  "type": "module",
+  "main": "app.js",
+  "scripts": { "test": "node --test test_app.js" },
+  "dependencies": { "cordon-sdk": "file:{sdk}" }
+}
+"#;
+
+const JS_README: &str = r#"- Test it: `npm install` (links the SDK; no download), then `npm test`.
+- npm packages the plugin imports are bundled into the component by `cordon build`.
+"#;
+
+const C_APP: &str = r#"/* The `{name}` cordon plugin. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cordon.h"
+#include "words.h"
+
+static void count(const cordon_call *call, cordon_result *result) {
+    char *text = NULL;
+    if (!cordon_arg_string(call, "text", &text)) {
+        cordon_fail(result, "give the text to count as \"text\"");
+        return;
+    }
+    char answer[32];
+    snprintf(answer, sizeof answer, "%zu", count_words(text));
+    cordon_text(result, answer);
+    free(text);
+}
+
+static const cordon_tool TOOLS[] = {
+    {
+        .name = "{name}",
+        .label = "Count words",
+        .description = "Counts the words in a text.",
+        .parameters = "{\"type\": \"object\", \"properties\": {\"text\": {\"type\": \"string\"}}, \"required\": [\"text\"]}",
+        .run = count,
+    },
+};
+
+CORDON_EXPORT_TOOLS(TOOLS)
+"#;
+
+const C_WORDS: &str = r#"/* Counting words, apart from the tool so it can be tested natively (test_app.c). */
+#ifndef WORDS_H
+#define WORDS_H
+
+#include <ctype.h>
+#include <stddef.h>
+
+static size_t count_words(const char *text) {
+    size_t words = 0;
+    int inside = 0;
+    for (; *text; text++) {
+        if (isspace((unsigned char)*text)) {
+            inside = 0;
+        } else if (!inside) {
+            inside = 1;
+            words++;
+        }
+    }
+    return words;
+}
+
+#endif
+"#;
+
+const C_TEST: &str = r#"/* Tests for the word counting, natively: `zig cc test_app.c -o test_app && ./test_app`
+ * (or any C compiler). */
+#include <assert.h>
+#include <stdio.h>
+
+#include "words.h"
+
+int main(void) {
+    assert(count_words("one two  three") == 3);
+    assert(count_words("") == 0);
+    assert(count_words("  padded  ") == 1);
+    puts("ok");
+    return 0;
+}
+"#;
+
+const C_README: &str = r#"- Test it natively: `zig cc test_app.c -o test_app && ./test_app` (files named `test_*.c` are
+  not built into the plugin).
+- The C SDK is `{sdk}/cordon.h`; every `*.c` file here is compiled into the plugin.
 "#;

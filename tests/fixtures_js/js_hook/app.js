@@ -1,7 +1,8 @@
 // Test fixture: a hook and a tool written with the JavaScript SDK. The before-hook blocks `echo`
 // calls that say "forbidden" and rewrites ones that start with "shout" to upper case; the
 // after-hook tags every `echo` result. The `js_context` tool reports its settings and call id,
-// streams one progress update, and throws a TypeError when asked to.
+// streams one progress update, and throws a TypeError when asked to. The `js_fetch` tool fetches
+// a URL with the standard `fetch` (over wasi:http, through the host's grants).
 
 import { defineHook, defineTool } from "cordon-sdk";
 
@@ -35,5 +36,20 @@ defineTool({
       content: [{ type: "text", text: `call ${toolCallId}, aborted: ${signal.aborted}` }],
       details: { settings },
     };
+  },
+});
+
+defineTool({
+  name: "js_fetch",
+  label: "JS fetch",
+  description: "Fetches a URL and answers its status and body.",
+  parameters: {
+    type: "object",
+    properties: { url: { type: "string" } },
+    required: ["url"],
+  },
+  async execute(_toolCallId, { url }) {
+    const response = await fetch(url);
+    return `${response.status}: ${await response.text()}`;
   },
 });

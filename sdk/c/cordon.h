@@ -1,0 +1,108 @@
+/* The cordon C SDK: write tools as plain C functions over NUL-terminated strings, list them with
+ * CORDON_EXPORT_TOOLS, and `cordon build` (Zig's clang for wasm32-wasi, then wit-component)
+ * makes the component. This header hides the bindings `wit-bindgen c` generates from the
+ * contract (wit/plugin-0.1.0); cordon.c implements it over them.
+ *
+ *     static void greet(const cordon_call *call, cordon_result *result) {
+ *         char *name = NULL;
+ *         if (!cordon_arg_string(call, "name", &name)) { cordon_fail(result, "no name"); return; }
+ *         cordon_textf(result, "Hello, %s!", name);
+ *         free(name);
+ *     }
+ *     static const cordon_tool TOOLS[] = {{ .name = "greet", .description = "Says hello.",
+ *         .parameters = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}",
+ *         .run = greet }};
+ *     CORDON_EXPORT_TOOLS(TOOLS)
+ *
+ * Files: the directories the operator granted are visible at their guest paths; use stdio
+ * (fopen) as usual. Each call runs in a fresh sandbox, so memory need not be freed carefully.
+ */
+#ifndef CORDON_H
+#define CORDON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One tool call: its id, the tool's name and its arguments (a JSON object the host has already
+ * validated against the tool's schema). */
+typedef struct cordon_call {
+    const char *id;
+    const char *name;
+    const char *arguments;
+} cordon_call;
+
+/* What a tool answers: text blocks and details, or a failure. Fill it with the functions below. */
+typedef struct cordon_result cordon_result;
+
+typedef void (*cordon_tool_fn)(const cordon_call *call, cordon_result *result);
+
+/* One tool. `label` defaults to the name; `parameters` (JSON Schema text) to an empty object. */
+typedef struct cordon_tool {
+    const char *name;
+    const char *label;
+    const char *description;
+    const char *parameters;
+    cordon_tool_fn run;
+    /* Set when the tool must not run beside other calls of its batch. */
+    bool sequential;
+} cordon_tool;
+
+/* Registers the plugin's tools: `CORDON_EXPORT_TOOLS(TOOLS)` after `static const cordon_tool
+ * TOOLS[] = {...};`, once per plugin. */
+#define CORDON_EXPORT_TOOLS(array)                                   \
+    const cordon_tool *cordon_plugin_tools(size_t *count) {          \
+        *count = sizeof(array) / sizeof((array)[0]);                 \
+        return (array);                                              \
+    }
+
+/* Defined by CORDON_EXPORT_TOOLS. */
+const cordon_tool *cordon_plugin_tools(size_t *count);
+
+/* --- Arguments: top-level fields of the call's JSON object ------------------------------- */
+
+/* A string field, unescaped, as a new malloc'd string in *out. False when absent or not a string. */
+bool cordon_arg_string(const cordon_call *call, const char *key, char **out);
+/* An integer field. False when absent or not an integer. */
+bool cordon_arg_int(const cordon_call *call, const char *key, long long *out);
+/* A boolean field. False when absent or not a boolean. */
+bool cordon_arg_bool(const cordon_call *call, const char *key, bool *out);
+
+/* --- Results ------------------------------------------------------------------------------ */
+
+/* Appends a text block (copied). */
+void cordon_text(cordon_result *result, const char *text);
+/* Appends a text block made with printf formatting. */
+void cordon_textf(cordon_result *result, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Sets the details: JSON object text for UIs and logs (copied). */
+void cordon_details(cordon_result *result, const char *json_object);
+/* Fails the call as `tool_error` with a printf-formatted message. */
+void cordon_fail(cordon_result *result, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Fails the call as `capability_denied`: it needed something the operator did not grant. */
+void cordon_deny(cordon_result *result, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A JSON string literal (quoted and escaped) for `text`, as a new malloc'd string. */
+char *cordon_json_string(const char *text);
+
+/* --- Host services ------------------------------------------------------------------------- */
+
+typedef enum cordon_level {
+    CORDON_TRACE,
+    CORDON_DEBUG,
+    CORDON_INFO,
+    CORDON_WARN,
+    CORDON_ERROR
+} cordon_level;
+
+/* Writes a line to the host's log. */
+void cordon_log(cordon_level level, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Streams partial output of the current call to the user interface. */
+void cordon_progress(const char *text);
+/* Whether the current call was cancelled; long loops should check it and stop. */
+bool cordon_cancelled(void);
+/* The plugin's settings from cordon.toml, as JSON object text (malloc'd). */
+char *cordon_settings(void);
+
+#endif
