@@ -19,6 +19,10 @@ step call read_file '{"path": "/scratch/notes.md"}'
 printf '\n\033[1mA tool written in Python (plugins/csv_query/app.py):\033[0m\n'
 step call csv_query '{"path": "/samples/sample.csv", "column": "category", "value": "kitchen", "columns": ["name", "price"]}'
 
+printf '\n\033[1mA tool written in JavaScript (plugins/json_query/app.js) and one in C (plugins/hash/app.c):\033[0m\n'
+step call json_query '{"path": "/samples/books.json", "query": "$.books[?(@.price < 10)].title"}'
+step call hash '{"path": "/samples/sample.txt"}'
+
 printf '\n\033[1mHooks: guard blocks protected files, redact masks secrets in results:\033[0m\n'
 step call write_file '{"path": "/scratch/.env", "content": "TOKEN=abc"}'
 step call write_file '{"path": "/scratch/creds.txt", "content": "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\npassword=hunter2\n"}'
