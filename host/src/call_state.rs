@@ -4,6 +4,7 @@
 
 use crate::bindings::cordon::plugin::{host, types};
 use crate::capture::OutputCapture;
+use crate::limits::MAX_TABLE_ELEMENTS;
 use crate::net::HttpGate;
 use crate::result::Content;
 use serde_json::Value;
@@ -62,11 +63,14 @@ pub struct ProgressUpdate {
     pub details: Value,
 }
 
-/// Denies memory growth past the plugin's limit and remembers that it did, so a trap that follows
-/// is reported as `out_of_memory`.
+/// Denies memory growth past the plugin's limit and table growth past [`MAX_TABLE_ELEMENTS`], and
+/// remembers that it did, so a trap that follows is reported as `out_of_memory`.
 pub struct MemoryLimiter {
     limit: usize,
+    /// A memory was refused growth.
     pub denied: bool,
+    /// A table was refused growth.
+    pub table_denied: bool,
 }
 
 impl MemoryLimiter {
@@ -74,6 +78,7 @@ impl MemoryLimiter {
         Self {
             limit: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
             denied: false,
+            table_denied: false,
         }
     }
 }
@@ -98,7 +103,11 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        Ok(maximum.is_none_or(|max| desired <= max))
+        let allowed = desired <= MAX_TABLE_ELEMENTS && maximum.is_none_or(|max| desired <= max);
+        if !allowed {
+            self.table_denied = true;
+        }
+        Ok(allowed)
     }
 }
 

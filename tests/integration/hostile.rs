@@ -309,3 +309,54 @@ async fn a_thousand_concurrent_calls_queue_and_each_gets_one_result() {
         grown >> 20
     );
 }
+
+/// The hand-written component of tests/fixtures_wat/table_bomb.wat (no language we build emits
+/// `table.grow`), assembled here; `table` replaces its table declaration when given.
+fn table_bomb_component(table: Option<&str>) -> Vec<u8> {
+    let mut text = include_str!("../fixtures_wat/table_bomb.wat").to_string();
+    if let Some(table) = table {
+        let declaration = "(table $table 1 funcref)";
+        assert!(text.contains(declaration), "table_bomb.wat changed");
+        text = text.replace(declaration, table);
+    }
+    wat::parse_str(&text).expect("tests/fixtures_wat/table_bomb.wat assembles")
+}
+
+#[tokio::test]
+async fn a_table_grow_bomb_is_out_of_memory_and_the_next_call_works() {
+    let ws = Workspace::new()
+        .raw_plugin("tables", &table_bomb_component(None))
+        .config("[plugins.tables]\nlimits = { timeout = \"5s\" }\n");
+    let pipeline = ws.pipeline().await;
+    let result = call(&pipeline, "table_bomb", "{}").await;
+    // Unbounded, the loop would run into the time limit instead.
+    assert_eq!(
+        result.error_kind,
+        Some(ErrorKind::OutOfMemory),
+        "{result:?}"
+    );
+    assert_eq!(
+        result.details["limitTableElements"],
+        cordon::limits::MAX_TABLE_ELEMENTS
+    );
+    assert!(result.text().contains("grow a table"), "{}", result.text());
+    assert_eq!(call(&pipeline, "ping", "{}").await.text(), "pong");
+}
+
+#[test]
+fn a_component_declaring_a_huge_initial_table_is_refused_at_load_and_the_others_load() {
+    let ws = crate::support::probe().raw_plugin(
+        "tables",
+        &table_bomb_component(Some("(table $table 50000000 funcref)")),
+    );
+    let reason = crate::loading::rejection(&ws, "tables.wasm");
+    // The pooling allocator refuses it when it is compiled, before anything runs.
+    assert!(
+        reason.contains("minimum element size of 50000000 which exceeds the limit of 100000"),
+        "{reason}"
+    );
+    assert_eq!(
+        crate::support::text(&ws.call("echo", r#"{"text": "ok"}"#)),
+        "ok"
+    );
+}
