@@ -18,6 +18,7 @@ pub mod limits;
 pub mod lock;
 pub mod mcp;
 pub mod net;
+mod opened_paths;
 pub mod pipeline;
 pub mod plugin;
 pub mod registry;
@@ -25,7 +26,9 @@ pub mod result;
 pub mod scaffold;
 pub mod schema;
 
-pub use call_state::{GuestReport, HttpAttempt, LogLevel, LogLine, ProgressUpdate, ReportSink};
+pub use call_state::{
+    GuestReport, HttpAttempt, LogLevel, LogLine, PathOpen, ProgressUpdate, ReportSink,
+};
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use plugin::CallOptions;
 pub use registry::{Registry, RegistryOptions};
