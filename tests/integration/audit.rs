@@ -128,3 +128,24 @@ fn paths_opened_are_logged_with_guest_and_host_path_mode_and_refusals() {
         }])
     );
 }
+
+#[test]
+fn a_line_lists_at_most_a_thousand_opens_and_counts_the_rest() {
+    let mut ws = Workspace::new().plugin("fs", "fs").config(
+        "[audit]\npath = \"audit.jsonl\"\n[plugins.fs]\ndirs = [{ host = \"data\", guest = \"/data\" }]\n",
+    );
+    for i in 0..1100 {
+        ws = ws.file(&format!("data/f{i}.txt"), "nothing to see\n");
+    }
+    let grep = ws.call("grep", r#"{"pattern": "needle"}"#);
+    assert_eq!(grep["isError"], false, "{grep}");
+    let log = std::fs::read_to_string(ws.path().join("audit.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(log.trim_end()).unwrap();
+    let capabilities = &line["capabilities"];
+    assert_eq!(capabilities["pathsOpened"].as_array().unwrap().len(), 1000);
+    // Every file was opened once to be searched; the directory too.
+    assert!(
+        capabilities["pathsOpenedOmitted"].as_u64().unwrap() >= 100,
+        "{capabilities}"
+    );
+}

@@ -58,7 +58,12 @@ struct Pending {
     hooks: Vec<Value>,
     http: Vec<Value>,
     paths: Vec<Value>,
+    /// Opens past [`MAX_PATHS_PER_LINE`], counted but not listed.
+    paths_omitted: u64,
 }
+
+/// Opens listed per line; a tool that walks a large tree would otherwise write megabyte lines.
+const MAX_PATHS_PER_LINE: usize = 1_000;
 
 /// Follows one batch's events and writes a line per finished call.
 pub struct AuditRecorder {
@@ -119,6 +124,10 @@ impl AuditRecorder {
                 error,
                 ..
             } => {
+                if pending.paths.len() >= MAX_PATHS_PER_LINE {
+                    pending.paths_omitted += 1;
+                    return;
+                }
                 let host_path = self
                     .registry
                     .tool(tool_name)
@@ -138,6 +147,10 @@ impl AuditRecorder {
             } => {
                 let pending = calls.remove(tool_call_id).unwrap_or_default();
                 let plugin = self.registry.tool(tool_name).map(|(plugin, _)| plugin);
+                let mut capabilities = json!({ "http": pending.http, "pathsOpened": pending.paths });
+                if pending.paths_omitted > 0 {
+                    capabilities["pathsOpenedOmitted"] = json!(pending.paths_omitted);
+                }
                 self.log.append(&json!({
                     "time": rfc3339_now(),
                     "callId": tool_call_id,
@@ -149,7 +162,7 @@ impl AuditRecorder {
                     "isError": is_error,
                     "errorKind": error_kind,
                     "durationMs": duration_ms,
-                    "capabilities": { "http": pending.http, "pathsOpened": pending.paths },
+                    "capabilities": capabilities,
                 }));
             }
             Event::ToolExecutionUpdate { .. } | Event::ToolLog { .. } => {}
