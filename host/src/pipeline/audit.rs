@@ -147,7 +147,8 @@ impl AuditRecorder {
             } => {
                 let pending = calls.remove(tool_call_id).unwrap_or_default();
                 let plugin = self.registry.tool(tool_name).map(|(plugin, _)| plugin);
-                let mut capabilities = json!({ "http": pending.http, "pathsOpened": pending.paths });
+                let mut capabilities =
+                    json!({ "http": pending.http, "pathsOpened": pending.paths });
                 if pending.paths_omitted > 0 {
                     capabilities["pathsOpenedOmitted"] = json!(pending.paths_omitted);
                 }
