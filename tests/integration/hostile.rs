@@ -1,13 +1,13 @@
 //! Hostile plugins: each case tries one way out of the sandbox or one way to take the host down,
-//! and asserts the classified outcome, that the host is alive, and that the next call to the same
-//! plugin works. Cases named in the test names; see also fs_tools.rs (escapes through the fs
-//! plugin), sandbox.rs (loops, memory and fuel bombs, blocked host calls, stdio floods, env),
-//! network.rs (sockets, DNS, ungranted HTTP), hooks.rs (hooks that trap or never return) and
-//! loading.rs / cache.rs (truncated components, other worlds, tampered cache entries).
+//! and asserts the classified outcome (named in the test name), that the host is alive, and that
+//! the next call to the same plugin works. SECURITY.md lists every case of the suite with its test;
+//! the others live in fs_tools.rs (escapes through the fs plugin), sandbox.rs (loops, memory and
+//! fuel bombs, blocked host calls, stdio floods, env), network.rs (sockets, DNS, ungranted HTTP),
+//! hooks.rs (hooks that trap or never return) and loading.rs / cache.rs (truncated components,
+//! other worlds, tampered cache entries).
 
 use crate::support::{Workspace, call};
 use cordon::{ErrorKind, Pipeline, ToolResult};
-use std::time::{Duration, Instant};
 
 const GRANTS: &str = r#"
 [plugins.hostile]
@@ -184,7 +184,7 @@ async fn a_one_gib_result_is_out_of_memory() {
 }
 
 #[tokio::test]
-async fn absurd_random_bytes_requests_are_refused() {
+async fn absurd_random_bytes_requests_are_a_trap_and_small_ones_work() {
     let ws = workspace();
     let pipeline = ws.pipeline().await;
     let result = call(&pipeline, "random_bomb", r#"{"bytes": 1099511627776}"#).await;
@@ -194,19 +194,17 @@ async fn absurd_random_bytes_requests_are_refused() {
 }
 
 #[tokio::test]
-async fn a_flood_of_resource_handles_is_stopped() {
-    let ws = workspace();
+async fn a_flood_of_resource_handles_is_a_trap_at_the_per_call_handle_limit() {
+    // A generous time limit, so the flood reaches the handle limit however slow the machine is.
+    let ws = workspace().config(&GRANTS.replace("timeout = \"500ms\"", "timeout = \"20s\""));
     let pipeline = ws.pipeline().await;
-    let started = Instant::now();
     let result = call(&pipeline, "handle_flood", "{}").await;
+    assert_eq!(result.error_kind, Some(ErrorKind::Trap), "{result:?}");
     assert!(
-        matches!(
-            result.error_kind,
-            Some(ErrorKind::Trap | ErrorKind::Timeout)
-        ),
-        "{result:?}"
+        result.text().contains("resource table has no free keys"),
+        "{}",
+        result.text()
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
     still_works(&pipeline).await;
 }
 
@@ -226,7 +224,7 @@ async fn invalid_utf8_and_lying_list_lengths_across_the_wit_boundary_are_traps()
 }
 
 #[tokio::test]
-async fn exit_from_the_guest_is_a_result_not_a_host_exit() {
+async fn exit_from_the_guest_is_a_trap_result_not_a_host_exit() {
     let ws = workspace();
     let pipeline = ws.pipeline().await;
     let result = call(&pipeline, "exit", r#"{"code": 3}"#).await;
