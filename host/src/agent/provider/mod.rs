@@ -160,3 +160,58 @@ fn arguments_object(arguments: &str) -> Value {
         _ => Value::Object(Default::default()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::sse::SseDecoder;
+    use proptest::prelude::*;
+
+    /// Fragments that real streams are made of, so random mixes get past the JSON parser.
+    fn fragment() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n".to_string()),
+            Just("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":\"{\"}}]}}]}\n\n".to_string()),
+            Just("data: {\"choices\":[{\"finish_reason\":\"length\"}]}\n\n".to_string()),
+            Just("data: [DONE]\n\n".to_string()),
+            Just("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"x\"}}\n\n".to_string()),
+            Just("data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\"}}\n\n".to_string()),
+            Just("data: {\"type\":\"content_block_delta\",\"index\":99999999999,\"delta\":{}}\n\n".to_string()),
+            Just("data: {\"type\":\"message_stop\"}\n\n".to_string()),
+            Just("data: {\"error\":{\"message\":\"boom\"}}\n\n".to_string()),
+            "[ -~]{0,40}",
+            proptest::collection::vec(any::<u8>(), 0..40)
+                .prop_map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+        ]
+    }
+
+    proptest! {
+        /// Whatever a server streams, assembling it ends in a reply or an error, never a panic.
+        #[test]
+        fn any_stream_ends_in_a_reply_or_an_error(
+            parts in proptest::collection::vec(fragment(), 0..12),
+            split in 1usize..64,
+            anthropic in any::<bool>(),
+        ) {
+            let provider = if anthropic { Provider::Anthropic } else { Provider::OpenAi };
+            let bytes = parts.concat().into_bytes();
+            let mut decoder = SseDecoder::default();
+            let mut assembler = StreamAssembler::new(provider);
+            let mut done = false;
+            let mut failed = false;
+            for chunk in bytes.chunks(split) {
+                for event in decoder.feed(chunk) {
+                    match assembler.event(&event, &mut |_| {}) {
+                        Ok(StreamState::Done) => done = true,
+                        Ok(StreamState::Open) => {}
+                        Err(_) => failed = true,
+                    }
+                }
+            }
+            if !failed {
+                let _ = assembler.finish(done);
+            }
+            let _ = parse_reply(provider, &bytes);
+        }
+    }
+}
