@@ -34,7 +34,19 @@ pub fn request_body(request: &Request<'_>) -> Value {
         body["temperature"] = json!(temperature);
     }
     if let Some(max_tokens) = request.settings.max_tokens {
-        body["max_tokens"] = json!(max_tokens);
+        // OpenAI itself has replaced `max_tokens` (which its reasoning models refuse); the other
+        // Chat Completions servers know only `max_tokens`.
+        let is_openai = request
+            .settings
+            .base_url
+            .as_deref()
+            .is_none_or(|url| url.contains("api.openai.com"));
+        let key = if is_openai {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        body[key] = json!(max_tokens);
     }
     body
 }
@@ -268,6 +280,27 @@ mod tests {
             message(&error),
             json!({"role": "tool", "tool_call_id": "c2", "content": "Error (timeout): ran past 1s"})
         );
+    }
+
+    #[test]
+    fn the_token_limit_uses_the_name_the_server_knows() {
+        let mut settings = crate::config::ModelSettings {
+            max_tokens: Some(100),
+            ..Default::default()
+        };
+        let body = |settings: &crate::config::ModelSettings| {
+            request_body(&Request {
+                model: "m",
+                messages: &[],
+                tools: &[],
+                settings,
+                stream: true,
+            })
+        };
+        assert_eq!(body(&settings)["max_completion_tokens"], 100);
+        settings.base_url = Some("http://127.0.0.1:8080/v1".into());
+        assert_eq!(body(&settings)["max_tokens"], 100);
+        assert!(body(&settings).get("tools").is_none(), "no tools, no key");
     }
 
     #[test]
