@@ -1,6 +1,6 @@
 //! The state of one sandboxed call (the wasmtime `Store` data): its WASI context, memory limiter,
-//! captured stdio, deadline, the record of the files it opens, and the host functions the plugin imports (`log`, `progress`,
-//! `cancelled`, `settings`).
+//! captured stdio, deadline, the record of the files it opens, and the host functions the plugin
+//! imports (`log`, `progress`, `cancelled`, `settings`).
 
 use crate::bindings::cordon::plugin::{host, types};
 use crate::capture::OutputCapture;

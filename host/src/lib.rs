@@ -5,6 +5,7 @@
 //! calls through validation, hooks and fresh sandboxes, and always returns one
 //! [`result::ToolResult`] per call, success or a classified error, in call order.
 
+pub mod agent;
 mod bindings;
 pub mod cache;
 mod call_state;

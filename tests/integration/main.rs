@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agent_loop;
 mod audit;
 mod bundled_hooks;
 mod cache;
@@ -14,6 +15,7 @@ mod hostile;
 mod loading;
 mod lockfile;
 mod mcp_stdio;
+mod model_server;
 mod network;
 mod pipeline;
 mod python_sdk;
