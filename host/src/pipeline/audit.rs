@@ -39,11 +39,15 @@ impl AuditLog {
     }
 
     fn append(&self, line: &Value) {
+        // One write per line: formatting straight into the file would make a system call per JSON
+        // token, and a single append keeps lines whole when several processes share the log.
+        let mut text = line.to_string();
+        text.push('\n');
         let mut file = self
             .file
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let written = writeln!(file, "{line}").and_then(|()| file.flush());
+        let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());
         if let Err(err) = written {
             tracing::error!(path = %self.path.display(), "cannot write the audit log: {err}");
         }
