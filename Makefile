@@ -123,6 +123,7 @@ fuzz: host
 bench: host fixtures
 	CORDON_GUEST_DIR=$(GUEST_DIR) cargo bench -p cordon --profile dev --bench batch
 	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_BIN=$(CORDON) cargo bench -p cordon --profile dev --bench call
+	CORDON_GUEST_DIR=$(GUEST_DIR) cargo bench -p cordon --profile dev --bench opens
 
 lint: toolchain
 	cargo fmt --all --check

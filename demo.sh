@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, end to end: the bundled `fs` plugin reading, searching and editing files inside its
 # grants (see cordon.toml), the `guard` and `redact` hooks around it, a batch, and refusals coming
-# back as error results instead of crashes.
+# back as error results instead of crashes; then the agent loop against a scripted model server.
 set -u
 CORDON=${CORDON:-cordon}
 
@@ -45,4 +45,14 @@ step call read_file '{"path": "/repo/../../etc/passwd"}'
 step call read_file '{"path": "README.md", "offset": 0}'
 step call http_fetch '{"url": "https://example.com/"}'
 step call delete_everything '{}'
+
+printf '\n\033[1mThe agent loop, against a scripted OpenAI-compatible server (no API key needed):\033[0m\n'
+server_log=$(mktemp)
+python3 tests/scripted_model/scripted_model.py tests/scripted_model/demo.json >"$server_log" &
+server=$!
+for _ in $(seq 50); do grep -q listening "$server_log" && break; sleep 0.1; done
+url="$(sed -n 's/^listening on //p' "$server_log")/v1"
+step run --base-url "$url" --model scripted "What is cordon? Read the README."
+kill "$server" 2>/dev/null
+rm -f "$server_log"
 exit 0

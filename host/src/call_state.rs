@@ -1,10 +1,12 @@
 //! The state of one sandboxed call (the wasmtime `Store` data): its WASI context, memory limiter,
-//! captured stdio, deadline, and the host functions the plugin imports (`log`, `progress`,
-//! `cancelled`, `settings`).
+//! captured stdio, deadline, the record of the files it opens, and the host functions the plugin
+//! imports (`log`, `progress`, `cancelled`, `settings`).
 
 use crate::bindings::cordon::plugin::{host, types};
 use crate::capture::OutputCapture;
+use crate::limits::MAX_TABLE_ELEMENTS;
 use crate::net::HttpGate;
+use crate::opened_paths::OpenedPaths;
 use crate::result::Content;
 use serde_json::Value;
 use std::sync::Arc;
@@ -24,6 +26,33 @@ pub enum GuestReport {
     Log(LogLine),
     /// An outgoing HTTP request, let through or refused by the gate.
     Http(HttpAttempt),
+    /// A path the guest asked the host to open, opened or refused.
+    PathOpen(PathOpen),
+}
+
+/// A path a guest asked the host to open (`wasi:filesystem` `open-at`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathOpen {
+    pub call_id: String,
+    /// As the guest sees it: the directory it opened from joined with the path it gave, as written.
+    pub path: String,
+    /// What it asked for: `read`, `write`, `create`, `truncate`, `exclusive`, `directory`.
+    pub mode: Vec<&'static str>,
+    /// `None` when the host opened it; otherwise the WASI error code (`not-permitted`, `no-entry`,
+    /// `read-only`, ...).
+    pub error: Option<&'static str>,
+}
+
+impl PathOpen {
+    /// `opened`, `denied` (the grant does not allow it) or `failed` (anything else, such as a
+    /// missing file).
+    pub fn outcome(&self) -> &'static str {
+        match self.error {
+            None => "opened",
+            Some("not-permitted" | "access" | "read-only") => "denied",
+            Some(_) => "failed",
+        }
+    }
 }
 
 /// An outgoing HTTP request a guest made. The URL has no query string (it may carry secrets).
@@ -62,11 +91,14 @@ pub struct ProgressUpdate {
     pub details: Value,
 }
 
-/// Denies memory growth past the plugin's limit and remembers that it did, so a trap that follows
-/// is reported as `out_of_memory`.
+/// Denies memory growth past the plugin's limit and table growth past [`MAX_TABLE_ELEMENTS`], and
+/// remembers that it did, so a trap that follows is reported as `out_of_memory`.
 pub struct MemoryLimiter {
     limit: usize,
+    /// A memory was refused growth.
     pub denied: bool,
+    /// A table was refused growth.
+    pub table_denied: bool,
 }
 
 impl MemoryLimiter {
@@ -74,6 +106,7 @@ impl MemoryLimiter {
         Self {
             limit: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
             denied: false,
+            table_denied: false,
         }
     }
 }
@@ -98,7 +131,11 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        Ok(maximum.is_none_or(|max| desired <= max))
+        let allowed = desired <= MAX_TABLE_ELEMENTS && maximum.is_none_or(|max| desired <= max);
+        if !allowed {
+            self.table_denied = true;
+        }
+        Ok(allowed)
     }
 }
 
@@ -115,6 +152,8 @@ pub struct CallState {
     call_id: String,
     settings: Arc<str>,
     reports: Option<ReportSink>,
+    /// Where the guest's file opens are recorded; only when someone listens to reports.
+    opened_paths: Option<OpenedPaths>,
     cancelled: CancellationToken,
     /// When the epoch callback stops the guest.
     pub deadline: Instant,
@@ -141,6 +180,10 @@ pub struct CallSetup {
 
 impl CallState {
     pub fn new(setup: CallSetup) -> Self {
+        let opened_paths = setup
+            .reports
+            .clone()
+            .map(|sink| OpenedPaths::new(sink, setup.call_id.clone()));
         Self {
             wasi: setup.wasi,
             table: bounded_table(),
@@ -152,6 +195,7 @@ impl CallState {
             plugin_id: setup.plugin_id,
             call_id: setup.call_id,
             settings: setup.settings,
+            opened_paths,
             reports: setup.reports,
             cancelled: setup.cancelled,
             deadline: setup.deadline,
@@ -176,6 +220,11 @@ impl CallState {
         }
         self.push_budget -= bytes;
         true
+    }
+
+    /// The record of the guest's file opens, when they are being recorded.
+    pub(crate) fn opened_paths(&mut self) -> Option<&mut OpenedPaths> {
+        self.opened_paths.as_mut()
     }
 
     /// Bytes left in the push budget, for checking the final result.

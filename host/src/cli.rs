@@ -101,6 +101,23 @@ pub enum Command {
         #[arg(long, value_name = "ORIGIN")]
         allow_origin: Vec<String>,
     },
+    /// Run the agent loop on a prompt: the model calls the active tools until it answers.
+    /// Exit code 0 with an answer, 1 without one, 2 on a setup error, 130 when cancelled.
+    Run {
+        /// The prompt, or `-` to read it from stdin [default: stdin].
+        prompt: Option<String>,
+        /// Make the model finish by calling `final_result` with arguments matching this JSON
+        /// Schema; print them as JSON.
+        #[arg(long, value_name = "FILE.json")]
+        output_schema: Option<PathBuf>,
+        #[command(flatten)]
+        session: crate::agent_cli::SessionArgs,
+    },
+    /// Talk with the agent loop, one prompt per line, keeping the conversation.
+    Chat {
+        #[command(flatten)]
+        session: crate::agent_cli::SessionArgs,
+    },
     /// Call one tool. Exit code 0 on success, 1 when the result is an error.
     Call {
         tool: String,
@@ -154,8 +171,28 @@ impl Cli {
         } else {
             None
         };
+        let model = config.model.clone();
+        let agent = config.agent.clone();
         let pipeline = self.load_pipeline(config, lock).await?;
         match self.command {
+            Command::Run {
+                ref prompt,
+                ref output_schema,
+                ref session,
+            } => {
+                crate::agent_cli::run(
+                    pipeline,
+                    &model,
+                    &agent,
+                    session,
+                    prompt.as_deref(),
+                    output_schema.as_deref(),
+                )
+                .await
+            }
+            Command::Chat { ref session } => {
+                crate::agent_cli::chat(pipeline, &model, &agent, session).await
+            }
             Command::Lock | Command::New { .. } | Command::Build { .. } => {
                 unreachable!("handled above")
             }
@@ -350,7 +387,7 @@ fn read_token(env: Option<&str>) -> anyhow::Result<Option<String>> {
 
 /// Cancels `cancel` on the first Ctrl-C and exits on the second. The handler is installed before
 /// this returns, so no interrupt is missed once a batch has started.
-fn interrupt_watcher(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+pub(crate) fn interrupt_watcher(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
     #[cfg(unix)]
     let mut interrupts =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();

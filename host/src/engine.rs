@@ -54,7 +54,7 @@ pub fn build(settings: &EngineSettings) -> anyhow::Result<Engine> {
         .max_tables_per_component(32)
         .max_component_instance_size(1 << 20)
         .max_core_instance_size(16 << 20)
-        .table_elements(100_000)
+        .table_elements(crate::limits::MAX_TABLE_ELEMENTS)
         .max_memory_size(usize::try_from(settings.max_memory_bytes).unwrap_or(usize::MAX))
         // A reused slot is zeroed with memset up to these sizes instead of being handed back to the
         // kernel, so the next call does not page-fault its memory, table and stack in again. The

@@ -3,7 +3,7 @@
 
 use crate::bindings;
 use crate::call_state::CallState;
-use crate::limits::Limits;
+use crate::limits::{Limits, MAX_TABLE_ELEMENTS};
 use crate::result::ErrorKind;
 use serde_json::{Value, json};
 use wasmtime::Trap;
@@ -85,6 +85,7 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
         Some(Trap::Interrupt) if state.is_cancelled() => cancelled(what),
         Some(Trap::Interrupt) => timed_out(state, limits, what),
         _ if state.limiter.denied => out_of_memory(limits, what),
+        _ if state.limiter.table_denied => out_of_table_space(what),
         Some(trap) => Failure::trap(trap.to_string(), &state.stderr.tail(STDERR_TAIL_LINES)),
         None => {
             let reason = err
@@ -129,6 +130,16 @@ fn out_of_memory(limits: &Limits, what: &str) -> Failure {
             human_bytes(limits.memory_bytes)
         ),
         json!({ "limitBytes": limits.memory_bytes }),
+    )
+}
+
+fn out_of_table_space(what: &str) -> Failure {
+    Failure::new(
+        ErrorKind::OutOfMemory,
+        format!(
+            "`{what}` ran out of memory: it tried to grow a table past {MAX_TABLE_ELEMENTS} elements, the most the host allows, and was stopped. Ask for less work per call; this limit is fixed in the host."
+        ),
+        json!({ "limitTableElements": MAX_TABLE_ELEMENTS }),
     )
 }
 

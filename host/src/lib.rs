@@ -5,6 +5,7 @@
 //! calls through validation, hooks and fresh sandboxes, and always returns one
 //! [`result::ToolResult`] per call, success or a classified error, in call order.
 
+pub mod agent;
 mod bindings;
 pub mod cache;
 mod call_state;
@@ -18,6 +19,7 @@ pub mod limits;
 pub mod lock;
 pub mod mcp;
 pub mod net;
+mod opened_paths;
 pub mod pipeline;
 pub mod plugin;
 pub mod registry;
@@ -25,7 +27,9 @@ pub mod result;
 pub mod scaffold;
 pub mod schema;
 
-pub use call_state::{GuestReport, HttpAttempt, LogLevel, LogLine, ProgressUpdate, ReportSink};
+pub use call_state::{
+    GuestReport, HttpAttempt, LogLevel, LogLine, PathOpen, ProgressUpdate, ReportSink,
+};
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use plugin::CallOptions;
 pub use registry::{Registry, RegistryOptions};

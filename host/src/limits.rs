@@ -34,5 +34,10 @@ impl Default for Limits {
     }
 }
 
+/// Elements one table of a plugin may grow to (engine-wide: it sizes the pooling allocator's table
+/// slots). Far above what a language runtime needs; a `table.grow` past it fails and is reported as
+/// `out_of_memory`.
+pub const MAX_TABLE_ELEMENTS: usize = 100_000;
+
 /// `describe` runs at load with this much wall time at most.
 pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);

@@ -1,7 +1,9 @@
 //! The `cordon` binary: parse arguments, set up logging on stderr, run, and map the outcome to an
 //! exit code: 0 success, 1 the tool result is an error, 2 usage or configuration error.
 
+mod agent_cli;
 mod cli;
+mod live_view;
 mod render;
 
 use clap::Parser;

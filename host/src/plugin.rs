@@ -111,6 +111,8 @@ impl PluginHost {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         // Outgoing HTTP passes each call's gate (see net/gate.rs).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        // File opens are recorded for the audit log and events (see opened_paths.rs).
+        crate::opened_paths::shadow_in_linker(&mut linker)?;
         CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;

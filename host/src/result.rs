@@ -32,6 +32,9 @@ pub enum ErrorKind {
     HookFailed,
     /// The call was cancelled before it finished.
     Cancelled,
+    /// The model's reply was cut off by its output token limit, so the agent loop did not run
+    /// the (possibly incomplete) call.
+    Truncated,
 }
 
 impl ErrorKind {
@@ -49,6 +52,7 @@ impl ErrorKind {
             Self::Blocked => "blocked",
             Self::HookFailed => "hook_failed",
             Self::Cancelled => "cancelled",
+            Self::Truncated => "truncated",
         }
     }
 }

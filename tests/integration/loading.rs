@@ -4,7 +4,7 @@ use crate::support::{Workspace, probe, text};
 use sha2::{Digest, Sha256};
 
 /// The `reason` cordon list --json gives for `file` (a file name), or panics.
-fn rejection(ws: &Workspace, file: &str) -> String {
+pub fn rejection(ws: &Workspace, file: &str) -> String {
     let list = ws.cordon(&["list", "--json"]).json();
     list["rejected"]
         .as_array()

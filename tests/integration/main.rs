@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agent_loop;
 mod audit;
 mod bundled_hooks;
 mod c_sdk;
@@ -16,6 +17,7 @@ mod js_sdk;
 mod loading;
 mod lockfile;
 mod mcp_stdio;
+mod model_server;
 mod network;
 mod pipeline;
 mod python_sdk;

@@ -344,6 +344,25 @@ async fn big_responses_are_cut_and_slow_servers_time_out() {
     );
 }
 
+/// Regression: a response body left unread once held its request's slot, so a guest waiting for
+/// its responses in another order than the host granted slots waited for ever (a timeout).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_waiting_for_responses_last_to_first_is_not_starved_by_the_bound() {
+    let (server, seen) = serve(None).await;
+    let ws = Arc::new(workspace(&format!(
+        "[plugins.probe]\nhttp = [{{ origin = \"http://{server}\" }}]\nlimits = {{ http_requests = 2, timeout = \"15s\" }}\n"
+    )));
+    let result = call(
+        &ws,
+        "http_parallel",
+        format!(r#"{{"url": "http://{server}/held", "count": 6, "reverse": true}}"#),
+        vec![],
+    )
+    .await;
+    assert_eq!(text(&result), "6 ok", "{result}");
+    assert!(seen.most_in_flight.load(Ordering::SeqCst) <= 2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_of_one_call_are_bounded() {
     for (limit, expected) in [(2, 2), (4, 4)] {

@@ -2,6 +2,7 @@
 //! relative host paths are taken from the config file's directory, and every mistake is reported
 //! with the key it concerns.
 
+mod model;
 mod units;
 
 use crate::grant::{Access, DirGrant, PluginGrant};
@@ -12,6 +13,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+pub use model::{ModelSettings, Provider};
 pub use units::{parse_bytes, parse_duration};
 
 /// A configuration problem; the message names the file and the key.
@@ -56,6 +58,10 @@ pub struct AgentSettings {
     pub max_concurrency: usize,
     /// Text bytes of one result kept before it is cut with a marker.
     pub max_result_bytes: u64,
+    /// Model replies the agent loop asks for before it gives up (`cordon run`).
+    pub max_steps: u32,
+    /// The agent loop's system prompt; `None` means cordon's default, which lists the tools.
+    pub system_prompt: Option<String>,
 }
 
 impl Default for AgentSettings {
@@ -65,6 +71,8 @@ impl Default for AgentSettings {
             tools: None,
             max_concurrency: 16,
             max_result_bytes: 64 << 10,
+            max_steps: 20,
+            system_prompt: None,
         }
     }
 }
@@ -80,6 +88,8 @@ pub struct Config {
     pub audit_path: Option<PathBuf>,
     /// How batches run.
     pub agent: AgentSettings,
+    /// The model API the agent loop talks to (`[model]`).
+    pub model: ModelSettings,
     /// Plugin ids whose hooks run first, in this order (`[hooks] order`); the other hooks follow
     /// in plugin file-name order.
     pub hook_order: Vec<String>,
@@ -98,6 +108,7 @@ impl Default for Config {
             max_sandboxes: DEFAULT_MAX_SANDBOXES,
             audit_path: None,
             agent: AgentSettings::default(),
+            model: ModelSettings::default(),
             hook_order: Vec::new(),
             default_limits: Limits::default(),
             plugins: BTreeMap::new(),
@@ -147,6 +158,10 @@ impl Config {
             .agent
             .validate()
             .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
+        let model = raw
+            .model
+            .validate()
+            .map_err(|(key, message)| invalid(format!("model.{key}"), message))?;
         let max_sandboxes = raw.host.max_sandboxes.unwrap_or(DEFAULT_MAX_SANDBOXES);
         if !(1..=10_000).contains(&max_sandboxes) {
             return Err(invalid(
@@ -159,6 +174,7 @@ impl Config {
             max_sandboxes,
             audit_path: raw.audit.path.map(|path| base.join(path)),
             agent,
+            model,
             hook_order: raw.hooks.order,
             default_limits,
             plugins,
@@ -205,6 +221,8 @@ struct RawConfig {
     #[serde(default)]
     agent: RawAgent,
     #[serde(default)]
+    model: model::RawModel,
+    #[serde(default)]
     hooks: RawHooks,
     #[serde(default)]
     defaults: RawDefaults,
@@ -233,6 +251,8 @@ struct RawAgent {
     tools: Option<Vec<String>>,
     max_concurrency: Option<usize>,
     max_result_bytes: Option<String>,
+    max_steps: Option<u32>,
+    system_prompt: Option<String>,
 }
 
 impl RawAgent {
@@ -246,11 +266,17 @@ impl RawAgent {
             Some(text) => parse_bytes(text).map_err(|m| ("max_result_bytes".to_string(), m))?,
             None => defaults.max_result_bytes,
         };
+        let max_steps = self.max_steps.unwrap_or(defaults.max_steps);
+        if max_steps == 0 {
+            return Err(("max_steps".into(), "must be at least 1".into()));
+        }
         Ok(AgentSettings {
             execution: self.execution.unwrap_or_default(),
             tools: self.tools,
             max_concurrency,
             max_result_bytes,
+            max_steps,
+            system_prompt: self.system_prompt,
         })
     }
 }
@@ -675,7 +701,9 @@ mod tests {
                 execution: Execution::Sequential,
                 tools: Some(vec!["a".into()]),
                 max_concurrency: 2,
-                max_result_bytes: 1024
+                max_result_bytes: 1024,
+                max_steps: 20,
+                system_prompt: None,
             }
         );
         assert_eq!(config.hook_order, ["redact", "guard"]);
@@ -683,10 +711,48 @@ mod tests {
         for (text, key) in [
             ("[agent]\nexecution = \"random\"", "execution"),
             ("[agent]\nmax_concurrency = 0", "agent.max_concurrency"),
+            ("[agent]\nmax_steps = 0", "agent.max_steps"),
             ("[hooks]\nsequence = []", "sequence"),
         ] {
             let err = parse(text).expect_err(text).to_string();
             assert!(err.contains(key), "{err}");
+        }
+    }
+
+    #[test]
+    fn model_settings() {
+        let config = parse(
+            "[model]\nprovider = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/v1/\"\nmodel = \"m\"\napi_key_env = \"MY_KEY\"\ntimeout = \"30s\"\ntemperature = 0.2\nmax_tokens = 512\nstream = false\nretries = 2\nretry_delay = \"10ms\"\nparse_text_tool_calls = true\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.model,
+            ModelSettings {
+                provider: Provider::Anthropic,
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+                model: Some("m".into()),
+                api_key_env: Some("MY_KEY".into()),
+                timeout: std::time::Duration::from_secs(30),
+                temperature: Some(0.2),
+                max_tokens: Some(512),
+                stream: false,
+                retries: 2,
+                retry_delay: std::time::Duration::from_millis(10),
+                parse_text_tool_calls: true,
+            }
+        );
+        assert_eq!(parse("").unwrap().model, ModelSettings::default());
+        for (text, key) in [
+            ("[model]\nprovider = \"gemini\"", "provider"),
+            ("[model]\nbase_url = \"localhost:8080\"", "model.base_url"),
+            ("[model]\napi_key_env = \"KEY=sk-123\"", "model.api_key_env"),
+            ("[model]\napi_key = \"sk-123\"", "api_key"),
+            ("[model]\ntemperature = 7.0", "model.temperature"),
+            ("[model]\ntimeout = \"soon\"", "model.timeout"),
+            ("[model]\nmax_tokens = 0", "model.max_tokens"),
+        ] {
+            let err = parse(text).expect_err(text).to_string();
+            assert!(err.contains(key), "{text}: {err}");
         }
     }
 

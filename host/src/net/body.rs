@@ -1,11 +1,9 @@
-//! A response body with bounds: at most so many bytes, and done before the request's deadline. It
-//! also holds the call's concurrent-request permit until the body is finished or dropped.
+//! A response body with bounds: at most so many bytes, and done before the request's deadline.
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 use wasmtime_wasi_http::Error;
 
@@ -14,22 +12,15 @@ pub struct BoundedBody {
     remaining: u64,
     limit: u64,
     deadline: Pin<Box<Sleep>>,
-    _permit: OwnedSemaphorePermit,
 }
 
 impl BoundedBody {
-    pub fn new(
-        inner: hyper::body::Incoming,
-        limit: u64,
-        deadline: Pin<Box<Sleep>>,
-        permit: OwnedSemaphorePermit,
-    ) -> Self {
+    pub fn new(inner: hyper::body::Incoming, limit: u64, deadline: Pin<Box<Sleep>>) -> Self {
         Self {
             inner,
             remaining: limit,
             limit,
             deadline,
-            _permit: permit,
         }
     }
 }

@@ -168,9 +168,13 @@ impl HttpGate {
             }
         };
         tracing::debug!(plugin = %self.plugin, status = response.status().as_u16(), "HTTP {shown}");
+        // The permit bounds requests waiting for their response, not bodies: a guest may wait for
+        // its responses in any order, and a body left unread holding a permit could starve the
+        // very request the guest waits for. Unread bodies still end at the request's deadline.
+        drop(permit);
         let limit = self.limits.max_response_bytes;
-        let response = response
-            .map(|incoming| BoundedBody::new(incoming, limit, deadline, permit).boxed_unsync());
+        let response =
+            response.map(|incoming| BoundedBody::new(incoming, limit, deadline).boxed_unsync());
         Ok((response, Box::new(async { Ok(()) })))
     }
 

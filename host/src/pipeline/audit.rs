@@ -1,9 +1,11 @@
 //! The audit log: one JSON line per call, appended and flushed as each call ends. It records who ran
 //! (plugin id and sha256), what (tool, a sha256 of the arguments, never the arguments), what the
-//! hooks decided, the outcome and duration, and the capabilities exercised (HTTP requests, let
-//! through or refused; URLs without query strings). No secrets, ever.
+//! hooks decided, the outcome and duration, and the capabilities exercised: HTTP requests (let
+//! through or refused; URLs without query strings) and paths opened (the guest's path, the host path
+//! it maps to, the mode asked for, and whether the host opened or refused it). No secrets, ever.
 
 use super::Event;
+use crate::grant::DirGrant;
 use crate::registry::Registry;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -37,11 +39,15 @@ impl AuditLog {
     }
 
     fn append(&self, line: &Value) {
+        // One write per line: formatting straight into the file would make a system call per JSON
+        // token, and a single append keeps lines whole when several processes share the log.
+        let mut text = line.to_string();
+        text.push('\n');
         let mut file = self
             .file
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let written = writeln!(file, "{line}").and_then(|()| file.flush());
+        let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());
         if let Err(err) = written {
             tracing::error!(path = %self.path.display(), "cannot write the audit log: {err}");
         }
@@ -55,7 +61,13 @@ struct Pending {
     arguments_sha256: String,
     hooks: Vec<Value>,
     http: Vec<Value>,
+    paths: Vec<Value>,
+    /// Opens past [`MAX_PATHS_PER_LINE`], counted but not listed.
+    paths_omitted: u64,
 }
+
+/// Opens listed per line; a tool that walks a large tree would otherwise write megabyte lines.
+const MAX_PATHS_PER_LINE: usize = 1_000;
 
 /// Follows one batch's events and writes a line per finished call.
 pub struct AuditRecorder {
@@ -108,6 +120,28 @@ impl AuditRecorder {
                     .http
                     .push(json!({ "method": method, "url": url, "allowed": allowed }));
             }
+            Event::PathOpen {
+                tool_name,
+                path,
+                mode,
+                outcome,
+                error,
+                ..
+            } => {
+                if pending.paths.len() >= MAX_PATHS_PER_LINE {
+                    pending.paths_omitted += 1;
+                    return;
+                }
+                let host_path = self
+                    .registry
+                    .tool(tool_name)
+                    .and_then(|(plugin, _)| host_path(&plugin.grant.dirs, path));
+                let mut entry = json!({ "path": path, "hostPath": host_path, "mode": mode, "outcome": outcome });
+                if let Some(error) = error {
+                    entry["error"] = json!(error);
+                }
+                pending.paths.push(entry);
+            }
             Event::ToolExecutionEnd {
                 tool_call_id,
                 tool_name,
@@ -117,6 +151,11 @@ impl AuditRecorder {
             } => {
                 let pending = calls.remove(tool_call_id).unwrap_or_default();
                 let plugin = self.registry.tool(tool_name).map(|(plugin, _)| plugin);
+                let mut capabilities =
+                    json!({ "http": pending.http, "pathsOpened": pending.paths });
+                if pending.paths_omitted > 0 {
+                    capabilities["pathsOpenedOmitted"] = json!(pending.paths_omitted);
+                }
                 self.log.append(&json!({
                     "time": rfc3339_now(),
                     "callId": tool_call_id,
@@ -128,12 +167,24 @@ impl AuditRecorder {
                     "isError": is_error,
                     "errorKind": error_kind,
                     "durationMs": duration_ms,
-                    "capabilities": { "http": pending.http },
+                    "capabilities": capabilities,
                 }));
             }
             Event::ToolExecutionUpdate { .. } | Event::ToolLog { .. } => {}
         }
     }
+}
+
+/// Where a guest path lies on the host: the granted directory it is under (the longest match) joined
+/// with the rest of the path as written. Symlinks inside the grant are not followed.
+fn host_path(dirs: &[DirGrant], guest_path: &str) -> Option<String> {
+    dirs.iter()
+        .filter_map(|dir| {
+            let rest = guest_path.strip_prefix(dir.guest.trim_end_matches('/'))?;
+            (rest.is_empty() || rest.starts_with('/')).then_some((dir, rest))
+        })
+        .max_by_key(|(dir, _)| dir.guest.len())
+        .map(|(dir, rest)| format!("{}{rest}", dir.host.display()))
 }
 
 /// The current UTC time as `2026-11-29T16:04:26.123Z`.
@@ -164,6 +215,27 @@ fn rfc3339_now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_paths_follow_the_longest_grant_and_keep_the_rest_as_written() {
+        let dir = |host: &str, guest: &str| DirGrant {
+            host: host.into(),
+            guest: guest.into(),
+            access: crate::grant::Access::ReadOnly,
+        };
+        let dirs = [dir("/srv/repo", "/repo"), dir("/srv/cache", "/repo/cache")];
+        let cases = [
+            ("/repo/a.txt", Some("/srv/repo/a.txt")),
+            ("/repo/cache/b", Some("/srv/cache/b")),
+            ("/repo", Some("/srv/repo")),
+            ("/repo/../etc", Some("/srv/repo/../etc")),
+            ("/repository/x", None),
+            ("/etc/passwd", None),
+        ];
+        for (guest, host) in cases {
+            assert_eq!(host_path(&dirs, guest).as_deref(), host, "{guest}");
+        }
+    }
 
     #[test]
     fn timestamps_are_rfc3339_utc() {

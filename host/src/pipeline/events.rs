@@ -1,5 +1,5 @@
-//! What a batch reports while it runs: each call's start, progress updates, end, and every hook
-//! decision. Events carry the call id and are delivered as they happen, in the order they happen.
+//! What a batch reports while it runs: each call's start, progress updates, log lines, HTTP
+//! requests and file opens, end, and every hook decision. Events carry the call id and are delivered as they happen, in the order they happen.
 
 use crate::call_state::LogLevel;
 use crate::result::{Content, ErrorKind};
@@ -55,6 +55,18 @@ pub enum Event {
         url: String,
         allowed: bool,
     },
+    /// The running tool asked the host to open a path. `path` is the guest's view (the directory
+    /// it opened from joined with the path it gave, as written); `outcome` is `opened`, `denied` or
+    /// `failed`, with the WASI error code in `error`.
+    PathOpen {
+        tool_call_id: String,
+        tool_name: String,
+        path: String,
+        mode: Vec<&'static str>,
+        outcome: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'static str>,
+    },
     /// A call has its final result (after after-hooks and the size budget).
     ToolExecutionEnd {
         tool_call_id: String,
@@ -83,6 +95,7 @@ impl Event {
             | Self::ToolExecutionUpdate { tool_call_id, .. }
             | Self::ToolLog { tool_call_id, .. }
             | Self::HttpRequest { tool_call_id, .. }
+            | Self::PathOpen { tool_call_id, .. }
             | Self::ToolExecutionEnd { tool_call_id, .. }
             | Self::HookDecision { tool_call_id, .. } => tool_call_id,
         }

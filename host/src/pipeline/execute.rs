@@ -122,7 +122,7 @@ impl Pipeline {
 }
 
 /// Turns what a call reports into events while it runs: progress into `tool_execution_update`,
-/// log lines into `tool_log`. Reports after the call ended are dropped.
+/// log lines into `tool_log`, HTTP requests into `http_request`, file opens into `path_open`. Reports after the call ended are dropped.
 fn report_events(call: &ReadyCall, emitter: &Emitter, running: Arc<AtomicBool>) -> ReportSink {
     let (emitter, name) = (emitter.clone(), call.name.clone());
     Arc::new(move |report: GuestReport| {
@@ -148,6 +148,14 @@ fn report_events(call: &ReadyCall, emitter: &Emitter, running: Arc<AtomicBool>) 
                 method: attempt.method,
                 url: attempt.url,
                 allowed: attempt.allowed,
+            },
+            GuestReport::PathOpen(open) => Event::PathOpen {
+                outcome: open.outcome(),
+                tool_call_id: open.call_id,
+                tool_name: name.clone(),
+                path: open.path,
+                mode: open.mode,
+                error: open.error,
             },
         });
     })

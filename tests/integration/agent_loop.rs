@@ -1,0 +1,678 @@
+//! `cordon run` and `cordon chat` against scripted OpenAI and Anthropic servers on 127.0.0.1,
+//! streaming and not: what the loop sends (offered tools, results in call order with ids and error
+//! flags), parallel batches, max steps, cut-off replies, bad argument JSON, retries, the output
+//! contract, text tool-call recovery, transcripts and resuming, and cancellation.
+
+use crate::model_server::ScriptedModel;
+use crate::support::{Run, Workspace, probe};
+use serde_json::{Value, json};
+use std::io::BufRead as _;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CONFIG: &str = r#"
+[agent]
+tools = ["echo", "sleep", "fail"]
+
+[model]
+retries = 2
+retry_delay = "10ms"
+"#;
+
+fn workspace() -> Workspace {
+    probe().config(CONFIG)
+}
+
+/// `cordon run --base-url … --model scripted EXTRA…`, with env.
+fn run(ws: &Workspace, model: &ScriptedModel, extra: &[&str], env: &[(&str, &str)]) -> Run {
+    let url = model.base_url();
+    let mut args = vec!["run", "--base-url", &url, "--model", "scripted"];
+    args.extend_from_slice(extra);
+    ws.cordon_with_env(&args, env)
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| {
+                    tool["function"]["name"]
+                        .as_str()
+                        .or(tool["name"].as_str())
+                        .unwrap()
+                        .to_string()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The OpenAI `role: "tool"` messages of a request: (tool_call_id, content).
+fn openai_tool_messages(body: &Value) -> Vec<(String, String)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({ "id": id, "name": name, "arguments": arguments })
+}
+
+#[test]
+fn openai_stream_offers_only_active_tools_and_returns_results_in_call_order() {
+    let model = ScriptedModel::start(json!([
+        { "text": "Checking.", "tool_calls": [
+            call("a", "sleep", json!({"millis": 300})),
+            call("b", "echo", json!({"text": "hi"})),
+            call("c", "fail", json!({"message": "nope"})),
+            call("d", "no_such_tool", json!({})),
+            call("e", "echo", json!("{\"text\": ")),
+            call("f", "counter", json!({})),
+        ]},
+        { "text": "All done." }
+    ]));
+    let ws = workspace();
+    let out = run(&ws, &model, &["What now?"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout.trim(),
+        "All done.",
+        "off a terminal, stdout gets the final answer only"
+    );
+
+    let first = model.body(0);
+    assert_eq!(first["stream"], true);
+    assert_eq!(first["model"], "scripted");
+    assert_eq!(tool_names(&first), ["echo", "fail", "sleep"]);
+    let messages = first["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["role"], "system");
+    assert!(
+        messages[0]["content"].as_str().unwrap().contains("- echo:"),
+        "the default system prompt lists the tools"
+    );
+    assert_eq!(messages[1], json!({"role": "user", "content": "What now?"}));
+
+    let second = model.body(1);
+    let assistant = &second["messages"][2];
+    assert_eq!(assistant["role"], "assistant");
+    assert_eq!(assistant["tool_calls"][0]["id"], "a");
+    let results = openai_tool_messages(&second);
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["a", "b", "c", "d", "e", "f"],
+        "call order, not finish order"
+    );
+    assert_eq!(results[0].1, "slept");
+    assert_eq!(results[1].1, "hi");
+    assert!(
+        results[2].1.starts_with("Error (tool_error): nope"),
+        "{results:?}"
+    );
+    assert!(results[3].1.starts_with("Error (not_found)"), "{results:?}");
+    assert!(
+        results[4].1.starts_with("Error (invalid_arguments)"),
+        "{results:?}"
+    );
+    assert!(
+        results[5].1.starts_with("Error (not_active)"),
+        "counter exists but is not offered: {results:?}"
+    );
+}
+
+#[test]
+fn anthropic_without_streaming_sends_tool_results_with_error_flags_and_the_key_header() {
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [
+            call("t1", "echo", json!({"text": "one"})),
+            call("t2", "fail", json!({"message": "broken"})),
+        ]},
+        { "text": "Finished." }
+    ]));
+    let ws = workspace();
+    let out = run(
+        &ws,
+        &model,
+        &[
+            "--provider",
+            "anthropic",
+            "--api-key-env",
+            "SCRIPTED_KEY",
+            "--no-stream",
+            "--transcript",
+            "t.jsonl",
+            "Go",
+        ],
+        &[("SCRIPTED_KEY", "sk-test-secret-123")],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "Finished.");
+    let requests = model.requests();
+    assert_eq!(requests[0]["path"], "/v1/messages");
+    assert_eq!(requests[0]["headers"]["x-api-key"], "sk-test-secret-123");
+    assert_eq!(requests[0]["headers"]["anthropic-version"], "2023-06-01");
+    let first = &requests[0]["body"];
+    assert_eq!(first["stream"], false);
+    assert!(first["system"].as_str().unwrap().contains("- sleep:"));
+    assert_eq!(first["tools"][0]["input_schema"]["type"], "object");
+    let second = &requests[1]["body"];
+    let turns = second["messages"].as_array().unwrap();
+    assert_eq!(
+        turns.len(),
+        3,
+        "user, assistant, user(tool results): {turns:?}"
+    );
+    let results = turns[2]["content"].as_array().unwrap();
+    assert_eq!(
+        results
+            .iter()
+            .map(|r| (
+                r["tool_use_id"].as_str().unwrap(),
+                r["is_error"].as_bool().unwrap()
+            ))
+            .collect::<Vec<_>>(),
+        [("t1", false), ("t2", true)]
+    );
+    assert_eq!(results[1]["content"], "broken");
+    let transcript = std::fs::read_to_string(ws.path().join("t.jsonl")).unwrap();
+    assert!(
+        !transcript.contains("sk-test-secret"),
+        "keys never reach transcripts"
+    );
+    assert!(!out.stderr.contains("sk-test-secret"));
+}
+
+#[test]
+fn both_providers_work_streamed_and_whole() {
+    for provider in ["openai", "anthropic"] {
+        for stream in [true, false] {
+            let model = ScriptedModel::start(json!([
+                { "text": "Let me echo.", "tool_calls": [call("x1", "echo", json!({"text": "ping"}))] },
+                { "text": "The tool said {last_tool_result}." }
+            ]));
+            let ws = workspace();
+            let mut args = vec!["--provider", provider, "Say ping"];
+            if !stream {
+                args.insert(0, "--no-stream");
+            }
+            let out = run(&ws, &model, &args, &[("ANTHROPIC_API_KEY", "k")]);
+            let label = format!("{provider} stream={stream}");
+            assert_eq!(out.code, 0, "{label}: {}", out.stderr);
+            assert!(
+                out.stdout.contains("The tool said ping."),
+                "{label}: {}",
+                out.stdout
+            );
+            assert_eq!(model.requests().len(), 2, "{label}");
+            assert_eq!(model.body(0)["stream"], stream, "{label}");
+        }
+    }
+}
+
+#[test]
+fn independent_calls_of_one_reply_run_in_parallel() {
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [
+            call("s1", "sleep", json!({"millis": 400})),
+            call("s2", "sleep", json!({"millis": 400})),
+        ]},
+        { "text": "ok" }
+    ]));
+    let ws = workspace();
+    let out = run(&ws, &model, &["--events", "sleep twice"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let events: Vec<Value> = out
+        .stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["type"].as_str())
+        .filter(|k| k.starts_with("tool_execution_"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "tool_execution_start",
+            "tool_execution_start",
+            "tool_execution_end",
+            "tool_execution_end"
+        ],
+        "both calls start before either ends"
+    );
+    assert!(events.iter().any(|e| e["type"] == "model_request"));
+    assert!(events.iter().any(|e| e["type"] == "model_reply"));
+}
+
+#[test]
+fn reaching_max_steps_is_reported() {
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("again", "echo", json!({"text": "loop"}))], "repeat": true }
+    ]));
+    let ws = workspace();
+    let out = run(&ws, &model, &["--max-steps", "3", "loop forever"], &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("stopped after 3 model replies"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("max_steps"), "{}", out.stderr);
+    assert_eq!(model.requests().len(), 3);
+}
+
+#[test]
+fn calls_of_a_reply_cut_off_by_the_length_limit_are_not_run() {
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("cut", "echo", json!({"text": "partial"}))], "finish": "length" },
+        { "text": "ok" }
+    ]));
+    let ws = workspace();
+    let out = run(&ws, &model, &["--events", "go"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("tool_execution_start"),
+        "the echo never ran: {}",
+        out.stderr
+    );
+    let results = openai_tool_messages(&model.body(1));
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].0, "cut");
+    assert!(
+        results[0].1.starts_with("Error (truncated): not run"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn rate_limits_are_retried_after_the_wait_the_server_asks_for() {
+    let model = ScriptedModel::start(json!([
+        { "status": 429, "headers": {"Retry-After": "1"}, "error": "slow down" },
+        { "text": "made it" }
+    ]));
+    let ws = workspace();
+    let out = run(&ws, &model, &["hello"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "made it");
+    assert!(out.stderr.contains("retry 1"), "{}", out.stderr);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    let waited = requests[1]["time"].as_f64().unwrap() - requests[0]["time"].as_f64().unwrap();
+    assert!(
+        waited >= 0.95,
+        "Retry-After: 1 was honoured, waited {waited:.3}s"
+    );
+}
+
+#[test]
+fn a_server_failing_forever_is_a_clear_error_and_the_transcript_is_kept() {
+    let model = ScriptedModel::start(json!([
+        { "status": 500, "error": "the GPU caught fire", "repeat": true }
+    ]));
+    let ws = workspace();
+    let out = run(&ws, &model, &["--transcript", "t.jsonl", "hello"], &[]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stderr.contains("failed 3 time(s)"), "{}", out.stderr);
+    assert!(out.stderr.contains("the GPU caught fire"), "{}", out.stderr);
+    assert!(out.stderr.contains("t.jsonl"), "{}", out.stderr);
+    assert_eq!(
+        model.requests().len(),
+        3,
+        "one try and the two configured retries"
+    );
+    let transcript = std::fs::read_to_string(ws.path().join("t.jsonl")).unwrap();
+    let roles: Vec<String> = transcript
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["role"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(roles, ["system", "user"]);
+}
+
+#[test]
+fn client_errors_show_the_providers_message_without_retrying() {
+    let model = ScriptedModel::start(json!([
+        { "status": 401, "error": "Incorrect API key provided" }
+    ]));
+    let out = run(&workspace(), &model, &["hello"], &[]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("HTTP 401"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Incorrect API key provided"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("api-key-env"), "a hint: {}", out.stderr);
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[test]
+fn a_malformed_reply_is_a_clear_error() {
+    for stream in [false, true] {
+        let model = ScriptedModel::start(json!([{ "malformed": "<html>502 Bad Gateway</html>" }]));
+        let ws = workspace();
+        let mut args = vec!["--transcript", "t.jsonl", "hello"];
+        if !stream {
+            args.insert(0, "--no-stream");
+        }
+        let out = run(&ws, &model, &args, &[]);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert!(out.stderr.contains("cordon cannot read"), "{}", out.stderr);
+        assert!(out.stderr.contains("502 Bad Gateway"), "{}", out.stderr);
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("t.jsonl"))
+                .unwrap()
+                .lines()
+                .count(),
+            2
+        );
+    }
+}
+
+const COUNT_SCHEMA: &str = r#"{"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}}, "required": ["count"], "additionalProperties": false}"#;
+
+#[test]
+fn the_output_contract_sends_an_invalid_final_result_back_then_prints_the_valid_one() {
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("f1", "final_result", json!({"count": "three"}))] },
+        { "tool_calls": [call("f2", "final_result", json!({"count": 3}))] }
+    ]));
+    let ws = workspace().file("schema.json", COUNT_SCHEMA);
+    let out = run(
+        &ws,
+        &model,
+        &["--output-schema", "schema.json", "count them"],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let answer: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(answer, json!({"count": 3}));
+    let first = model.body(0);
+    assert!(tool_names(&first).contains(&"final_result".to_string()));
+    assert!(
+        first["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("final_result"),
+        "the system prompt says how to finish"
+    );
+    let results = openai_tool_messages(&model.body(1));
+    assert_eq!(results[0].0, "f1");
+    assert!(results[0].1.contains("/count"), "{results:?}");
+    assert!(
+        results[0].1.starts_with("Error (invalid_arguments)"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn the_output_contract_gives_up_after_two_retries_with_the_validation_errors() {
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("f", "final_result", json!({"count": -1}))], "repeat": true }
+    ]));
+    let ws = workspace().file("schema.json", COUNT_SCHEMA);
+    let out = run(
+        &ws,
+        &model,
+        &["--output-schema", "schema.json", "count them"],
+        &[],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.contains("no valid final_result in 3 attempts"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("/count"), "{}", out.stderr);
+    assert_eq!(model.requests().len(), 3);
+}
+
+#[test]
+fn tool_calls_written_as_text_are_recovered_only_when_asked() {
+    let steps = json!([
+        { "text": "<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"from text\"}}</tool_call>" },
+        { "text": "Echoed: {last_tool_result}" }
+    ]);
+    let model = ScriptedModel::start(steps.clone());
+    let ws = probe().config(&format!("{CONFIG}parse_text_tool_calls = true\n"));
+    let out = run(&ws, &model, &["go"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "Echoed: from text");
+    let second = model.body(1);
+    assert_eq!(
+        second["messages"][2]["tool_calls"][0]["function"]["name"],
+        "echo"
+    );
+    assert_eq!(openai_tool_messages(&second)[0].1, "from text");
+
+    let model = ScriptedModel::start(steps);
+    let out = run(&workspace(), &model, &["go"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("<tool_call>"),
+        "off by default: {}",
+        out.stdout
+    );
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[test]
+fn a_conversation_resumes_from_its_transcript() {
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("r1", "echo", json!({"text": "remembered"}))] },
+        { "text": "First answer." },
+        { "text": "Second answer." }
+    ]));
+    let ws = workspace();
+    let out = run(
+        &ws,
+        &model,
+        &["--transcript", "t.jsonl", "first question"],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = run(
+        &ws,
+        &model,
+        &["--resume", "t.jsonl", "second question"],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "Second answer.");
+    let third = model.body(2);
+    let messages = third["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "assistant", "user"]
+    );
+    assert_eq!(messages[3]["content"], "remembered");
+    assert_eq!(messages[5]["content"], "second question");
+    let lines = std::fs::read_to_string(ws.path().join("t.jsonl")).unwrap();
+    assert_eq!(
+        lines.lines().count(),
+        7,
+        "the resumed run appended to it:\n{lines}"
+    );
+
+    let out = run(&ws, &model, &["--resume", "t.jsonl"], &[]);
+    assert_eq!(out.code, 2, "nothing to continue: {}", out.stderr);
+    assert!(out.stderr.contains("give a new prompt"), "{}", out.stderr);
+}
+
+#[test]
+fn chat_keeps_the_conversation_across_lines() {
+    let model = ScriptedModel::start(json!([{ "text": "Hi!" }, { "text": "Still here." }]));
+    let ws = workspace();
+    let url = model.base_url();
+    let out = ws.cordon_stdin(
+        &["chat", "--base-url", &url, "--model", "scripted"],
+        "hello\n\nhow are you?\n/exit\nnever sent\n",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, "Hi!\nStill here.\n");
+    let second = model.body(1);
+    let contents: Vec<&str> = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["hello", "Hi!", "how are you?"]);
+    assert_eq!(model.requests().len(), 2);
+}
+
+#[test]
+fn missing_settings_are_setup_errors_that_say_what_to_do() {
+    let ws = workspace();
+    let out = ws.cordon(&["run", "hello"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--model"), "{}", out.stderr);
+    let out = ws.cordon(&["run", "--provider", "anthropic", "--model", "m", "hello"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("ANTHROPIC_API_KEY"), "{}", out.stderr);
+    let out = ws.cordon(&[
+        "run",
+        "--model",
+        "m",
+        "--api-key-env",
+        "CORDON_NO_SUCH_VAR",
+        "x",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("CORDON_NO_SUCH_VAR is not set"),
+        "{}",
+        out.stderr
+    );
+    let out = ws.cordon(&[
+        "run",
+        "--model",
+        "m",
+        "--output-schema",
+        "missing.json",
+        "x",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("missing.json"), "{}", out.stderr);
+}
+
+/// Starts `cordon run` with `--events`, waits for an event line containing `marker` on stderr,
+/// sends SIGINT, and returns the exit code, the time from the signal to the exit, and stderr.
+fn interrupt_when(
+    ws: &Workspace,
+    model: &ScriptedModel,
+    prompt: &str,
+    marker: &str,
+) -> (i32, Duration, String) {
+    let url = model.base_url();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        .args(["run", "--base-url", &url, "--model", "scripted", "--events"])
+        .args(["--transcript", "t.jsonl", prompt])
+        .current_dir(ws.path())
+        .env("XDG_CACHE_HOME", ws.cache_home())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "cordon ended early: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains(marker) {
+            break;
+        }
+    }
+    // Let the step get under way before interrupting it.
+    std::thread::sleep(Duration::from_millis(200));
+    let signalled = Instant::now();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = child.wait().unwrap().code().unwrap_or(-1);
+    let took = signalled.elapsed();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    (code, took, seen + &rest)
+}
+
+fn transcript_lines(ws: &Workspace) -> Vec<Value> {
+    std::fs::read_to_string(ws.path().join("t.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every line is whole JSON"))
+        .collect()
+}
+
+#[test]
+fn ctrl_c_mid_step_cancels_the_running_tools_and_keeps_the_transcript_valid() {
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("long", "sleep", json!({"millis": 30000})), call("quick", "echo", json!({"text": "x"}))] },
+        { "text": "never asked for" }
+    ]));
+    let ws = workspace();
+    let (code, took, stderr) = interrupt_when(&ws, &model, "sleep long", "tool_execution_start");
+    assert_eq!(code, 130, "{stderr}");
+    assert!(took < Duration::from_secs(5), "cancelled in {took:?}");
+    assert!(stderr.contains("cancelled"), "{stderr}");
+    let lines = transcript_lines(&ws);
+    let results: Vec<(&str, &str)> = lines
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                m["error_kind"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(results, [("long", "cancelled"), ("quick", "")]);
+    assert_eq!(
+        model.requests().len(),
+        1,
+        "no further model request after Ctrl-C"
+    );
+}
+
+#[test]
+fn ctrl_c_while_waiting_for_the_model_cancels_the_request() {
+    let model = ScriptedModel::start(json!([{ "hang": true }]));
+    let ws = workspace();
+    let (code, took, stderr) = interrupt_when(&ws, &model, "hello", "model_request");
+    assert_eq!(code, 130, "{stderr}");
+    assert!(took < Duration::from_secs(5), "cancelled in {took:?}");
+    let roles: Vec<String> = transcript_lines(&ws)
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(roles, ["system", "user"]);
+}

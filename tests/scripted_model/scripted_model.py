@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""A scripted model API for tests and the demo: speaks OpenAI Chat Completions
+(POST .../chat/completions) and Anthropic Messages (POST .../messages), streamed (SSE) or not,
+and answers each request with the next step of a script instead of thinking.
+
+    python3 scripted_model.py SCRIPT.json [--port N] [--record REQUESTS.jsonl]
+
+It prints `listening on http://127.0.0.1:PORT` once it accepts connections. Every request is
+appended to the record file as one JSON line: {"path", "headers", "body", "time"}.
+
+The script is {"replies": [STEP, ...]}; requests take steps in order. A STEP is one of:
+  {"text": "...", "tool_calls": [{"id": "c1", "name": "tool", "arguments": {...} or "raw"}],
+   "finish": "stop" | "tool_calls" | "length"}     a reply (finish defaults from tool_calls)
+  {"status": 429, "headers": {"Retry-After": "1"}, "error": "message"}   an HTTP error
+  {"malformed": "text"}                            a 200 answer whose body is this text
+  {"hang": true}                                   never answers (until the client goes away)
+Any step may add "delay_ms" (wait before answering) and "repeat": true (the step is used for
+every later request too). In reply text, {last_tool_result} becomes the content of the last tool
+result the request carries. Only the Python standard library is used.
+"""
+
+import argparse
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Script:
+    def __init__(self, steps):
+        self.steps = steps
+        self.next = 0
+        self.lock = threading.Lock()
+
+    def take(self):
+        with self.lock:
+            if self.next >= len(self.steps):
+                return {"status": 400, "error": "the script has no more replies"}
+            step = self.steps[self.next]
+            if not step.get("repeat"):
+                self.next += 1
+            return step
+
+
+def last_tool_result(body, anthropic):
+    found = ""
+    for message in body.get("messages", []):
+        if anthropic:
+            content = message.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if block.get("type") == "tool_result":
+                        found = block.get("content", "")
+                        if isinstance(found, list):
+                            found = "".join(part.get("text", "") for part in found)
+        elif message.get("role") == "tool":
+            found = message.get("content", "")
+    return found
+
+
+def pieces(text, size=7):
+    return [text[i:i + size] for i in range(0, len(text), size)] or []
+
+
+def arguments_text(call):
+    arguments = call.get("arguments", {})
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def finish_of(step):
+    if "finish" in step:
+        return step["finish"]
+    return "tool_calls" if step.get("tool_calls") else "stop"
+
+
+def openai_reply(step, text):
+    message = {"role": "assistant", "content": text or None}
+    calls = step.get("tool_calls") or []
+    if calls:
+        message["tool_calls"] = [
+            {"id": c.get("id", f"call_{i + 1}"), "type": "function",
+             "function": {"name": c["name"], "arguments": arguments_text(c)}}
+            for i, c in enumerate(calls)]
+    return {"id": "chatcmpl-scripted", "object": "chat.completion", "model": "scripted",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_of(step)}]}
+
+
+def openai_events(step, text):
+    def chunk(delta, finish=None):
+        return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in pieces(text):
+        yield chunk({"content": piece})
+    for index, call in enumerate(step.get("tool_calls") or []):
+        call_id = call.get("id", f"call_{index + 1}")
+        yield chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                     "function": {"name": call["name"], "arguments": ""}}]})
+        for piece in pieces(arguments_text(call)):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield chunk({}, finish_of(step))
+
+
+ANTHROPIC_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+
+
+def anthropic_blocks(step, text):
+    blocks = []
+    if text:
+        blocks.append({"type": "text", "text": text})
+    for index, call in enumerate(step.get("tool_calls") or []):
+        arguments = call.get("arguments", {})
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                arguments = {}
+        blocks.append({"type": "tool_use", "id": call.get("id", f"toolu_{index + 1}"),
+                       "name": call["name"], "input": arguments})
+    return blocks
+
+
+def anthropic_reply(step, text):
+    return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted",
+            "content": anthropic_blocks(step, text),
+            "stop_reason": ANTHROPIC_STOP.get(finish_of(step), finish_of(step))}
+
+
+def anthropic_events(step, text):
+    yield "message_start", {"type": "message_start", "message": {
+        "id": "msg_scripted", "type": "message", "role": "assistant", "content": [],
+        "model": "scripted", "stop_reason": None}}
+    index = 0
+    if text:
+        yield "content_block_start", {"type": "content_block_start", "index": index,
+                                      "content_block": {"type": "text", "text": ""}}
+        for piece in pieces(text):
+            yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": {"type": "text_delta", "text": piece}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+        index += 1
+    for number, call in enumerate(step.get("tool_calls") or []):
+        yield "content_block_start", {"type": "content_block_start", "index": index,
+                                      "content_block": {"type": "tool_use",
+                                                        "id": call.get("id", f"toolu_{number + 1}"),
+                                                        "name": call["name"], "input": {}}}
+        for piece in pieces(arguments_text(call)):
+            yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": {"type": "input_json_delta",
+                                                    "partial_json": piece}}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+        index += 1
+    yield "ping", {"type": "ping"}
+    yield "message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": ANTHROPIC_STOP.get(finish_of(step))}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    script = None
+    record = None
+    record_lock = threading.Lock()
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        length = int(self.headers.get("content-length", "0"))
+        raw = self.rfile.read(length)
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {"unparsed": raw.decode("utf-8", "replace")}
+        anthropic = self.path.rstrip("/").endswith("/messages")
+        if self.record:
+            headers = {k.lower(): v for k, v in self.headers.items()
+                       if k.lower() in ("authorization", "x-api-key", "anthropic-version",
+                                        "accept", "content-type")}
+            line = json.dumps({"path": self.path, "headers": headers, "body": body,
+                               "time": time.time()})
+            with self.record_lock, open(self.record, "a") as out:
+                out.write(line + "\n")
+        step = self.script.take()
+        if step.get("delay_ms"):
+            time.sleep(step["delay_ms"] / 1000)
+        if step.get("hang"):
+            time.sleep(3600)
+            return
+        if "status" in step:
+            payload = json.dumps({"error": {"message": step.get("error", "scripted failure"),
+                                            "type": "scripted_error"}}).encode()
+            self.send_response(step["status"])
+            for name, value in step.get("headers", {}).items():
+                self.send_header(name, value)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            return
+        if "malformed" in step:
+            self.send_whole(step["malformed"].encode(), "application/json")
+            return
+        text = step.get("text", "").replace("{last_tool_result}",
+                                            last_tool_result(body, anthropic))
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("connection", "close")
+            self.end_headers()
+            if anthropic:
+                for name, data in anthropic_events(step, text):
+                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                    self.wfile.flush()
+            else:
+                for data in openai_events(step, text):
+                    self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+            self.close_connection = True
+            return
+        reply = anthropic_reply(step, text) if anthropic else openai_reply(step, text)
+        self.send_whole(json.dumps(reply).encode(), "application/json")
+
+    def send_whole(self, payload, content_type):
+        self.send_response(200)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("script")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--record")
+    args = parser.parse_args()
+    with open(args.script) as f:
+        Handler.script = Script(json.load(f)["replies"])
+    Handler.record = args.record
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    server.daemon_threads = True
+    print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
