@@ -1,5 +1,6 @@
-/* Native tests of sha256.c against FIPS 180-4's examples: `zig cc test_sha256.c sha256.c -o t && ./t`
- * (files named test_*.c are not built into the plugin). */
+/* Native tests of sha256.c against FIPS 180-4's examples:
+ * `python3 -m ziglang cc test_sha256.c sha256.c -o t && ./t` (files named test_*.c are not built
+ * into the plugin). */
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>

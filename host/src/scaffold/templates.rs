@@ -296,8 +296,8 @@ static size_t count_words(const char *text) {
 #endif
 "#;
 
-const C_TEST: &str = r#"/* Tests for the word counting, natively: `zig cc test_app.c -o test_app && ./test_app`
- * (or any C compiler). */
+const C_TEST: &str = r#"/* Tests for the word counting, natively: `python3 -m ziglang cc test_app.c -o test_app &&
+ * ./test_app` (or `zig cc`, or any C compiler). */
 #include <assert.h>
 #include <stdio.h>
 
@@ -312,7 +312,7 @@ int main(void) {
 }
 "#;
 
-const C_README: &str = r#"- Test it natively: `zig cc test_app.c -o test_app && ./test_app` (files named `test_*.c` are
-  not built into the plugin).
+const C_README: &str = r#"- Test it natively: `python3 -m ziglang cc test_app.c -o test_app && ./test_app` (or `zig cc`,
+  or any C compiler; files named `test_*.c` are not built into the plugin).
 - The C SDK is `{sdk}/cordon.h`; every `*.c` file here is compiled into the plugin.
 "#;
