@@ -188,35 +188,29 @@ export function cancelled() {
   return host.cancelled();
 }
 
-/** An AbortSignal-like view of the call's cancellation: `aborted` asks the host each time. */
+/**
+ * The call's cancellation as a real AbortSignal (so it can be handed to `fetch`): reading
+ * `aborted` (or calling `throwIfAborted`) asks the host, and aborts the signal, firing its
+ * listeners, once the host says the call was cancelled.
+ */
 function cancellationSignal() {
-  const listeners = new Set();
-  let fired = false;
-  const signal = {
-    reason: undefined,
-    onabort: null,
-    get aborted() {
-      const now = host.cancelled();
-      if (now && !fired) {
-        fired = true;
-        signal.reason = new Error("the call was cancelled");
-        signal.reason.name = "AbortError";
-        const event = { type: "abort", target: signal };
-        if (typeof signal.onabort === "function") signal.onabort(event);
-        for (const listener of listeners) listener(event);
-      }
-      return now;
-    },
-    throwIfAborted() {
-      if (signal.aborted) throw signal.reason;
-    },
-    addEventListener(type, listener) {
-      if (type === "abort") listeners.add(listener);
-    },
-    removeEventListener(type, listener) {
-      if (type === "abort") listeners.delete(listener);
-    },
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted").get;
+  const aborted = () => {
+    if (!nativeAborted.call(signal) && host.cancelled()) {
+      const reason = new Error("the call was cancelled");
+      reason.name = "AbortError";
+      controller.abort(reason);
+    }
+    return nativeAborted.call(signal);
   };
+  Object.defineProperty(signal, "aborted", { get: aborted });
+  Object.defineProperty(signal, "throwIfAborted", {
+    value() {
+      if (aborted()) throw signal.reason;
+    },
+  });
   return signal;
 }
 

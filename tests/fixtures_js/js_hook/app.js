@@ -2,7 +2,8 @@
 // calls that say "forbidden" and rewrites ones that start with "shout" to upper case; the
 // after-hook tags every `echo` result. The `js_context` tool reports its settings and call id,
 // streams one progress update, and throws a TypeError when asked to. The `js_fetch` tool fetches
-// a URL with the standard `fetch` (over wasi:http, through the host's grants).
+// a URL with the standard `fetch` (over wasi:http, through the host's grants), handing it the
+// call's cancellation signal.
 
 import { defineHook, defineTool } from "cordon-sdk";
 
@@ -48,8 +49,8 @@ defineTool({
     properties: { url: { type: "string" } },
     required: ["url"],
   },
-  async execute(_toolCallId, { url }) {
-    const response = await fetch(url);
+  async execute(_toolCallId, { url }, { signal }) {
+    const response = await fetch(url, { signal });
     return `${response.status}: ${await response.text()}`;
   },
 });
