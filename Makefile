@@ -24,6 +24,9 @@ SDK_PLUGIN_WASM := $(addprefix $(GUEST_DIR)/,$(addsuffix .wasm,$(JS_PLUGINS) $(C
 # JavaScript test fixtures (tests/fixtures_js/<name>/app.js).
 JS_FIXTURES := $(notdir $(wildcard tests/fixtures_js/*))
 JS_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(JS_FIXTURES)))
+# C test fixtures (tests/fixtures_c/<name>/*.c).
+C_FIXTURES := $(notdir $(wildcard tests/fixtures_c/*))
+C_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(C_FIXTURES)))
 JS_TOOLCHAIN := sdk/js/node_modules/.installed
 ZIG_TOOLCHAIN := $(BUILD_VENV)/.zig-installed
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
@@ -76,6 +79,11 @@ $(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) sdk/c/cord
 	@mkdir -p $(GUEST_DIR)
 	$(CORDON) --plugins $(GUEST_DIR) build plugins/hash
 
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_c/%/app.c sdk/c/cordon.c sdk/c/cordon.h wit/plugin-0.1.0/plugin.wit | host $(ZIG_TOOLCHAIN)
+	@mkdir -p $(GUEST_DIR)/c-fixtures
+	$(CORDON) --plugins $(GUEST_DIR)/c-fixtures build tests/fixtures_c/$*
+	mv $(GUEST_DIR)/c-fixtures/$*.wasm $@
+
 $(JS_TOOLCHAIN): sdk/js/package-lock.json
 	@command -v npm >/dev/null || { echo "error: npm (Node.js 20) is needed to build the JavaScript plugins" >&2; exit 1; }
 	cd sdk/js && npm ci --no-audit --no-fund --loglevel=error
@@ -86,7 +94,7 @@ $(ZIG_TOOLCHAIN): sdk/c/requirements-build.txt $(BUILD_VENV)/.installed
 	touch $@
 
 # One cargo invocation builds the bundled plugins and every fixture, once per test run.
-fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM) $(SDK_PLUGIN_WASM) $(JS_FIXTURE_WASM)
+fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM) $(SDK_PLUGIN_WASM) $(JS_FIXTURE_WASM) $(C_FIXTURE_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED) $(FIXTURE_PACKAGES))
 	@for name in $(BUNDLED) $(PYTHON_PLUGINS) $(JS_PLUGINS) $(C_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 

@@ -22,7 +22,24 @@ struct cordon_result {
     bool failed;
     cordon_plugin_types_failure_kind_t kind;
     char *message;
+    /* Whether anything was set (an after-hook replaces the result only then). */
+    bool touched;
 };
+
+struct cordon_decision {
+    enum { DECIDE_ALLOW, DECIDE_BLOCK, DECIDE_REWRITE } kind;
+    char *text;
+};
+
+/* Plugins without tools or without a hook: these weak defaults stand in for the macros. */
+__attribute__((weak)) const cordon_tool *cordon_plugin_tools(size_t *count) {
+    *count = 0;
+    return NULL;
+}
+
+__attribute__((weak)) const cordon_hook *cordon_plugin_hook(void) {
+    return NULL;
+}
 
 static void *checked(void *pointer) {
     if (pointer == NULL) abort();
@@ -213,6 +230,7 @@ void cordon_text(cordon_result *result, const char *text) {
     cordon_plugin_types_content_t *block = &result->blocks[result->count++];
     block->tag = CORDON_PLUGIN_TYPES_CONTENT_TEXT;
     block->val.text = to_wit(text);
+    result->touched = true;
 }
 
 void cordon_textf(cordon_result *result, const char *format, ...) {
@@ -227,12 +245,14 @@ void cordon_textf(cordon_result *result, const char *format, ...) {
 void cordon_details(cordon_result *result, const char *json_object) {
     free(result->details);
     result->details = copy_text(json_object);
+    result->touched = true;
 }
 
 static void fail_as(cordon_result *result, cordon_plugin_types_failure_kind_t kind,
                     const char *format, va_list args) {
     free(result->message);
     result->failed = true;
+    result->touched = true;
     result->kind = kind;
     result->message = vformat(format, args);
 }
@@ -329,7 +349,35 @@ void exports_cordon_plugin_plugin_describe(exports_cordon_plugin_plugin_plugin_i
         spec->execution_mode = tools[i].sequential ? CORDON_PLUGIN_TYPES_EXECUTION_MODE_SEQUENTIAL
                                                    : CORDON_PLUGIN_TYPES_EXECUTION_MODE_PARALLEL;
     }
-    ret->hook.is_some = false;
+    const cordon_hook *hook = cordon_plugin_hook();
+    ret->hook.is_some = hook != NULL;
+    if (hook == NULL) return;
+    /* The comma-separated globs become the hook-spec's list. */
+    const char *globs = hook->tools ? hook->tools : "";
+    size_t parts = 0;
+    for (const char *p = globs; *p; p++) parts += *p == ',';
+    cordon_plugin_string_t *list = checked(calloc(parts + 1, sizeof *list));
+    size_t used = 0;
+    const char *start = globs;
+    for (;;) {
+        const char *end = strchr(start, ',');
+        size_t length = end ? (size_t)(end - start) : strlen(start);
+        while (length > 0 && *start == ' ') start++, length--;
+        while (length > 0 && start[length - 1] == ' ') length--;
+        if (length > 0) {
+            char *glob = checked(malloc(length + 1));
+            memcpy(glob, start, length);
+            glob[length] = '\0';
+            list[used++] = to_wit(glob);
+            free(glob);
+        }
+        if (end == NULL) break;
+        start = end + 1;
+    }
+    ret->hook.val.tools.ptr = list;
+    ret->hook.val.tools.len = used;
+    ret->hook.val.before = hook->before != NULL;
+    ret->hook.val.after = hook->after != NULL;
 }
 
 bool exports_cordon_plugin_plugin_execute(exports_cordon_plugin_plugin_tool_call_t *call,
@@ -374,18 +422,91 @@ bool exports_cordon_plugin_plugin_execute(exports_cordon_plugin_plugin_tool_call
     return true;
 }
 
-/* C plugins declare no hook (describe says so), so the host never calls these; they answer
- * "allow" and "keep" should it do so. */
+void cordon_block(cordon_decision *decision, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    free(decision->text);
+    decision->kind = DECIDE_BLOCK;
+    decision->text = vformat(format, args);
+    va_end(args);
+}
+
+void cordon_rewrite(cordon_decision *decision, const char *arguments_json) {
+    free(decision->text);
+    decision->kind = DECIDE_REWRITE;
+    decision->text = copy_text(arguments_json);
+}
+
+/* The host calls the hook exports only for the tools the hook's globs match (see describe). */
 void exports_cordon_plugin_plugin_before_tool_call(exports_cordon_plugin_plugin_tool_call_t *call,
                                                    exports_cordon_plugin_plugin_before_decision_t *ret) {
+    cordon_call view = {.id = from_wit(&call->id),
+                        .name = from_wit(&call->name),
+                        .arguments = from_wit(&call->arguments)};
     exports_cordon_plugin_plugin_tool_call_free(call);
-    ret->tag = CORDON_PLUGIN_TYPES_BEFORE_DECISION_ALLOW;
+    cordon_decision decision = {DECIDE_ALLOW, NULL};
+    const cordon_hook *hook = cordon_plugin_hook();
+    if (hook != NULL && hook->before != NULL) hook->before(&view, &decision);
+    if (decision.kind == DECIDE_BLOCK) {
+        ret->tag = CORDON_PLUGIN_TYPES_BEFORE_DECISION_BLOCK;
+        ret->val.block = to_wit(decision.text);
+    } else if (decision.kind == DECIDE_REWRITE) {
+        ret->tag = CORDON_PLUGIN_TYPES_BEFORE_DECISION_REWRITE;
+        ret->val.rewrite = to_wit(decision.text);
+    } else {
+        ret->tag = CORDON_PLUGIN_TYPES_BEFORE_DECISION_ALLOW;
+    }
+    free(decision.text);
+    free((char *)view.id);
+    free((char *)view.name);
+    free((char *)view.arguments);
 }
 
 void exports_cordon_plugin_plugin_after_tool_call(exports_cordon_plugin_plugin_tool_call_t *call,
                                                   exports_cordon_plugin_plugin_tool_result_t *outcome,
                                                   exports_cordon_plugin_plugin_after_decision_t *ret) {
+    cordon_call view = {.id = from_wit(&call->id),
+                        .name = from_wit(&call->name),
+                        .arguments = from_wit(&call->arguments)};
     exports_cordon_plugin_plugin_tool_call_free(call);
+    size_t length = 0;
+    for (size_t i = 0; i < outcome->content.len; i++) {
+        if (outcome->content.ptr[i].tag == CORDON_PLUGIN_TYPES_CONTENT_TEXT) {
+            length += outcome->content.ptr[i].val.text.len + 1;
+        }
+    }
+    char *text = checked(malloc(length + 1));
+    char *at = text;
+    for (size_t i = 0; i < outcome->content.len; i++) {
+        if (outcome->content.ptr[i].tag != CORDON_PLUGIN_TYPES_CONTENT_TEXT) continue;
+        const wit_string *block = &outcome->content.ptr[i].val.text;
+        if (at != text) *at++ = '\n';
+        memcpy(at, block->ptr, block->len);
+        at += block->len;
+    }
+    *at = '\0';
+    char *details = from_wit(&outcome->details);
+    cordon_outcome seen = {.text = text, .details = details, .is_error = outcome->is_error};
     exports_cordon_plugin_plugin_tool_result_free(outcome);
-    ret->tag = CORDON_PLUGIN_TYPES_AFTER_DECISION_KEEP;
+
+    cordon_result replacement = {0};
+    const cordon_hook *hook = cordon_plugin_hook();
+    if (hook != NULL && hook->after != NULL) hook->after(&view, &seen, &replacement);
+    if (!replacement.touched) {
+        ret->tag = CORDON_PLUGIN_TYPES_AFTER_DECISION_KEEP;
+    } else {
+        if (replacement.failed) cordon_text(&replacement, replacement.message);
+        ret->tag = CORDON_PLUGIN_TYPES_AFTER_DECISION_REPLACE;
+        ret->val.replace.content.ptr = replacement.blocks;
+        ret->val.replace.content.len = replacement.count;
+        ret->val.replace.details = to_wit(replacement.details ? replacement.details : "");
+        ret->val.replace.is_error = replacement.failed;
+    }
+    free(replacement.details);
+    free(replacement.message);
+    free(text);
+    free(details);
+    free((char *)view.id);
+    free((char *)view.name);
+    free((char *)view.arguments);
 }

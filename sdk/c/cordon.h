@@ -55,8 +55,48 @@ typedef struct cordon_tool {
         return (array);                                              \
     }
 
-/* Defined by CORDON_EXPORT_TOOLS. */
+/* Defined by CORDON_EXPORT_TOOLS (by default: no tools). */
 const cordon_tool *cordon_plugin_tools(size_t *count);
+
+/* --- Hooks ------------------------------------------------------------------------------- */
+
+/* What a before-hook decides; untouched, the call runs as it is. */
+typedef struct cordon_decision cordon_decision;
+/* Refuses the call; the printf-formatted reason goes back to the model. */
+void cordon_block(cordon_decision *decision, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Runs the call with these arguments (JSON object text, copied) instead. */
+void cordon_rewrite(cordon_decision *decision, const char *arguments_json);
+
+/* A call's result as an after-hook sees it: its text blocks joined by newlines, its details
+ * (JSON object text, or "" for none) and whether it is an error. */
+typedef struct cordon_outcome {
+    const char *text;
+    const char *details;
+    bool is_error;
+} cordon_outcome;
+
+typedef void (*cordon_before_fn)(const cordon_call *call, cordon_decision *decision);
+/* Fill `replacement` (cordon_text, cordon_details, cordon_fail) to replace the result; leave it
+ * untouched to keep it. A failed replacement is an error result carrying the message. */
+typedef void (*cordon_after_fn)(const cordon_call *call, const cordon_outcome *outcome,
+                                cordon_result *replacement);
+
+/* A hook: the tool-name globs it watches (comma-separated, `*` and `?`; NULL or "" for every
+ * tool), and a before-function, an after-function or both. */
+typedef struct cordon_hook {
+    const char *tools;
+    cordon_before_fn before;
+    cordon_after_fn after;
+} cordon_hook;
+
+/* Registers the plugin's hook: `CORDON_EXPORT_HOOK(HOOK)` after `static const cordon_hook HOOK =
+ * {...};`. A plugin may have tools, a hook, or both. */
+#define CORDON_EXPORT_HOOK(hook)                                     \
+    const cordon_hook *cordon_plugin_hook(void) { return &(hook); }
+
+/* Defined by CORDON_EXPORT_HOOK (by default: no hook). */
+const cordon_hook *cordon_plugin_hook(void);
 
 /* --- Arguments: top-level fields of the call's JSON object ------------------------------- */
 
