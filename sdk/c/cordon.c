@@ -1,7 +1,7 @@
-/* The cordon C SDK's implementation (see cordon.h): the component's exports over the bindings
- * `wit-bindgen c` generates (cordon_plugin.h), a small reader for the top-level fields of the
- * arguments object, and the host's imports. Every string handed to the host is a heap copy: the
- * generated code frees it after the call returns. */
+/* The cordon C SDK's implementation (see cordon.h): the component's exports (describe, execute and
+ * the hook calls) over the bindings `wit-bindgen c` generates (cordon_plugin.h), a small reader for
+ * the top-level fields of the arguments object, and the host's imports. Every string handed to
+ * the host is a heap copy: the generated code frees it after the call returns. */
 
 #include "cordon.h"
 
