@@ -82,7 +82,8 @@ pub enum Command {
         /// Print the results as JSON.
         #[arg(long)]
         json: bool,
-        /// Stream events (start, update, end, hook decisions) as JSON lines on stderr.
+        /// Stream events (start, update, log, HTTP request, path open, end, hook decision) as JSON
+        /// lines on stderr.
         #[arg(long)]
         events: bool,
     },
@@ -129,7 +130,8 @@ pub enum Command {
         /// The call id reported in the result.
         #[arg(long, default_value = "call-1")]
         id: String,
-        /// Stream events (start, update, end, hook decisions) as JSON lines on stderr.
+        /// Stream events (start, update, log, HTTP request, path open, end, hook decision) as JSON
+        /// lines on stderr.
         #[arg(long)]
         events: bool,
     },
