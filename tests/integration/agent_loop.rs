@@ -65,6 +65,11 @@ fn openai_tool_messages(body: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Fails showing the whole text unless it contains `needle`.
+fn assert_mentions(text: &str, needle: &str) {
+    assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
+}
+
 fn call(id: &str, name: &str, arguments: Value) -> Value {
     json!({ "id": id, "name": name, "arguments": arguments })
 }
@@ -264,12 +269,8 @@ fn reaching_max_steps_is_reported() {
     let ws = workspace();
     let out = run(&ws, &model, &["--max-steps", "3", "loop forever"], &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(
-        out.stderr.contains("stopped after 3 model replies"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("max_steps"), "{}", out.stderr);
+    assert_mentions(&out.stderr, "stopped after 3 model replies");
+    assert_mentions(&out.stderr, "max_steps");
     assert_eq!(model.requests().len(), 3);
 }
 
@@ -306,7 +307,7 @@ fn rate_limits_are_retried_after_the_wait_the_server_asks_for() {
     let out = run(&ws, &model, &["hello"], &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim(), "made it");
-    assert!(out.stderr.contains("retry 1"), "{}", out.stderr);
+    assert_mentions(&out.stderr, "retry 1");
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
     let waited = requests[1]["time"].as_f64().unwrap() - requests[0]["time"].as_f64().unwrap();
@@ -324,9 +325,9 @@ fn a_server_failing_forever_is_a_clear_error_and_the_transcript_is_kept() {
     let ws = workspace();
     let out = run(&ws, &model, &["--transcript", "t.jsonl", "hello"], &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stderr.contains("failed 3 time(s)"), "{}", out.stderr);
-    assert!(out.stderr.contains("the GPU caught fire"), "{}", out.stderr);
-    assert!(out.stderr.contains("t.jsonl"), "{}", out.stderr);
+    assert_mentions(&out.stderr, "failed 3 time(s)");
+    assert_mentions(&out.stderr, "the GPU caught fire");
+    assert_mentions(&out.stderr, "t.jsonl");
     assert_eq!(
         model.requests().len(),
         3,
@@ -352,12 +353,8 @@ fn client_errors_show_the_providers_message_without_retrying() {
     ]));
     let out = run(&workspace(), &model, &["hello"], &[]);
     assert_eq!(out.code, 1);
-    assert!(out.stderr.contains("HTTP 401"), "{}", out.stderr);
-    assert!(
-        out.stderr.contains("Incorrect API key provided"),
-        "{}",
-        out.stderr
-    );
+    assert_mentions(&out.stderr, "HTTP 401");
+    assert_mentions(&out.stderr, "Incorrect API key provided");
     assert!(out.stderr.contains("api-key-env"), "a hint: {}", out.stderr);
     assert_eq!(model.requests().len(), 1);
 }
@@ -373,8 +370,8 @@ fn a_malformed_reply_is_a_clear_error() {
         }
         let out = run(&ws, &model, &args, &[]);
         assert_eq!(out.code, 1, "{}", out.stderr);
-        assert!(out.stderr.contains("cordon cannot read"), "{}", out.stderr);
-        assert!(out.stderr.contains("502 Bad Gateway"), "{}", out.stderr);
+        assert_mentions(&out.stderr, "cordon cannot read");
+        assert_mentions(&out.stderr, "502 Bad Gateway");
         assert_eq!(
             std::fs::read_to_string(ws.path().join("t.jsonl"))
                 .unwrap()
@@ -435,12 +432,8 @@ fn the_output_contract_gives_up_after_two_retries_with_the_validation_errors() {
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(out.stdout.is_empty());
-    assert!(
-        out.stderr.contains("no valid final_result in 3 attempts"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("/count"), "{}", out.stderr);
+    assert_mentions(&out.stderr, "no valid final_result in 3 attempts");
+    assert_mentions(&out.stderr, "/count");
     assert_eq!(model.requests().len(), 3);
 }
 
@@ -517,7 +510,7 @@ fn a_conversation_resumes_from_its_transcript() {
 
     let out = run(&ws, &model, &["--resume", "t.jsonl"], &[]);
     assert_eq!(out.code, 2, "nothing to continue: {}", out.stderr);
-    assert!(out.stderr.contains("give a new prompt"), "{}", out.stderr);
+    assert_mentions(&out.stderr, "give a new prompt");
 }
 
 #[test]
@@ -546,36 +539,39 @@ fn chat_keeps_the_conversation_across_lines() {
 #[test]
 fn missing_settings_are_setup_errors_that_say_what_to_do() {
     let ws = workspace();
-    let out = ws.cordon(&["run", "hello"]);
-    assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("--model"), "{}", out.stderr);
-    let out = ws.cordon(&["run", "--provider", "anthropic", "--model", "m", "hello"]);
-    assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("ANTHROPIC_API_KEY"), "{}", out.stderr);
-    let out = ws.cordon(&[
-        "run",
-        "--model",
-        "m",
-        "--api-key-env",
-        "CORDON_NO_SUCH_VAR",
-        "x",
-    ]);
-    assert_eq!(out.code, 2);
-    assert!(
-        out.stderr.contains("CORDON_NO_SUCH_VAR is not set"),
-        "{}",
-        out.stderr
-    );
-    let out = ws.cordon(&[
-        "run",
-        "--model",
-        "m",
-        "--output-schema",
-        "missing.json",
-        "x",
-    ]);
-    assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("missing.json"), "{}", out.stderr);
+    for (args, expected) in [
+        (&["run", "hello"][..], "--model"),
+        (
+            &["run", "--provider", "anthropic", "--model", "m", "hello"],
+            "ANTHROPIC_API_KEY",
+        ),
+        (
+            &[
+                "run",
+                "--model",
+                "m",
+                "--api-key-env",
+                "CORDON_NO_SUCH_VAR",
+                "x",
+            ],
+            "CORDON_NO_SUCH_VAR is not set",
+        ),
+        (
+            &[
+                "run",
+                "--model",
+                "m",
+                "--output-schema",
+                "missing.json",
+                "x",
+            ],
+            "missing.json",
+        ),
+    ] {
+        let out = ws.cordon(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert_mentions(&out.stderr, expected);
+    }
 }
 
 /// Starts `cordon run` with `--events`, waits for an event line containing `marker` on stderr,
