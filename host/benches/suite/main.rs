@@ -1,7 +1,8 @@
 //! `make bench`: the whole benchmark suite in one run, side by side, printed and written to
 //! BENCHMARKS.md (or to the file `CORDON_BENCH_OUT` names). Sections follow the benchmark issue:
 //! per-call overhead, MCP over stdio, parallel batch, throughput, cold start, interrupt latency,
-//! hook cost and memory; then each target checked against this run's figures.
+//! hook cost and memory; then each target checked against this run's figures. `CORDON_BENCH_ONLY`
+//! picks sections (see [`wanted`]).
 
 mod bare;
 mod batch;
@@ -20,93 +21,127 @@ use stats::micros;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// Whether section `name` runs: all of them, unless `CORDON_BENCH_ONLY` lists some (comma-separated:
+/// per_call, stdio, batch, throughput, cold_start, interrupt, memory).
+fn wanted(name: &str) -> bool {
+    std::env::var("CORDON_BENCH_ONLY").map_or(true, |only| {
+        only.split(',').any(|section| section.trim() == name)
+    })
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> anyhow::Result<()> {
     let started = Instant::now();
     let setup = setup::Setup::from_env()?;
     let mut report = Report::default();
 
-    let per_call = per_call::run(&setup, &mut report).await?;
-    let stdio = stdio::run(&setup, &mut report, per_call.pipeline)?;
-    let batch = batch::run(&setup, &mut report).await?;
-    let (_registry, pipeline) = per_call::echo_pipeline(&setup).await?;
-    let throughput = throughput::run(&pipeline, &mut report).await?;
-    let cold_start = cold_start::run(&setup, &mut report)?;
-    let interrupt = interrupt::run(&setup, &mut report).await?;
-    let mut hooks = Section::new(
-        "7. Hook cost",
-        "What one before-hook plus one after-hook (each in a fresh sandbox of its own) add to a \
-         call: the difference of the two pipeline medians of section 1.",
-        &["what", "added per call"],
-    );
-    hooks.row(vec![
-        "one hook pair (pass-through Rust hooks)".into(),
-        micros(per_call.hook_pair),
-    ]);
-    report.add(hooks);
-    memory::run(&setup, &mut report).await?;
+    let per_call = match wanted("per_call") {
+        true => Some(per_call::run(&setup, &mut report).await?),
+        false => None,
+    };
+    let pipeline_median = per_call.as_ref().map(|p| p.pipeline);
+    let stdio = match wanted("stdio") {
+        true => Some(stdio::run(&setup, &mut report, pipeline_median)?),
+        false => None,
+    };
+    let batch = match wanted("batch") {
+        true => Some(batch::run(&setup, &mut report).await?),
+        false => None,
+    };
+    let throughput = match wanted("throughput") {
+        true => {
+            let (_registry, pipeline) = per_call::echo_pipeline(&setup).await?;
+            Some(throughput::run(&pipeline, &mut report).await?)
+        }
+        false => None,
+    };
+    let cold_start = match wanted("cold_start") {
+        true => Some(cold_start::run(&setup, &mut report)?),
+        false => None,
+    };
+    let interrupt = match wanted("interrupt") {
+        true => Some(interrupt::run(&setup, &mut report).await?),
+        false => None,
+    };
+    if let Some(per_call) = &per_call {
+        let mut hooks = Section::new(
+            "7. Hook cost",
+            "What one before-hook plus one after-hook (each in a fresh sandbox of its own) add to \
+             a call: the difference of the two pipeline medians of section 1.",
+            &["what", "added per call"],
+        );
+        hooks.row(vec![
+            "one hook pair (pass-through Rust hooks)".into(),
+            micros(per_call.hook_pair),
+        ]);
+        report.add(hooks);
+    }
+    if wanted("memory") {
+        memory::run(&setup, &mut report).await?;
+    }
 
     let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let check = |figure: Option<Duration>, limit: f64, show: fn(Duration) -> String| {
+        (
+            figure.map_or_else(|| "not measured".into(), show),
+            figure.map(|d| us(d) <= limit),
+        )
+    };
+    let (measured, met) = check(pipeline_median, 20.0, micros);
     report.target(
         "Rust trivial call, whole pipeline, fresh sandbox (median)",
         "≤ 20 µs",
-        micros(per_call.pipeline),
-        Some(us(per_call.pipeline) <= 20.0),
+        measured,
+        met,
     );
+    let (measured, met) = check(stdio.map(|s| s.cordon_serve), 60.0, micros);
     report.target(
         "`cordon serve` stdio round trip (median)",
         "≤ 60 µs",
-        micros(stdio.cordon_serve),
-        Some(us(stdio.cordon_serve) <= 60.0),
+        measured,
+        met,
     );
-    report.target(
-        "Python fresh call (median)",
-        "≤ 1 ms",
-        micros(per_call.python),
-        Some(us(per_call.python) <= 1000.0),
-    );
-    report.target(
-        "JavaScript fresh call (median)",
-        "≤ 1 ms",
-        per_call
-            .javascript
-            .map_or_else(|| "not built".into(), micros),
-        per_call.javascript.map(|d| us(d) <= 1000.0),
-    );
+    let (measured, met) = check(per_call.as_ref().map(|p| p.python), 1000.0, micros);
+    report.target("Python fresh call (median)", "≤ 1 ms", measured, met);
+    let (measured, met) = check(per_call.as_ref().and_then(|p| p.javascript), 1000.0, micros);
+    report.target("JavaScript fresh call (median)", "≤ 1 ms", measured, met);
+    let (measured, met) = check(batch, 252_000.0, stats::millis);
     report.target(
         "parallel batch of four 250 ms calls (median)",
         "≤ 252 ms",
-        stats::millis(batch),
-        Some(batch <= Duration::from_millis(252)),
+        measured,
+        met,
     );
+    let (measured, met) = check(cold_start.map(|c| c.warm), 30_000.0, stats::millis);
     report.target(
         "cold start, 10 plugins, warm cache (median)",
         "≤ 30 ms",
-        stats::millis(cold_start.warm),
-        Some(cold_start.warm <= Duration::from_millis(30)),
+        measured,
+        met,
     );
     report.target(
         "runaway loop stopped past its limit (max; median)",
         "≤ 10 ms",
-        format!(
-            "{}; {}",
-            stats::millis(interrupt.overrun_max),
-            stats::millis(interrupt.overrun_median)
+        interrupt.as_ref().map_or_else(
+            || "not measured".into(),
+            |i| {
+                format!(
+                    "{}; {}",
+                    stats::millis(i.overrun_max),
+                    stats::millis(i.overrun_median)
+                )
+            },
         ),
-        Some(interrupt.overrun_max <= Duration::from_millis(10)),
+        interrupt.map(|i| i.overrun_max <= Duration::from_millis(10)),
     );
     report.target(
         "trivial calls per second on 2 cores",
         "≥ 30,000",
-        format!("{throughput:.0}"),
-        Some(throughput >= 30_000.0),
+        throughput.map_or_else(|| "not measured".into(), |t| format!("{t:.0}")),
+        throughput.map(|t| t >= 30_000.0),
     );
-    report.target(
-        "one hook pair added to a call",
-        "≤ 25 µs",
-        micros(per_call.hook_pair),
-        Some(us(per_call.hook_pair) <= 25.0),
-    );
+    let (measured, met) = check(per_call.as_ref().map(|p| p.hook_pair), 25.0, micros);
+    report.target("one hook pair added to a call", "≤ 25 µs", measured, met);
 
     let out = std::env::var_os("CORDON_BENCH_OUT")
         .map(PathBuf::from)

@@ -17,7 +17,11 @@ pub struct StdioFigures {
     pub cordon_serve: Duration,
 }
 
-pub fn run(setup: &Setup, report: &mut Report, pipeline: Duration) -> anyhow::Result<StdioFigures> {
+pub fn run(
+    setup: &Setup,
+    report: &mut Report,
+    pipeline: Option<Duration>,
+) -> anyhow::Result<StdioFigures> {
     let echo = setup.guest("fixture_echo.wasm");
     let plugins = setup.plugins_dir("serve", &[("echo", &echo)])?;
     let mut serve = Command::new(&setup.cordon_bin);
@@ -50,9 +54,9 @@ pub fn run(setup: &Setup, report: &mut Report, pipeline: Duration) -> anyhow::Re
             micros(sample.median()),
             micros(sample.p99()),
             micros(sample.median().saturating_sub(pipe.median())),
-            format!(
-                "{:.2}",
-                sample.median().as_secs_f64() / pipeline.as_secs_f64()
+            pipeline.map_or_else(
+                || "-".into(),
+                |p| format!("{:.2}", sample.median().as_secs_f64() / p.as_secs_f64()),
             ),
         ]);
     }
