@@ -1,5 +1,5 @@
 //! Where the benchmarks find their guest components and how they load them: a plugins directory
-//! per registry in a scratch folder, one compile cache for the whole run.
+//! per registry in a scratch folder, the user's compile cache.
 
 use anyhow::Context as _;
 use cordon::cache::CompileCache;
@@ -52,9 +52,10 @@ impl Setup {
         path.is_file().then_some(path)
     }
 
-    /// The compile cache every registry of the run shares.
-    pub fn cache_dir(&self) -> PathBuf {
-        self.scratch.path().join("cache")
+    /// The compile cache every registry of the run shares: the user's own (`$XDG_CACHE_HOME`, or
+    /// `~/.cache`), so the Python components compile once per machine, not once per run.
+    pub fn cache(&self) -> CompileCache {
+        CompileCache::default_location()
     }
 
     /// A fresh plugins directory named `name` holding `plugins` (plugin id, component file).
@@ -81,7 +82,7 @@ impl Setup {
         let registry = Registry::load(RegistryOptions {
             plugins_dir: dir,
             config,
-            cache: CompileCache::at(self.cache_dir().join("cordon").join("compiled")),
+            cache: self.cache(),
             lock: None,
         })
         .await?;

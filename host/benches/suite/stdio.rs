@@ -29,8 +29,7 @@ pub fn run(
         .arg("--plugins")
         .arg(&plugins)
         .arg("serve")
-        .current_dir(setup.scratch.path())
-        .env("XDG_CACHE_HOME", setup.cache_dir());
+        .current_dir(setup.scratch.path());
     let cordon = mcp_round_trips(serve)?;
     let native = mcp_round_trips(Command::new(&setup.mcp_echo_bin))?;
     let pipe = cat_round_trips()?;
