@@ -62,7 +62,11 @@ pub fn build(settings: &EngineSettings) -> anyhow::Result<Engine> {
         // memory is cleared either way (see the hostile secret-scan test).
         .linear_memory_keep_resident(KEEP_RESIDENT_BYTES)
         .table_keep_resident(KEEP_RESIDENT_BYTES / 16)
-        .async_stack_keep_resident(KEEP_RESIDENT_BYTES / 4);
+        .async_stack_keep_resident(KEEP_RESIDENT_BYTES / 4)
+        // On Linux 6.7 and later, the PAGEMAP_SCAN ioctl tells which of those pages the last call
+        // dirtied, and only those are reset: a call that touched a few pages no longer pays for
+        // zeroing the whole resident part. Elsewhere the memset above applies.
+        .pagemap_scan(wasmtime::Enabled::Auto);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
 
     let engine = Engine::new(&config)?;
