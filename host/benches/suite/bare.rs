@@ -65,7 +65,7 @@ impl Bare {
         store.set_epoch_deadline(u64::MAX / 2);
         let instance = self.pre.instantiate_async(&mut store).await?;
         let func = instance
-            .get_func(&mut store, &self.execute)
+            .get_func(&mut store, self.execute)
             .ok_or_else(|| anyhow::anyhow!("execute is not a function"))?;
         let call = Val::Record(vec![
             ("id".into(), Val::String("bench".into())),

@@ -54,13 +54,26 @@ pub struct Target {
     pub met: Option<bool>,
 }
 
-#[derive(Default)]
 pub struct Report {
     sections: Vec<Section>,
     targets: Vec<Target>,
+    /// The 1-minute load average when the run started (the machine is shared).
+    load_average: String,
 }
 
 impl Report {
+    pub fn new() -> Self {
+        let load_average = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|text| text.split_whitespace().next().map(str::to_string))
+            .unwrap_or_else(|| "unknown".into());
+        Self {
+            sections: Vec::new(),
+            targets: Vec::new(),
+            load_average,
+        }
+    }
+
     pub fn add(&mut self, section: Section) {
         println!("{}", section.markdown());
         self.sections.push(section);
@@ -84,12 +97,14 @@ impl Report {
         let mut out = String::from("# Benchmarks\n\n");
         let _ = writeln!(
             out,
-            "Produced by `make bench` (host/benches/suite/) on {} ({} cores visible), {} UTC, in {:.0} s. \
+            "Produced by `make bench` (host/benches/suite/) on {} ({} cores visible, load average {} \
+             at the start), {} UTC, in {:.0} s. \
              Every figure below comes from this one run; the machine is shared and noisy, so compare \
              rows of the same run (the ratios) rather than absolute times across runs. Latency rows \
              give the median and the 99th percentile of many calls in a row.\n",
             cpu_model(),
             std::thread::available_parallelism().map_or(0, |n| n.get()),
+            self.load_average,
             utc_now(),
             total_seconds
         );

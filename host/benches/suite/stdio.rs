@@ -39,7 +39,10 @@ pub fn run(
         "2. MCP round trip over stdio",
         "`tools/call` of the trivial echo, written as one JSON-RPC line to the server's stdin and \
          timed until its response line is read back, one request at a time. `− pipe` subtracts the \
-         pipe floor's median; `÷ pipeline` divides by the in-process Rust pipeline call.",
+         pipe floor's median; `÷ pipeline` divides by the in-process Rust pipeline call. The native \
+         server uses rmcp's own stdio transport (tokio's stdin and stdout, which hand each read and \
+         write to a blocking thread), as MCP servers built on rmcp do; `cordon serve` reads and \
+         writes its pipes without blocking threads.",
         &["server", "runs", "median", "p99", "− pipe", "÷ pipeline"],
     );
     for (name, sample) in [
