@@ -128,10 +128,11 @@ tests/mcp/node_modules/.installed: tests/mcp/package-lock.json
 fuzz: host
 	PROPTEST_CASES=$${PROPTEST_CASES:-20000} cargo test -p cordon --test integration fuzz -- --test-threads 2
 
+# One run of every benchmark (host/benches/suite/), printed and written to BENCHMARKS.md.
 bench: host fixtures
-	CORDON_GUEST_DIR=$(GUEST_DIR) cargo bench -p cordon --profile dev --bench batch
-	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_BIN=$(CORDON) cargo bench -p cordon --profile dev --bench call
-	CORDON_GUEST_DIR=$(GUEST_DIR) cargo bench -p cordon --profile dev --bench opens
+	cargo build -p cordon -p mcp_echo_server
+	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_BIN=$(CORDON) CORDON_MCP_ECHO_BIN=$(CARGO_TARGET_DIR)/debug/mcp_echo_server \
+		cargo bench -p cordon --profile dev --bench suite
 
 lint: toolchain
 	cargo fmt --all --check

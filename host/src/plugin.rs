@@ -166,8 +166,7 @@ impl Plugin {
             .unwrap_or_default()
             .to_string_lossy()
             .into();
-        let bytes = std::fs::read(path).map_err(LoadError::Read)?;
-        let sha256: [u8; 32] = Sha256::digest(&bytes).into();
+        let (sha256, header) = hash_file(path).map_err(LoadError::Read)?;
         if let Some(expected) = grant.sha256
             && expected != sha256
         {
@@ -180,16 +179,18 @@ impl Plugin {
             lock.check(&id, &sha256, &grant)
                 .map_err(LoadError::NotApproved)?;
         }
-        check_component_header(&bytes)?;
+        check_component_header(&header)?;
         let engine = host.engine.clone();
         let cache = host.cache.clone();
-        let (component, compiled) =
-            tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, &bytes, &sha256))
-                .await
-                .map_err(|err| LoadError::NotAComponent(format!("compilation panicked: {err}")))?
-                .map_err(|err| {
-                    LoadError::NotAComponent(format!("it cannot be compiled: {}", root_cause(&err)))
-                })?;
+        let file = path.to_path_buf();
+        let (component, compiled) = tokio::task::spawn_blocking(move || {
+            cache.load_or_compile(&engine, &sha256, || read_unchanged(&file, &sha256))
+        })
+        .await
+        .map_err(|err| LoadError::NotAComponent(format!("compilation panicked: {err}")))?
+        .map_err(|err| {
+            LoadError::NotAComponent(format!("it cannot be compiled: {}", root_cause(&err)))
+        })?;
         let instance_pre = host
             .linker
             .instantiate_pre(&component)
@@ -479,6 +480,40 @@ impl Plugin {
             None => Err(failure::timed_out(state, limits, what)),
         }
     }
+}
+
+/// The sha256 of a file and its first bytes (enough for the header check), read in chunks: the
+/// whole file is only read into memory when it has to be compiled.
+fn hash_file(path: &Path) -> std::io::Result<([u8; 32], Vec<u8>)> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut header = Vec::with_capacity(8);
+    let mut buffer = vec![0u8; 128 << 10];
+    loop {
+        let n = match file.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if header.len() < 8 {
+            let take = (8 - header.len()).min(n);
+            header.extend_from_slice(&buffer[..take]);
+        }
+        hasher.update(&buffer[..n]);
+    }
+    Ok((hasher.finalize().into(), header))
+}
+
+/// The file's bytes for compiling, refused if they are no longer the bytes that were hashed (and
+/// checked against pins and the lockfile).
+fn read_unchanged(path: &Path, sha256: &[u8; 32]) -> wasmtime::Result<Vec<u8>> {
+    let bytes = std::fs::read(path)?;
+    if Sha256::digest(&bytes).as_slice() != sha256 {
+        wasmtime::bail!("the file changed while it was being loaded; load the plugins again");
+    }
+    Ok(bytes)
 }
 
 /// A friendly refusal for files that are not components at all.

@@ -5,6 +5,7 @@
 
 pub mod http;
 mod logging;
+mod pipes;
 mod results;
 
 use crate::pipeline::events::EventSink;
@@ -51,7 +52,10 @@ impl McpServer {
     /// Speaks MCP on stdin/stdout until the client closes stdin. Only protocol messages go to
     /// stdout; logs go to stderr.
     pub async fn serve_stdio(self) -> anyhow::Result<()> {
-        let running = self.serve(rmcp::transport::stdio()).await?;
+        let running = match pipes::non_blocking_stdio() {
+            Some(streams) => self.serve(streams).await?,
+            None => self.serve(rmcp::transport::stdio()).await?,
+        };
         let reason = running.waiting().await?;
         tracing::info!(?reason, "MCP stdio session ended");
         Ok(())

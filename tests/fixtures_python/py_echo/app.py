@@ -1,0 +1,18 @@
+"""Benchmark fixture: trivial tools written in Python. `py_echo` sends its text back (what a call
+costs when the tool does next to nothing); `py_sleep` holds its sandbox for a while (to measure the
+memory of many Python sandboxes alive at once)."""
+
+import time
+
+from cordon_sdk import Plugin, tool  # noqa: F401 (Plugin is the export)
+
+
+@tool(name="py_echo", description="Returns the text it is given.")
+def py_echo(text: str) -> str:
+    return text
+
+
+@tool(name="py_sleep", description="Sleeps for the given number of milliseconds.")
+def py_sleep(millis: int) -> str:
+    time.sleep(millis / 1000)
+    return "slept"
