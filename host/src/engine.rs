@@ -7,7 +7,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 /// How often the epoch advances. A running guest checks its deadline and cancellation (and yields
 /// to other tasks) at this granularity, so a runaway loop stops at most about this long past its
 /// limit.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// Bytes of a pooled slot kept resident (and zeroed by the host) between calls.
 const KEEP_RESIDENT_BYTES: usize = 2 << 20;

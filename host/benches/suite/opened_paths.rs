@@ -84,7 +84,10 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<()> {
         for (sample, (_, _, observer)) in samples.iter().zip(&observers) {
             let extra = (sample.median().as_secs_f64() - baseline) * 1e6 / opens as f64;
             section.row(vec![
-                format!("`{tool}` ({opens} open{})", if opens == 1 { "" } else { "s" }),
+                format!(
+                    "`{tool}` ({opens} open{})",
+                    if opens == 1 { "" } else { "s" }
+                ),
                 (*observer).into(),
                 micros(sample.median()),
                 micros(sample.p99()),

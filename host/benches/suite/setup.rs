@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Environment variables naming optional components built elsewhere (the C and JavaScript SDKs):
-/// each must export a tool `echo` taking `{"text": string}`. When unset, the file of the same name
-/// (`echo_c.wasm`, `echo_js.wasm`) in `CORDON_GUEST_DIR` is used if it exists.
+/// each must export a tool `echo` taking `{"text": string}`. When unset, the file named beside it
+/// in `CORDON_GUEST_DIR` is used if it exists (`make fixtures` builds both from
+/// tests/fixtures_c/echo_c and tests/fixtures_js/echo_js).
 pub const OPTIONAL_ECHOES: [(&str, &str, &str); 2] = [
-    ("C", "CORDON_BENCH_ECHO_C", "echo_c.wasm"),
-    ("JavaScript", "CORDON_BENCH_ECHO_JS", "echo_js.wasm"),
+    ("C", "CORDON_BENCH_ECHO_C", "fixture_echo_c.wasm"),
+    ("JavaScript", "CORDON_BENCH_ECHO_JS", "fixture_echo_js.wasm"),
 ];
 
 /// The run's scratch folder, guest components and compile cache.
