@@ -83,18 +83,7 @@ fn the_hash_plugins_native_test_passes() {
 #[test]
 fn hooks_written_in_c_block_rewrite_and_replace() {
     let ws = crate::support::probe().plugin("fixture_c_hook", "c_hook");
-    let list = ws.cordon(&["list", "--json"]).json();
-    assert_eq!(
-        list["hooks"][0]["tools"],
-        serde_json::json!(["echo"]),
-        "{list}"
-    );
-    let blocked = ws.call("echo", r#"{"text": "a forbidden word"}"#);
-    assert_eq!(kind(&blocked), "blocked");
-    assert!(
-        text(&blocked).contains("the C hook does not allow that word (in echo)"),
-        "{blocked}"
-    );
+    crate::support::assert_echo_hook_blocks(&ws, "the C hook does not allow that word (in echo)");
     let rewritten = ws.call("echo", r#"{"text": "shout hi"}"#);
     assert_eq!(text(&rewritten), "SHOUTED BY C [seen by c]");
     assert_eq!(rewritten["details"]["tagged"], true);

@@ -104,18 +104,7 @@ fn hooks_and_tool_context_written_in_javascript() {
     let ws = crate::support::probe()
         .plugin("fixture_js_hook", "js_hook")
         .config("[plugins.js_hook]\nsettings = { greeting = \"hi\" }\n");
-    let list = ws.cordon(&["list", "--json"]).json();
-    assert_eq!(
-        list["hooks"][0]["tools"],
-        serde_json::json!(["echo"]),
-        "{list}"
-    );
-    let blocked = ws.call("echo", r#"{"text": "a forbidden word"}"#);
-    assert_eq!(kind(&blocked), "blocked");
-    assert!(
-        text(&blocked).contains("the JavaScript hook does not allow that word"),
-        "{blocked}"
-    );
+    crate::support::assert_echo_hook_blocks(&ws, "the JavaScript hook does not allow that word");
     assert_eq!(
         text(&ws.call("echo", r#"{"text": "shout hi"}"#)),
         "SHOUT HI [seen by javascript]"

@@ -90,18 +90,7 @@ fn a_python_tool_works_like_any_other() {
 #[test]
 fn hooks_written_in_python_block_rewrite_and_replace() {
     let ws = crate::support::probe().plugin("fixture_py_hook", "py_hook");
-    let list = ws.cordon(&["list", "--json"]).json();
-    assert_eq!(
-        list["hooks"][0]["tools"],
-        serde_json::json!(["echo"]),
-        "{list}"
-    );
-    let blocked = ws.call("echo", r#"{"text": "a forbidden word"}"#);
-    assert_eq!(kind(&blocked), "blocked");
-    assert!(
-        text(&blocked).contains("the Python hook does not allow that word"),
-        "{blocked}"
-    );
+    crate::support::assert_echo_hook_blocks(&ws, "the Python hook does not allow that word");
     assert_eq!(
         text(&ws.call("echo", r#"{"text": "shout hi"}"#)),
         "SHOUT HI [seen by python]"

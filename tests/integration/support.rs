@@ -268,3 +268,17 @@ pub fn zig() -> Command {
     command.args(["-m", "ziglang"]);
     command
 }
+
+/// What every hook fixture (Python, JavaScript, C) does first: it watches `echo`, and it blocks an
+/// echo of "a forbidden word" with a reason containing `reason`.
+pub fn assert_echo_hook_blocks(ws: &Workspace, reason: &str) {
+    let list = ws.cordon(&["list", "--json"]).json();
+    assert_eq!(
+        list["hooks"][0]["tools"],
+        serde_json::json!(["echo"]),
+        "{list}"
+    );
+    let blocked = ws.call("echo", r#"{"text": "a forbidden word"}"#);
+    assert_eq!(kind(&blocked), "blocked");
+    assert!(text(&blocked).contains(reason), "{blocked}");
+}
