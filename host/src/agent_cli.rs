@@ -2,7 +2,7 @@
 //! the prompt from the argument or stdin, transcripts and resuming, the output contract, Ctrl-C,
 //! and exit codes (0 answered, 1 no answer, 2 setup error, 130 cancelled).
 
-use crate::cli::interrupt_watcher;
+use crate::interrupt::interrupt_watcher;
 use crate::live_view::LiveView;
 use anyhow::{Context as _, bail};
 use cordon::agent::{

@@ -1,6 +1,7 @@
 //! Command-line interface: clap types and dispatch to the library. Output formatting lives in
 //! `render.rs`; no logic here beyond wiring.
 
+use crate::interrupt::interrupt_watcher;
 use crate::render;
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
@@ -385,30 +386,6 @@ fn read_token(env: Option<&str>) -> anyhow::Result<Option<String>> {
         Ok(_) => bail!("--token-env {name}: the environment variable {name} is empty"),
         Err(_) => bail!("--token-env {name}: the environment variable {name} is not set"),
     }
-}
-
-/// Cancels `cancel` on the first Ctrl-C and exits on the second. The handler is installed before
-/// this returns, so no interrupt is missed once a batch has started.
-pub(crate) fn interrupt_watcher(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
-    #[cfg(unix)]
-    let mut interrupts =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
-    tokio::spawn(async move {
-        #[cfg(unix)]
-        let mut next = async || match interrupts.as_mut() {
-            Some(interrupts) => interrupts.recv().await.is_some(),
-            None => std::future::pending().await,
-        };
-        #[cfg(not(unix))]
-        let next = async || tokio::signal::ctrl_c().await.is_ok();
-        if next().await {
-            eprintln!("cancelling… (press Ctrl-C again to exit at once)");
-            cancel.cancel();
-            if next().await {
-                std::process::exit(130);
-            }
-        }
-    })
 }
 
 fn exit_code(results: &[cordon::ToolResult]) -> ExitCode {

@@ -3,6 +3,7 @@
 
 mod agent_cli;
 mod cli;
+mod interrupt;
 mod live_view;
 mod render;
 
