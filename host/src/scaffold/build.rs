@@ -2,16 +2,17 @@
 //! (`Cargo.toml`), componentize-py for Python (`app.py`), componentize-js for JavaScript
 //! (`app.js` or `package.json`, see `js.rs`), Zig for C (`*.c`, see `c.rs`).
 
-use super::{c, js, source_root};
+use super::{build_venv_program, c, js, source_root};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Builds the project in `project` and copies the component to `plugins/NAME.wasm`.
 pub fn build(project: &Path, plugins: &Path) -> anyhow::Result<PathBuf> {
-    let name = project
+    let project = &project
         .canonicalize()
-        .with_context(|| format!("{} does not exist", project.display()))?
+        .with_context(|| format!("{} does not exist", project.display()))?;
+    let name = project
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .context("the project directory has no name")?;
@@ -90,23 +91,25 @@ fn build_python(project: &Path, output: &Path) -> anyhow::Result<()> {
 
 /// componentize-py on PATH, or in the venv `make` sets up.
 fn find_componentize_py() -> Option<PathBuf> {
-    if Command::new("componentize-py")
+    if answers_version("componentize-py") {
+        return Some(PathBuf::from("componentize-py"));
+    }
+    build_venv_program("componentize-py")
+}
+
+/// Fails with `install` (how to get it) unless `tool --version` runs and succeeds.
+pub(super) fn require(tool: &str, install: &str) -> anyhow::Result<()> {
+    if !answers_version(tool) {
+        bail!("{tool} is not installed; {install}");
+    }
+    Ok(())
+}
+
+fn answers_version(tool: &str) -> bool {
+    Command::new(tool)
         .arg("--version")
         .output()
         .is_ok_and(|out| out.status.success())
-    {
-        return Some(PathBuf::from("componentize-py"));
-    }
-    let home = std::env::var_os("HOME")?;
-    let venv = PathBuf::from(home).join(".cache/cordon-build-venv/bin/componentize-py");
-    venv.is_file().then_some(venv)
-}
-
-fn require(tool: &str, install: &str) -> anyhow::Result<()> {
-    match Command::new(tool).arg("--version").output() {
-        Ok(out) if out.status.success() => Ok(()),
-        _ => bail!("{tool} is not installed; {install}"),
-    }
 }
 
 pub(super) fn run(command: &mut Command) -> anyhow::Result<()> {

@@ -4,7 +4,7 @@
 //! the module becomes a component in-process with `wit-component` and the WASI preview1 adapter of
 //! this wasmtime major. Only Zig is needed.
 
-use super::{run, source_root};
+use super::{build_venv_program, run, source_root};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -144,10 +144,6 @@ impl Zig {
 
 fn find_zig() -> Option<Zig> {
     let mut candidates = vec![Zig::Binary, Zig::Python(PathBuf::from("python3"))];
-    if let Some(home) = std::env::var_os("HOME") {
-        candidates.push(Zig::Python(
-            PathBuf::from(home).join(".cache/cordon-build-venv/bin/python"),
-        ));
-    }
+    candidates.extend(build_venv_program("python").map(Zig::Python));
     candidates.into_iter().find(Zig::works)
 }

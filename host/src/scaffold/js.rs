@@ -1,8 +1,8 @@
 //! JavaScript plugin projects: `sdk/js/build.mjs` bundles the project's `app.js` with the SDK
 //! (rolldown) and makes it a component (componentize-js), both pinned in `sdk/js/package-lock.json`.
 
-use super::{run, source_root};
-use anyhow::{Context, bail};
+use super::{require, run, source_root};
+use anyhow::bail;
 use std::path::Path;
 use std::process::Command;
 
@@ -11,17 +11,12 @@ pub fn is_project(project: &Path) -> bool {
     project.join("app.js").is_file() || project.join("package.json").is_file()
 }
 
-/// Builds the JavaScript project in `project` into the component `output`.
+/// Builds the JavaScript project in `project` (an absolute path) into the component `output`.
 pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
-    let node_works = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !node_works {
-        bail!(
-            "node is not installed; install Node.js 20 or later with npm (Debian: apt-get install nodejs npm)"
-        );
-    }
+    require(
+        "node",
+        "install Node.js 20 or later with npm (Debian: apt-get install nodejs npm)",
+    )?;
     let sdk = source_root().join("sdk/js");
     if !sdk
         .join("node_modules/@bytecodealliance/componentize-js/package.json")
@@ -32,11 +27,8 @@ pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
             sdk.display()
         );
     }
-    let project = project
-        .canonicalize()
-        .with_context(|| format!("{} does not exist", project.display()))?;
     run(Command::new("node")
         .arg(sdk.join("build.mjs"))
-        .arg(&project)
+        .arg(project)
         .arg(output))
 }

@@ -8,7 +8,7 @@ mod js;
 mod templates;
 
 pub use build::build;
-use build::run;
+use build::{require, run};
 pub use templates::create;
 
 use std::path::PathBuf;
@@ -25,6 +25,16 @@ pub enum Language {
 /// Where this cordon's own sources are (the SDKs and the WIT contract the templates build against).
 fn source_root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
+/// A program in the venv `make` installs the build tools into (`~/.cache/cordon-build-venv`), if
+/// it is there.
+fn build_venv_program(program: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let path = PathBuf::from(home)
+        .join(".cache/cordon-build-venv/bin")
+        .join(program);
+    path.is_file().then_some(path)
 }
 
 /// A plugin name: lowercase letters, digits and `_`, starting with a letter.

@@ -25,9 +25,7 @@ pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<Path
             ("src/lib.rs", RUST_LIB.replace("{name}", name)),
             (
                 "README.md",
-                README
-                    .replace("{name}", name)
-                    .replace("{build}", "Rust (cargo, the wasm32-wasip2 target)"),
+                readme(name, "Rust (cargo, the wasm32-wasip2 target)"),
             ),
         ],
         Language::Python => vec![
@@ -38,12 +36,7 @@ pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<Path
                     .replace("{name}", name)
                     .replace("{sdk}", &root.join("sdk/python").display().to_string()),
             ),
-            (
-                "README.md",
-                README
-                    .replace("{name}", name)
-                    .replace("{build}", "Python (componentize-py)"),
-            ),
+            ("README.md", readme(name, "Python (componentize-py)")),
         ],
         Language::Js => vec![
             ("app.js", JS_APP.replace("{name}", name)),
@@ -56,10 +49,7 @@ pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<Path
             ),
             (
                 "README.md",
-                README
-                    .replace("{name}", name)
-                    .replace("{build}", "JavaScript (componentize-js)")
-                    + JS_README,
+                readme(name, "JavaScript (componentize-js)") + JS_README,
             ),
         ],
         Language::C => vec![
@@ -68,9 +58,7 @@ pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<Path
             ("test_app.c", C_TEST.to_string()),
             (
                 "README.md",
-                README
-                    .replace("{name}", name)
-                    .replace("{build}", "C (Zig's clang, wasm32-wasi)")
+                readme(name, "C (Zig's clang, wasm32-wasi)")
                     + &C_README.replace("{sdk}", &root.join("sdk/c").display().to_string()),
             ),
         ],
@@ -82,6 +70,11 @@ pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<Path
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(project)
+}
+
+/// The project README, naming the plugin and how it is built.
+fn readme(name: &str, build: &str) -> String {
+    README.replace("{name}", name).replace("{build}", build)
 }
 
 fn rust_manifest(name: &str, sdk: &Path) -> String {
