@@ -15,6 +15,7 @@ mod convert;
 pub mod engine;
 mod failure;
 pub mod grant;
+mod json_lines;
 pub mod limits;
 pub mod lock;
 pub mod mcp;

@@ -3,9 +3,9 @@
 //! to resume tolerates a last line cut off mid-write and answers tool calls left without results.
 
 use super::message::{Message, ToolCall, ToolOutcome};
+use crate::json_lines::JsonLinesFile;
 use crate::result::ErrorKind;
 use std::collections::HashSet;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -30,21 +30,17 @@ pub enum TranscriptError {
 
 /// Appends messages to a transcript file.
 pub struct TranscriptWriter {
-    file: std::fs::File,
+    file: JsonLinesFile,
     path: PathBuf,
 }
 
 impl TranscriptWriter {
     /// Opens (creating if needed) `path` for appending.
     pub fn append_to(path: &Path) -> Result<Self, TranscriptError> {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|source| TranscriptError::Open {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let file = JsonLinesFile::append_to(path).map_err(|source| TranscriptError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Self {
             file,
             path: path.to_path_buf(),
@@ -53,11 +49,8 @@ impl TranscriptWriter {
 
     /// Writes one message as one line, in one write, and flushes it.
     pub fn append(&mut self, message: &Message) -> Result<(), TranscriptError> {
-        let mut line = serde_json::to_vec(message).expect("a message serialises");
-        line.push(b'\n');
         self.file
-            .write_all(&line)
-            .and_then(|()| self.file.flush())
+            .append(message)
             .map_err(|source| TranscriptError::Write {
                 path: self.path.clone(),
                 source,
@@ -149,6 +142,7 @@ fn unanswered_calls(messages: &[Message]) -> Vec<ToolCall> {
 mod tests {
     use super::*;
     use crate::agent::message::StopReason;
+    use std::io::Write as _;
 
     #[test]
     fn written_messages_load_back_and_missing_results_are_repaired() {

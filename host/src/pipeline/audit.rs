@@ -6,12 +6,11 @@
 
 use super::Event;
 use crate::grant::DirGrant;
+use crate::json_lines::JsonLinesFile;
 use crate::registry::Registry;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -19,7 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// The open audit log file.
 pub struct AuditLog {
     path: PathBuf,
-    file: Mutex<File>,
+    file: Mutex<JsonLinesFile>,
 }
 
 impl AuditLog {
@@ -28,26 +27,18 @@ impl AuditLog {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
         Ok(Self {
             path: path.to_path_buf(),
-            file: Mutex::new(file),
+            file: Mutex::new(JsonLinesFile::append_to(path)?),
         })
     }
 
     fn append(&self, line: &Value) {
-        // One write per line: formatting straight into the file would make a system call per JSON
-        // token, and a single append keeps lines whole when several processes share the log.
-        let mut text = line.to_string();
-        text.push('\n');
-        let mut file = self
+        let written = self
             .file
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let written = file.write_all(text.as_bytes()).and_then(|()| file.flush());
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .append(line);
         if let Err(err) = written {
             tracing::error!(path = %self.path.display(), "cannot write the audit log: {err}");
         }

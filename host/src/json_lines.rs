@@ -1,0 +1,30 @@
+//! Append-only JSON-lines files, as the audit log and agent transcripts keep them: each record is
+//! serialised whole, written in a single `write` and flushed, so a line is never split by a crash
+//! or interleaved with another process appending to the same file.
+
+use serde::Serialize;
+use std::io::Write as _;
+use std::path::Path;
+
+pub struct JsonLinesFile {
+    file: std::fs::File,
+}
+
+impl JsonLinesFile {
+    /// Opens `path` for appending, creating the file if needed.
+    pub fn append_to(path: &Path) -> std::io::Result<Self> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(Self { file })
+    }
+
+    /// Appends `record` as one line.
+    pub fn append(&mut self, record: &impl Serialize) -> std::io::Result<()> {
+        let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+        line.push(b'\n');
+        self.file.write_all(&line)?;
+        self.file.flush()
+    }
+}
