@@ -127,7 +127,8 @@ impl ModelClient {
                 stream: self.settings.stream,
             },
         );
-        let body = serde_json::to_vec(&body).expect("a JSON value serialises");
+        // Serialised once; every attempt sends the same shared bytes.
+        let body = bytes::Bytes::from(serde_json::to_vec(&body).expect("a JSON value serialises"));
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(ModelError::Cancelled),
@@ -137,7 +138,7 @@ impl ModelClient {
 
     async fn with_retries(
         &self,
-        body: &[u8],
+        body: &bytes::Bytes,
         observer: &dyn AgentObserver,
     ) -> Result<Reply, ModelError> {
         let policy = RetryPolicy {
@@ -170,12 +171,16 @@ impl ModelClient {
         }
     }
 
-    async fn attempt(&self, body: &[u8], observer: &dyn AgentObserver) -> Result<Reply, Failure> {
+    async fn attempt(
+        &self,
+        body: &bytes::Bytes,
+        observer: &dyn AgentObserver,
+    ) -> Result<Reply, Failure> {
         let mut request = self
             .http
             .post(&self.url)
             .header("content-type", "application/json")
-            .body(body.to_vec());
+            .body(body.clone());
         if self.settings.stream {
             request = request.header("accept", "text/event-stream");
         }
