@@ -58,26 +58,10 @@ fn a_c_tool_hashes_granted_files_only() {
 #[test]
 fn the_hash_plugins_native_test_passes() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/hash");
-    let out = tempfile::tempdir().unwrap();
-    let binary = out.path().join("test_sha256");
-    let compiled = crate::support::zig()
-        .args(["cc", "test_sha256.c", "sha256.c", "-o"])
-        .arg(&binary)
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    assert!(
-        compiled.status.success(),
-        "{}",
-        String::from_utf8_lossy(&compiled.stderr)
+    assert_eq!(
+        crate::support::run_native_c_test(&root, &["test_sha256.c", "sha256.c"]),
+        "ok\n"
     );
-    let ran = std::process::Command::new(&binary).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    assert_eq!(String::from_utf8_lossy(&ran.stdout), "ok\n");
 }
 
 #[test]

@@ -130,22 +130,5 @@ fn new_then_build_makes_a_working_plugin_in_javascript_and_c() {
 
     // The C project's own test, compiled natively with Zig.
     let c = ws.path().join("plugins/count_c");
-    let compiled = crate::support::zig()
-        .args(["cc", "test_app.c", "-o", "test_app"])
-        .current_dir(&c)
-        .output()
-        .unwrap();
-    assert!(
-        compiled.status.success(),
-        "{}",
-        String::from_utf8_lossy(&compiled.stderr)
-    );
-    let ran = std::process::Command::new(c.join("test_app"))
-        .output()
-        .unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    crate::support::run_native_c_test(&c, &["test_app.c"]);
 }

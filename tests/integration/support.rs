@@ -269,6 +269,33 @@ pub fn zig() -> Command {
     command
 }
 
+/// Compiles `sources` (in `dir`) into a native program with Zig, runs it, asserts that both
+/// succeeded, and returns what the program printed.
+pub fn run_native_c_test(dir: &Path, sources: &[&str]) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let binary = out.path().join("native_test");
+    let compiled = zig()
+        .arg("cc")
+        .args(sources)
+        .arg("-o")
+        .arg(&binary)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let ran = Command::new(&binary).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    String::from_utf8_lossy(&ran.stdout).into_owned()
+}
+
 /// What every hook fixture (Python, JavaScript, C) does first: it watches `echo`, and it blocks an
 /// echo of "a forbidden word" with a reason containing `reason`.
 pub fn assert_echo_hook_blocks(ws: &Workspace, reason: &str) {
