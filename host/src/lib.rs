@@ -27,6 +27,7 @@ pub mod registry;
 pub mod result;
 pub mod scaffold;
 pub mod schema;
+pub mod utc_time;
 
 pub use call_state::{
     GuestReport, HttpAttempt, LogLevel, LogLine, PathOpen, ProgressUpdate, ReportSink,

@@ -8,12 +8,12 @@ use super::Event;
 use crate::grant::DirGrant;
 use crate::json_lines::JsonLinesFile;
 use crate::registry::Registry;
+use crate::utc_time::UtcTime;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The open audit log file.
 pub struct AuditLog {
@@ -148,7 +148,7 @@ impl AuditRecorder {
                     capabilities["pathsOpenedOmitted"] = json!(pending.paths_omitted);
                 }
                 self.log.append(&json!({
-                    "time": rfc3339_now(),
+                    "time": UtcTime::now().rfc3339(),
                     "callId": tool_call_id,
                     "tool": tool_name,
                     "plugin": plugin.map(|p| p.id.to_string()),
@@ -178,31 +178,6 @@ fn host_path(dirs: &[DirGrant], guest_path: &str) -> Option<String> {
         .map(|(dir, rest)| format!("{}{rest}", dir.host.display()))
 }
 
-/// The current UTC time as `2026-11-29T16:04:26.123Z`.
-fn rfc3339_now() -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let (days, seconds) = ((now.as_secs() / 86_400) as i64, now.as_secs() % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        seconds / 3600,
-        seconds % 3600 / 60,
-        seconds % 60,
-        now.subsec_millis()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,15 +201,5 @@ mod tests {
         for (guest, host) in cases {
             assert_eq!(host_path(&dirs, guest).as_deref(), host, "{guest}");
         }
-    }
-
-    #[test]
-    fn timestamps_are_rfc3339_utc() {
-        let stamp = rfc3339_now();
-        assert_eq!(stamp.len(), 24, "{stamp}");
-        assert!(
-            stamp.starts_with("20") && stamp.ends_with('Z') && stamp.as_bytes()[10] == b'T',
-            "{stamp}"
-        );
     }
 }
