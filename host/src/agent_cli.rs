@@ -112,10 +112,10 @@ impl SessionArgs {
             (Some(resume), transcript) => {
                 let loaded = load_transcript(resume)?;
                 if loaded.skipped_partial_line {
-                    eprintln!(
+                    crate::stdio_output::stderr_line(&format!(
                         "note: the last line of {} was cut off mid-write and is ignored",
                         resume.display()
-                    );
+                    ));
                 }
                 let target = transcript.as_deref().unwrap_or(resume);
                 let copy = !same_file(target, resume);
@@ -172,20 +172,20 @@ pub async fn chat(
     let interactive = std::io::stdin().is_terminal();
     if interactive {
         let tools = agent.offered_tools();
-        eprintln!(
+        crate::stdio_output::stderr_line(&format!(
             "cordon chat: {} tool(s); /exit or Ctrl-D to leave, Ctrl-C cancels a running turn",
             tools.len()
-        );
+        ));
     }
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     let mut code = ExitCode::SUCCESS;
     loop {
         if interactive {
-            eprint!("you> ");
+            crate::stdio_output::stderr_write(b"you> ");
         }
         let line = tokio::select! {
             line = lines.next_line() => line.context("reading from stdin")?,
-            _ = tokio::signal::ctrl_c() => { eprintln!(); return Ok(ExitCode::from(130)); }
+            _ = tokio::signal::ctrl_c() => { crate::stdio_output::stderr_line(""); return Ok(ExitCode::from(130)); }
         };
         let Some(line) = line else { break };
         let prompt = line.trim();
@@ -219,24 +219,26 @@ fn report(
     match outcome {
         Ok(Answer::Text { text, truncated }) => {
             if !view.answer_was_streamed() {
-                println!("{}", text.trim_end());
+                crate::render::stdout_line(text.trim_end())?;
             }
             if truncated {
-                eprintln!("warning: the answer was cut off by the output token limit (max_tokens)");
+                crate::stdio_output::stderr_line(
+                    "warning: the answer was cut off by the output token limit (max_tokens)",
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
         Ok(Answer::Structured(value)) => {
-            println!("{}", serde_json::to_string_pretty(&value)?);
+            crate::render::stdout_line(&serde_json::to_string_pretty(&value)?)?;
             Ok(ExitCode::SUCCESS)
         }
         Err(AgentError::Cancelled) => {
-            eprintln!("cancelled{}", kept());
+            crate::stdio_output::stderr_line(&format!("cancelled{}", kept()));
             Ok(ExitCode::from(130))
         }
         Err(AgentError::Transcript(err)) => Err(err.into()),
         Err(err) => {
-            eprintln!("error: {err}{}", kept());
+            crate::stdio_output::stderr_line(&format!("error: {err}{}", kept()));
             Ok(ExitCode::from(1))
         }
     }

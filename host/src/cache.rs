@@ -50,6 +50,11 @@ impl CompileCache {
         Self { dir: None }
     }
 
+    /// The cache directory, when the cache is on.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
     /// The compiled component whose sha256 is `sha256`, from the cache, or compiled from the bytes
     /// `source` returns (only called on a miss).
     pub fn load_or_compile(

@@ -1,12 +1,15 @@
-//! The state of one sandboxed call (the wasmtime `Store` data): its WASI context, memory limiter,
-//! captured stdio, deadline, the record of the files it opens, and the host functions the plugin
-//! imports (`log`, `progress`, `cancelled`, `settings`).
+//! The state of one sandboxed call (the wasmtime `Store` data): its WASI context and granted
+//! directory handles, memory limiter, captured stdio, deadline, the record of the files it opens,
+//! the bound on what it makes the host record, and the host functions the plugin imports (`log`,
+//! `progress`, `cancelled`, `settings`).
 
 use crate::bindings::cordon::plugin::{host, types};
 use crate::capture::OutputCapture;
+use crate::grant::OpenedDirs;
 use crate::limits::MAX_TABLE_ELEMENTS;
 use crate::net::HttpGate;
 use crate::opened_paths::OpenedPaths;
+use crate::report_budget::{MAX_LOG_LINE_BYTES, Omitted, RecordKind, ReportBudget, cut};
 use crate::result::Content;
 use serde_json::Value;
 use std::sync::Arc;
@@ -28,6 +31,15 @@ pub enum GuestReport {
     Http(HttpAttempt),
     /// A path the guest asked the host to open, opened or refused.
     PathOpen(PathOpen),
+    /// Records the sandbox made past their bounds (sent once, when it ends, if any).
+    Omitted(OmittedRecords),
+}
+
+/// What one sandbox reported too much of, counted instead of kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OmittedRecords {
+    pub call_id: String,
+    pub omitted: Omitted,
 }
 
 /// A path a guest asked the host to open (`wasi:filesystem` `open-at`).
@@ -91,10 +103,16 @@ pub struct ProgressUpdate {
     pub details: Value,
 }
 
-/// Denies memory growth past the plugin's limit and table growth past [`MAX_TABLE_ELEMENTS`], and
-/// remembers that it did, so a trap that follows is reported as `out_of_memory`.
+/// Bytes one table element is counted as against the memory limit (a reference).
+const TABLE_ELEMENT_BYTES: usize = 8;
+
+/// Holds the plugin to its memory limit summed over all its linear memories and tables (a
+/// component may declare several of each), denies table growth past [`MAX_TABLE_ELEMENTS`], and
+/// remembers that it denied, so a trap that follows is reported as `out_of_memory`.
 pub struct MemoryLimiter {
     limit: usize,
+    /// Bytes of linear memory and table space granted so far, over every memory and table.
+    used: usize,
     /// A memory was refused growth.
     pub denied: bool,
     /// A table was refused growth.
@@ -105,8 +123,20 @@ impl MemoryLimiter {
     pub fn new(limit_bytes: u64) -> Self {
         Self {
             limit: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
+            used: 0,
             denied: false,
             table_denied: false,
+        }
+    }
+
+    /// Takes `bytes` more from the limit, if they fit.
+    fn take(&mut self, bytes: usize) -> bool {
+        match self.used.checked_add(bytes) {
+            Some(total) if total <= self.limit => {
+                self.used = total;
+                true
+            }
+            _ => false,
         }
     }
 }
@@ -114,11 +144,12 @@ impl MemoryLimiter {
 impl wasmtime::ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let allowed = desired <= self.limit && maximum.is_none_or(|max| desired <= max);
+        let allowed =
+            maximum.is_none_or(|max| desired <= max) && self.take(desired.saturating_sub(current));
         if !allowed {
             self.denied = true;
         }
@@ -127,21 +158,30 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        let allowed = desired <= MAX_TABLE_ELEMENTS && maximum.is_none_or(|max| desired <= max);
-        if !allowed {
+        if desired > MAX_TABLE_ELEMENTS || maximum.is_some_and(|max| desired > max) {
             self.table_denied = true;
+            return Ok(false);
         }
-        Ok(allowed)
+        let bytes = desired
+            .saturating_sub(current)
+            .saturating_mul(TABLE_ELEMENT_BYTES);
+        if !self.take(bytes) {
+            self.denied = true;
+            return Ok(false);
+        }
+        Ok(true)
     }
 }
 
 /// Store data of one call.
 pub struct CallState {
     wasi: WasiCtx,
+    /// The granted directories, as handed to the guest by `get-directories`.
+    preopens: OpenedDirs,
     table: ResourceTable,
     http: WasiHttpCtx,
     http_gate: HttpGate,
@@ -154,6 +194,8 @@ pub struct CallState {
     reports: Option<ReportSink>,
     /// Where the guest's file opens are recorded; only when someone listens to reports.
     opened_paths: Option<OpenedPaths>,
+    /// What this sandbox may still make the host record.
+    budget: Arc<ReportBudget>,
     cancelled: CancellationToken,
     /// When the epoch callback stops the guest.
     pub deadline: Instant,
@@ -165,6 +207,8 @@ pub struct CallState {
 /// Everything needed to build a [`CallState`].
 pub struct CallSetup {
     pub wasi: WasiCtx,
+    pub preopens: OpenedDirs,
+    pub budget: Arc<ReportBudget>,
     pub http_gate: HttpGate,
     pub stdout: OutputCapture,
     pub stderr: OutputCapture,
@@ -183,9 +227,11 @@ impl CallState {
         let opened_paths = setup
             .reports
             .clone()
-            .map(|sink| OpenedPaths::new(sink, setup.call_id.clone()));
+            .map(|sink| OpenedPaths::new(sink, setup.call_id.clone(), setup.budget.clone()));
         Self {
             wasi: setup.wasi,
+            preopens: setup.preopens,
+            budget: setup.budget,
             table: bounded_table(),
             http: WasiHttpCtx::new(),
             http_gate: setup.http_gate,
@@ -227,6 +273,31 @@ impl CallState {
         self.opened_paths.as_mut()
     }
 
+    /// The granted directory handles, for `get-directories`.
+    pub(crate) fn preopens(&self) -> &OpenedDirs {
+        &self.preopens
+    }
+
+    /// The resource table the guest's handles live in.
+    pub(crate) fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+
+    /// Reports what was past the record bounds, once, when the sandbox is done.
+    pub fn report_omitted(&self) {
+        let omitted = self.budget.omitted();
+        let warnings = self.budget.warnings_dropped();
+        if warnings > 0 {
+            tracing::warn!(plugin = %self.plugin_id, call = %self.call_id, "{warnings} more warnings about this call were not logged");
+        }
+        if let (true, Some(sink)) = (omitted.any(), &self.reports) {
+            sink(GuestReport::Omitted(OmittedRecords {
+                call_id: self.call_id.clone(),
+                omitted,
+            }));
+        }
+    }
+
     /// Bytes left in the push budget, for checking the final result.
     pub fn push_budget(&self) -> u64 {
         self.push_budget
@@ -266,9 +337,10 @@ impl types::Host for CallState {}
 
 impl host::Host for CallState {
     fn log(&mut self, level: host::Level, message: String) {
-        if !self.spend(message.len()) {
+        if !self.spend(message.len()) || !self.budget.record(RecordKind::Log) {
             return;
         }
+        let message = cut(&message, MAX_LOG_LINE_BYTES);
         let (plugin, call) = (&*self.plugin_id, self.call_id.as_str());
         let level = match level {
             host::Level::Trace => {

@@ -143,11 +143,11 @@ impl Cli {
         match &self.command {
             Command::New { name, lang } => {
                 let project = cordon::scaffold::create(name, *lang, &self.plugins)?;
-                println!(
+                crate::render::stdout_line(&format!(
                     "created {}; build it with: cordon build {}",
                     project.display(),
                     project.display()
-                );
+                ))?;
                 return Ok(ExitCode::SUCCESS);
             }
             Command::Build { dir } => {
@@ -155,7 +155,7 @@ impl Cli {
                     dir.as_deref().unwrap_or(std::path::Path::new(".")),
                     &self.plugins,
                 )?;
-                println!("built {}", output.display());
+                crate::render::stdout_line(&format!("built {}", output.display()))?;
                 return Ok(ExitCode::SUCCESS);
             }
             _ => {}
@@ -243,7 +243,13 @@ impl Cli {
                             allowed_hosts: allow_host.clone(),
                             allowed_origins: allow_origin.clone(),
                         };
-                        cordon::mcp::http::serve(server, options).await?;
+                        cordon::mcp::http::serve(server, options, |local| {
+                            crate::stdio_output::stderr_line(&format!(
+                                "cordon: serving MCP (streamable HTTP) at http://{local}{}",
+                                cordon::mcp::http::MCP_PATH
+                            ))
+                        })
+                        .await?;
                     }
                 }
                 Ok(ExitCode::SUCCESS)
@@ -291,24 +297,33 @@ impl Cli {
         }
         let path = self.lock_path();
         lock.write(&path)?;
-        let approved: Vec<&str> = pipeline
-            .registry()
-            .plugins()
-            .iter()
-            .map(|p| &*p.id)
-            .collect();
-        println!(
-            "wrote {}: {} plugin(s) approved: {}",
+        let approved = pipeline.registry().plugins();
+        crate::render::stdout_line(&format!(
+            "wrote {}: {} plugin(s) approved:",
             path.display(),
-            approved.len(),
-            approved.join(", ")
-        );
+            approved.len()
+        ))?;
+        for plugin in approved {
+            let grants = cordon::lock::capabilities(&plugin.grant);
+            let grants = if grants.is_empty() {
+                "no grants".to_string()
+            } else {
+                grants.join("; ")
+            };
+            crate::render::stdout_line(&format!("  {}: {grants}", plugin.id))?;
+            if plugin.hook.is_some() && plugin.grant.hook.is_none() {
+                crate::render::stdout_line(&format!(
+                    "    (its hook is not granted, so it will not run; grant it with `hook = true` in [plugins.{}])",
+                    plugin.id
+                ))?;
+            }
+        }
         for rejected in pipeline.registry().rejected() {
-            println!(
+            crate::render::stdout_line(&format!(
                 "not approved (refused at load): {}: {}",
                 rejected.file.display(),
                 rejected.reason
-            );
+            ))?;
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -344,6 +359,7 @@ impl Cli {
             config,
             cache,
             lock,
+            lock_path: Some(self.lock_path()),
         };
         let registry = Arc::new(Registry::load(options).await?);
         let pipeline = Pipeline::new(registry, agent, &hook_order)?;

@@ -1,13 +1,22 @@
-//! One plugin's capabilities, as parsed from cordon.toml, and the only place they become a WASI
-//! context. Whatever is not granted here does not exist for the plugin: no files, no env vars, no
-//! sockets, no args, no inherited stdio.
+//! One plugin's capabilities, as parsed from cordon.toml, and the only place they become a sandbox's
+//! view of the world. Whatever is not granted here does not exist for the plugin: no files, no env
+//! vars, no sockets, no args, no inherited stdio, no say over other plugins' calls.
+//!
+//! A directory grant is a handle, not a path: [`PluginGrant::open_dirs`] opens each granted
+//! directory once, when the plugin loads, refusing a path that is (or has become) a symlink, and
+//! every call's preopens are clones of those handles. Nothing a plugin later does on disk (renaming
+//! a granted directory away, planting a symlink in its place) changes what a grant points at.
 
 use crate::capture::OutputCapture;
 use crate::limits::Limits;
 use crate::net::HttpGrant;
+use crate::tool_glob;
 use serde_json::Value;
-use std::path::PathBuf;
-use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wasmtime_wasi::filesystem::Dir;
+use wasmtime_wasi::{FsPerms, OpenMode, WasiCtx, WasiCtxBuilder};
 
 /// The most random bytes one `get-random-bytes` call may ask for.
 const MAX_RANDOM_BYTES: u64 = 1 << 20;
@@ -33,6 +42,40 @@ impl Access {
             Self::ReadWrite => FsPerms::ReadWrite,
         }
     }
+
+    fn open_mode(self) -> OpenMode {
+        match self {
+            Self::ReadOnly => OpenMode::READ,
+            Self::ReadWrite => OpenMode::READ | OpenMode::WRITE,
+        }
+    }
+}
+
+/// The operator's leave for a plugin's hook to see, block, rewrite and replace other tools' calls
+/// (`hook = true`, or `hook = ["write_*", ...]` to narrow it to some tools).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookGrant {
+    /// Tool-name globs the hook may watch; empty means every tool its hook declares.
+    pub tools: Vec<String>,
+}
+
+impl HookGrant {
+    /// Whether the grant lets the hook watch `tool`.
+    pub fn covers(&self, tool: &str) -> bool {
+        tool_glob::any_matches(&self.tools, tool)
+    }
+}
+
+/// A granted directory, opened: what each call's preopen is cloned from.
+pub type OpenedDirs = Arc<[(Dir, String)]>;
+
+/// Why a granted directory could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open granted directory {path} (guest {guest}): {reason}")]
+pub struct OpenDirError {
+    pub path: PathBuf,
+    pub guest: String,
+    pub reason: String,
 }
 
 /// A host directory the plugin sees at `guest`.
@@ -60,6 +103,8 @@ pub struct PluginGrant {
     pub settings: Value,
     /// When set, the plugin file must have exactly this sha256.
     pub sha256: Option<[u8; 32]>,
+    /// Whether (and over which tools) the plugin's hook may run; `None`: its hook never runs.
+    pub hook: Option<HookGrant>,
 }
 
 impl PluginGrant {
@@ -68,12 +113,27 @@ impl PluginGrant {
         self.env.iter().any(|granted| granted == name)
     }
 
-    /// The WASI context of one call: the grant's directories and env vars, and captured stdio.
-    pub fn wasi_context(
-        &self,
-        stdout: OutputCapture,
-        stderr: OutputCapture,
-    ) -> anyhow::Result<WasiCtx> {
+    /// Opens every granted directory, once: the handles each call's preopens are cloned from.
+    /// Refuses a directory whose path is a symlink or is no longer the directory that was checked.
+    pub fn open_dirs(&self) -> Result<OpenedDirs, OpenDirError> {
+        self.dirs
+            .iter()
+            .map(|dir| {
+                let handle = open_dir_handle(&dir.host).map_err(|reason| OpenDirError {
+                    path: dir.host.clone(),
+                    guest: dir.guest.clone(),
+                    reason,
+                })?;
+                let dir_handle =
+                    Dir::new(handle, dir.access.perms(), dir.access.open_mode(), false);
+                Ok((dir_handle, dir.guest.clone()))
+            })
+            .collect()
+    }
+
+    /// The WASI context of one call: the grant's env vars and captured stdio. Its directories are
+    /// not here: they are the handles of [`PluginGrant::open_dirs`], handed out by the call state.
+    pub fn wasi_context(&self, stdout: OutputCapture, stderr: OutputCapture) -> WasiCtx {
         let mut builder = WasiCtxBuilder::new();
         builder
             .stdout(stdout)
@@ -82,16 +142,6 @@ impl PluginGrant {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
-        for dir in &self.dirs {
-            builder
-                .preopened_dir(&dir.host, &dir.guest, dir.access.perms())
-                .map_err(|err| {
-                    anyhow::anyhow!(
-                        "cannot open granted directory {}: {err}",
-                        dir.host.display()
-                    )
-                })?;
-        }
         for name in &self.env {
             if let Ok(value) = std::env::var(name) {
                 builder.env(name, value);
@@ -100,7 +150,7 @@ impl PluginGrant {
         for (name, value) in &self.env_set {
             builder.env(name, value);
         }
-        Ok(builder.build())
+        builder.build()
     }
 
     /// A context with nothing granted, for `describe`.
@@ -114,6 +164,28 @@ impl PluginGrant {
             .allow_ip_name_lookup(false)
             .build()
     }
+}
+
+/// Opens `path` as a directory without following a symlink at its end, and checks that the
+/// handle is the directory the path names now (so no symlink was swapped in along the way).
+fn open_dir_handle(path: &Path) -> Result<std::fs::File, String> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
+                "it is a symlink or not a directory; grant the real directory".to_string()
+            }
+            _ => err.to_string(),
+        })?;
+    let opened = file.metadata().map_err(|err| err.to_string())?;
+    let named = std::fs::symlink_metadata(path).map_err(|err| err.to_string())?;
+    if named.file_type().is_symlink() || (opened.dev(), opened.ino()) != (named.dev(), named.ino())
+    {
+        return Err("the path changed while it was being opened (a symlink was swapped in?); grant the real directory".into());
+    }
+    Ok(file)
 }
 
 #[cfg(test)]

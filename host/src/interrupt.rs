@@ -18,7 +18,7 @@ pub fn interrupt_watcher(cancel: CancellationToken) -> tokio::task::JoinHandle<(
         #[cfg(not(unix))]
         let next = async || tokio::signal::ctrl_c().await.is_ok();
         if next().await {
-            eprintln!("cancelling… (press Ctrl-C again to exit at once)");
+            crate::stdio_output::stderr_line("cancelling… (press Ctrl-C again to exit at once)");
             cancel.cancel();
             if next().await {
                 std::process::exit(130);

@@ -24,13 +24,16 @@ mod opened_paths;
 pub mod pipeline;
 pub mod plugin;
 pub mod registry;
+pub mod report_budget;
 pub mod result;
 pub mod scaffold;
 pub mod schema;
+pub mod tool_glob;
 pub mod utc_time;
 
 pub use call_state::{
-    GuestReport, HttpAttempt, LogLevel, LogLine, PathOpen, ProgressUpdate, ReportSink,
+    GuestReport, HttpAttempt, LogLevel, LogLine, OmittedRecords, PathOpen, ProgressUpdate,
+    ReportSink,
 };
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use plugin::CallOptions;

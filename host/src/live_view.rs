@@ -4,10 +4,11 @@
 //! line per finished call (name, arguments, duration, error kind); off a terminal the finished
 //! lines only; with `--events`, JSON lines instead.
 
+use crate::stdio_output::{stderr_line, stderr_write, stdout_write};
 use cordon::agent::{AgentObserver, Reply, StopReason};
 use cordon::pipeline::Event;
 use serde_json::json;
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -112,8 +113,10 @@ impl LiveView {
         if state.open_text_line {
             state.open_text_line = false;
             match self.text {
-                TextOut::StreamStdout => println!(),
-                TextOut::StreamStderr => eprintln!(),
+                TextOut::StreamStdout => {
+                    let _ = stdout_write("\n");
+                }
+                TextOut::StreamStderr => stderr_write(b"\n"),
                 TextOut::Hold => {}
             }
         }
@@ -145,17 +148,13 @@ impl LiveView {
         let line = format!("{} {} ({elapsed:.1}s)", FRAMES[state.frame], what);
         let width = terminal_width();
         let line: String = line.chars().take(width.saturating_sub(1)).collect();
-        let mut stderr = std::io::stderr().lock();
-        let _ = write!(stderr, "\r\x1b[2K{line}");
-        let _ = stderr.flush();
+        stderr_write(format!("\r\x1b[2K{line}").as_bytes());
         state.drawn = true;
     }
 
     fn clear(&self, state: &mut State) {
         if state.drawn {
-            let mut stderr = std::io::stderr().lock();
-            let _ = write!(stderr, "\r\x1b[2K");
-            let _ = stderr.flush();
+            stderr_write(b"\r\x1b[2K");
             state.drawn = false;
         }
     }
@@ -165,14 +164,14 @@ impl LiveView {
         let mut state = self.lock();
         self.clear(&mut state);
         if state.open_text_line && self.text == TextOut::StreamStdout {
-            println!();
+            let _ = stdout_write("\n");
             state.open_text_line = false;
         }
-        eprintln!("{text}");
+        stderr_line(text);
     }
 
     fn json_line(&self, value: serde_json::Value) {
-        eprintln!("{value}");
+        stderr_line(&value.to_string());
     }
 }
 
@@ -196,15 +195,9 @@ impl AgentObserver for LiveView {
         self.clear(&mut state);
         match self.text {
             TextOut::StreamStdout => {
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(text.as_bytes());
-                let _ = stdout.flush();
+                let _ = stdout_write(text);
             }
-            TextOut::StreamStderr => {
-                let mut stderr = std::io::stderr().lock();
-                let _ = stderr.write_all(text.as_bytes());
-                let _ = stderr.flush();
-            }
+            TextOut::StreamStderr => stderr_write(text.as_bytes()),
             TextOut::Hold => {}
         }
         if !text.is_empty() {

@@ -1,6 +1,7 @@
 //! `cordon.lock`: the plugins an operator approved, each with its sha256 and the grants it was
-//! approved with. When loading is locked, a plugin that is new, changed, or whose grants widened
-//! refuses to load, and the message says what changed.
+//! approved with (directories, env vars, HTTP origins, and the hook grant: which tools' calls its
+//! hook may see and change). When loading is locked, a plugin that is new, changed, or whose grants
+//! widened (a new or wider hook grant included) refuses to load, and the message says what changed.
 
 use crate::grant::{Access, PluginGrant};
 use serde::{Deserialize, Serialize};
@@ -98,9 +99,11 @@ impl Lockfile {
                 locked.sha256
             ));
         }
+        let every_tool_hook = locked.grants.iter().any(|cap| cap == "hook *");
         let added: Vec<String> = capabilities(grant)
             .into_iter()
             .filter(|cap| !locked.grants.contains(cap))
+            .filter(|cap| !(every_tool_hook && cap.starts_with("hook ")))
             .collect();
         if !added.is_empty() {
             return Err(format!(
@@ -149,6 +152,14 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
                 headers.join(",")
             }
         ));
+    }
+    if let Some(hook) = &grant.hook {
+        if hook.tools.is_empty() {
+            lines.push("hook *".to_string());
+        }
+        for glob in &hook.tools {
+            lines.push(format!("hook {glob}"));
+        }
     }
     lines.sort();
     lines
@@ -200,6 +211,35 @@ mod tests {
         assert!(
             widened.contains("added: dir /data rw from /srv"),
             "{widened}"
+        );
+    }
+
+    #[test]
+    fn a_new_or_wider_hook_grant_needs_approval_and_a_narrower_one_does_not() {
+        use crate::grant::HookGrant;
+        let hooked = |tools: &[&str]| PluginGrant {
+            hook: Some(HookGrant {
+                tools: tools.iter().map(|t| t.to_string()).collect(),
+            }),
+            ..PluginGrant::default()
+        };
+        let mut lock = Lockfile::default();
+        lock.approve("guard", &[1; 32], &PluginGrant::default());
+        let new = lock.check("guard", &[1; 32], &hooked(&[])).unwrap_err();
+        assert!(new.contains("added: hook *"), "{new}");
+        lock.approve("guard", &[1; 32], &hooked(&["write_*"]));
+        assert_eq!(lock.check("guard", &[1; 32], &hooked(&["write_*"])), Ok(()));
+        let wider = lock.check("guard", &[1; 32], &hooked(&["write_*", "read_*"]));
+        assert!(wider.unwrap_err().contains("added: hook read_*"));
+        assert!(lock.check("guard", &[1; 32], &hooked(&[])).is_err());
+        lock.approve("guard", &[1; 32], &hooked(&[]));
+        assert_eq!(
+            lock.check("guard", &[1; 32], &hooked(&["edit_file"])),
+            Ok(())
+        );
+        assert_eq!(
+            lock.check("guard", &[1; 32], &PluginGrant::default()),
+            Ok(())
         );
     }
 

@@ -6,12 +6,25 @@ mod cli;
 mod interrupt;
 mod live_view;
 mod render;
+mod stdio_output;
 
 use clap::Parser;
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
+use std::time::Duration;
 use tracing_subscriber::EnvFilter;
 
+/// How long the process waits at exit for queued stderr output to be written.
+const STDERR_DRAIN: Duration = Duration::from_secs(2);
+
 fn main() -> ExitCode {
+    stdio_output::ensure_standard_fds();
+    let code = run();
+    stdio_output::finish_stderr(STDERR_DRAIN);
+    code
+}
+
+fn run() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -30,20 +43,25 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("error: cannot start the async runtime: {err}");
+            stdio_output::stderr_line(&format!("error: cannot start the async runtime: {err}"));
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(cli.run()) {
+    let outcome = runtime.block_on(cli.run());
+    // Blocking work still running (a validation past its bound, a stuck file read) does not hold
+    // the exit.
+    runtime.shutdown_background();
+    match outcome {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            stdio_output::stderr_line(&format!("error: {err:#}"));
             ExitCode::from(2)
         }
     }
 }
 
-/// Logs go to stderr only: stdout carries results (and, for `serve`, the protocol).
+/// Logs go to stderr only (through the queue that never blocks), in colour only on a terminal:
+/// stdout carries results (and, for `serve`, the protocol).
 fn init_logging(verbose: u8) {
     let default = match verbose {
         0 => "warn",
@@ -55,7 +73,8 @@ fn init_logging(verbose: u8) {
         .unwrap_or_else(|_| EnvFilter::new(format!("{default},wasmtime=warn,cranelift=warn")));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(stdio_output::QueuedStderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
 }

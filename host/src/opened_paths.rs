@@ -1,17 +1,19 @@
-//! Which paths a call's guest asks the host to open, for the audit log and the event stream.
-//! wasmtime-wasi has no hook for this, so `wasi:filesystem`'s `open-at` (and the preopen listing,
-//! which says where each directory descriptor starts) are shadowed in the linker by wrappers that
-//! call wasmtime-wasi's own implementation unchanged and then report the open: the path as the guest
-//! sees it, what it asked for, and whether the host opened or refused it. Nothing is recorded (and
-//! nothing is allocated) for calls nobody listens to.
+//! The guest's view of its granted directories, and which paths it asks the host to open, for the
+//! audit log and the event stream. `wasi:filesystem`'s preopen listing (`get-directories`) is
+//! shadowed in the linker: it hands the guest clones of the directory handles the plugin opened
+//! once at load (see grant.rs), never a path opened anew. `open-at` is shadowed by a wrapper that
+//! calls wasmtime-wasi's own implementation unchanged and then reports the open: the path as the
+//! guest sees it (cut to a length), what it asked for, and whether the host opened or refused it,
+//! up to a number of records per sandbox (the rest are counted). Nothing is recorded (and nothing
+//! is allocated) for calls nobody listens to.
 
 use crate::call_state::{CallState, GuestReport, PathOpen, ReportSink};
+use crate::report_budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
 use std::collections::HashMap;
 use std::sync::Arc;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
-use wasmtime_wasi::p2::bindings::filesystem::preopens;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     self, Descriptor, DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
 };
@@ -29,14 +31,16 @@ pub struct OpenedPaths {
     paths: HashMap<u32, Arc<str>>,
     sink: ReportSink,
     call_id: String,
+    budget: Arc<ReportBudget>,
 }
 
 impl OpenedPaths {
-    pub fn new(sink: ReportSink, call_id: String) -> Self {
+    pub fn new(sink: ReportSink, call_id: String, budget: Arc<ReportBudget>) -> Self {
         Self {
             paths: HashMap::new(),
             sink,
             call_id,
+            budget,
         }
     }
 
@@ -70,7 +74,12 @@ fn get_directories(
     (): (),
 ) -> wasmtime::Result<(Preopens,)> {
     let state = store.data_mut();
-    let directories = preopens::Host::get_directories(&mut state.filesystem())?;
+    let granted = state.preopens().clone();
+    let mut directories = Vec::with_capacity(granted.len());
+    for (dir, guest_path) in granted.iter() {
+        let descriptor = state.table().push(Descriptor::Dir(dir.clone()))?;
+        directories.push((descriptor, guest_path.clone()));
+    }
     if let Some(opened) = state.opened_paths() {
         for (descriptor, guest_path) in &directories {
             opened
@@ -94,9 +103,12 @@ async fn open_at(
     (directory, path_flags, path, open_flags, flags): OpenAt,
 ) -> wasmtime::Result<(Result<Resource<Descriptor>, ErrorCode>,)> {
     let state = store.data_mut();
-    let guest_path = state
-        .opened_paths()
-        .map(|opened| joined(&opened.path_of(directory.rep()), &path));
+    let guest_path = state.opened_paths().map(|opened| {
+        cut(
+            &joined(&opened.path_of(directory.rep()), &path),
+            MAX_RECORDED_PATH_BYTES,
+        )
+    });
     let outcome = HostDescriptor::open_at(
         &mut state.filesystem(),
         directory,
@@ -115,12 +127,14 @@ async fn open_at(
     };
     if let (Some(guest_path), Some(opened)) = (guest_path, state.opened_paths()) {
         let error = outcome.as_ref().err().map(ErrorCode::name);
-        (opened.sink)(GuestReport::PathOpen(PathOpen {
-            call_id: opened.call_id.clone(),
-            path: guest_path.clone(),
-            mode: mode(open_flags, flags),
-            error,
-        }));
+        if opened.budget.record(RecordKind::Path) {
+            (opened.sink)(GuestReport::PathOpen(PathOpen {
+                call_id: opened.call_id.clone(),
+                path: guest_path.clone(),
+                mode: mode(open_flags, flags),
+                error,
+            }));
+        }
         if let Ok(descriptor) = &outcome {
             opened.paths.insert(descriptor.rep(), guest_path.into());
         }

@@ -9,10 +9,11 @@ use crate::capture::OutputCapture;
 use crate::convert;
 use crate::engine::EngineSettings;
 use crate::failure::{self, Failure, human_bytes};
-use crate::grant::PluginGrant;
+use crate::grant::{OpenDirError, OpenedDirs, PluginGrant};
 use crate::limits::{DESCRIBE_TIMEOUT, Limits};
 use crate::lock::Lockfile;
-use crate::net::HttpGate;
+use crate::net::{ConnectionPool, GateSetup, HttpGate};
+use crate::report_budget::ReportBudget;
 use crate::result::{Content, ErrorKind, ToolResult};
 use crate::schema::ArgumentSchema;
 use sha2::{Digest, Sha256};
@@ -56,6 +57,24 @@ pub struct HookInfo {
     pub after: bool,
 }
 
+/// A before-hook's verdict, in the host's terms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BeforeDecision {
+    Allow,
+    /// Do not run the call, for this reason.
+    Block(String),
+    /// Run the call with these arguments instead (JSON text, as the hook gave it).
+    Rewrite(String),
+}
+
+/// An after-hook's verdict: keep the result, or replace it with this one (an error keeps its
+/// kind, or becomes `tool_error`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterDecision {
+    Keep,
+    Replace(ToolResult),
+}
+
 /// Why a plugin file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -77,6 +96,8 @@ pub enum LoadError {
     InvalidTool { tool: String, reason: String },
     #[error("{0}")]
     Collision(String),
+    #[error("{0}")]
+    Dirs(#[from] OpenDirError),
 }
 
 /// What a call needs besides its arguments.
@@ -97,6 +118,8 @@ pub struct PluginHost {
     /// One permit per sandbox the pooling allocator has room for; calls beyond it wait their turn
     /// instead of failing to instantiate.
     pub sandbox_slots: Arc<Semaphore>,
+    /// Outgoing HTTP connections the whole process may have open.
+    pub connections: ConnectionPool,
 }
 
 impl PluginHost {
@@ -104,6 +127,7 @@ impl PluginHost {
         engine: Engine,
         cache: CompileCache,
         settings: &EngineSettings,
+        max_http_connections: usize,
     ) -> anyhow::Result<Self> {
         let mut linker = Linker::new(&engine);
         // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
@@ -122,6 +146,7 @@ impl PluginHost {
             cache,
             fuel_metering: settings.fuel,
             sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
+            connections: ConnectionPool::new(max_http_connections),
         })
     }
 }
@@ -135,10 +160,13 @@ pub struct Plugin {
     pub hook: Option<HookInfo>,
     pub compiled: CompileSource,
     pub grant: Arc<PluginGrant>,
+    /// The granted directories, opened once at load; every call's preopens are clones of these.
+    preopens: OpenedDirs,
     settings: Arc<str>,
     engine: Engine,
     fuel_metering: bool,
     sandbox_slots: Arc<Semaphore>,
+    connections: ConnectionPool,
     pre: CordonPluginPre<CallState>,
 }
 
@@ -180,6 +208,7 @@ impl Plugin {
                 .map_err(LoadError::NotApproved)?;
         }
         check_component_header(&header)?;
+        let preopens = grant.open_dirs()?;
         let engine = host.engine.clone();
         let cache = host.cache.clone();
         let file = path.to_path_buf();
@@ -206,10 +235,12 @@ impl Plugin {
             hook: None,
             compiled,
             grant,
+            preopens,
             settings,
             engine: host.engine.clone(),
             fuel_metering: host.fuel_metering,
             sandbox_slots: host.sandbox_slots.clone(),
+            connections: host.connections.clone(),
             pre,
         };
         let info = plugin.describe().await?;
@@ -274,16 +305,16 @@ impl Plugin {
         let size =
             content.iter().map(Content::size).sum::<usize>() as u64 + output.details.len() as u64;
         if size > budget {
-            let limit = self.grant.limits.output_bytes;
             return ToolResult::error(
                 id,
                 name,
                 ErrorKind::ToolError,
-                format!(
-                    "{name} produced {size} bytes of output, over its plugin's output limit of {}. Ask for less at a time (use offsets, limits or filters).",
-                    human_bytes(limit)
-                ),
-                serde_json::json!({ "outputBytes": size, "limitBytes": limit }),
+                self.over_output_limit(name, "result", size, budget),
+                serde_json::json!({
+                    "outputBytes": size,
+                    "limitBytes": self.grant.limits.output_bytes,
+                    "spentBeforeBytes": self.grant.limits.output_bytes.saturating_sub(budget),
+                }),
             );
         }
         ToolResult::success(
@@ -291,6 +322,23 @@ impl Plugin {
             name,
             content,
             convert::details_from_wit(&output.details),
+        )
+    }
+
+    /// What to say when a result (or a hook's replacement) of `size` bytes does not fit the `left`
+    /// bytes of output limit the plugin had left after its log and progress messages.
+    fn over_output_limit(&self, what: &str, part: &str, size: u64, left: u64) -> String {
+        let limit = self.grant.limits.output_bytes;
+        let spent = limit.saturating_sub(left);
+        let earlier = if spent > 0 {
+            format!(" after {} of log and progress messages", human_bytes(spent))
+        } else {
+            String::new()
+        };
+        format!(
+            "{what} produced a {part} of {}{earlier}, over its plugin's output limit of {} per call. Ask for less at a time (use offsets, limits or filters).",
+            human_bytes(size),
+            human_bytes(limit)
         )
     }
 
@@ -323,59 +371,97 @@ impl Plugin {
         }
     }
 
-    /// Runs this plugin's before-hook on a call.
+    /// Runs this plugin's before-hook on call `id` of tool `name` with `arguments`.
     pub async fn before_tool_call(
         &self,
-        call: &bindings::ToolCall,
+        id: &str,
+        name: &str,
+        arguments: &serde_json::Value,
         options: &CallOptions,
-    ) -> Result<bindings::BeforeDecision, Failure> {
-        let owned_call = call.clone();
+    ) -> Result<BeforeDecision, Failure> {
+        let owned_call = bindings::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        };
         let what = format!("before-hook of {}", self.id);
         let (decision, _) = self
-            .in_sandbox(
-                &call.id,
-                &what,
-                Grants::Granted,
-                options,
-                move |store, plugin| {
-                    Box::pin(async move {
-                        plugin
-                            .cordon_plugin_plugin()
-                            .call_before_tool_call(store, &owned_call)
-                            .await
-                    })
-                },
-            )
+            .in_sandbox(id, &what, Grants::Granted, options, move |store, plugin| {
+                Box::pin(async move {
+                    plugin
+                        .cordon_plugin_plugin()
+                        .call_before_tool_call(store, &owned_call)
+                        .await
+                })
+            })
             .await?;
-        Ok(decision)
+        Ok(match decision {
+            bindings::BeforeDecision::Allow => BeforeDecision::Allow,
+            bindings::BeforeDecision::Block(reason) => BeforeDecision::Block(reason),
+            bindings::BeforeDecision::Rewrite(arguments) => BeforeDecision::Rewrite(arguments),
+        })
     }
 
-    /// Runs this plugin's after-hook on a call's result.
+    /// Runs this plugin's after-hook on the `result` of call `id` of tool `name`. A replacement
+    /// larger than what is left of this plugin's output limit is a failure (the hook fails closed).
     pub async fn after_tool_call(
         &self,
-        call: &bindings::ToolCall,
-        outcome: &bindings::ToolResult,
+        id: &str,
+        name: &str,
+        arguments: &serde_json::Value,
+        result: &ToolResult,
         options: &CallOptions,
-    ) -> Result<bindings::AfterDecision, Failure> {
-        let (owned_call, owned_outcome) = (call.clone(), outcome.clone());
+    ) -> Result<AfterDecision, Failure> {
+        let owned_call = bindings::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        };
+        let owned_outcome = bindings::ToolResult {
+            content: result.content.iter().map(convert::content_to_wit).collect(),
+            details: result.details.to_string(),
+            is_error: result.is_error,
+        };
         let what = format!("after-hook of {}", self.id);
-        let (decision, _) = self
-            .in_sandbox(
-                &call.id,
-                &what,
-                Grants::Granted,
-                options,
-                move |store, plugin| {
-                    Box::pin(async move {
-                        plugin
-                            .cordon_plugin_plugin()
-                            .call_after_tool_call(store, &owned_call, &owned_outcome)
-                            .await
-                    })
-                },
-            )
+        let (decision, left) = self
+            .in_sandbox(id, &what, Grants::Granted, options, move |store, plugin| {
+                Box::pin(async move {
+                    plugin
+                        .cordon_plugin_plugin()
+                        .call_after_tool_call(store, &owned_call, &owned_outcome)
+                        .await
+                })
+            })
             .await?;
-        Ok(decision)
+        let replacement = match decision {
+            bindings::AfterDecision::Keep => return Ok(AfterDecision::Keep),
+            bindings::AfterDecision::Replace(replacement) => replacement,
+        };
+        let size = replacement
+            .content
+            .iter()
+            .map(convert::content_size)
+            .sum::<usize>() as u64
+            + replacement.details.len() as u64;
+        if size > left {
+            return Err(Failure::new(
+                ErrorKind::ToolError,
+                self.over_output_limit(&what, "replacement result", size, left),
+                serde_json::json!({ "outputBytes": size, "limitBytes": self.grant.limits.output_bytes }),
+            ));
+        }
+        let content = replacement
+            .content
+            .into_iter()
+            .map(convert::content_from_wit)
+            .collect();
+        let details = convert::details_from_wit(&replacement.details);
+        let mut replaced = ToolResult::success(id, name, content, details);
+        if replacement.is_error {
+            replaced.is_error = true;
+            replaced.error_kind = Some(result.error_kind.unwrap_or(ErrorKind::ToolError));
+        }
+        Ok(AfterDecision::Replace(replaced))
     }
 
     /// Instantiates a fresh sandbox, runs `f` in it under the limits, and classifies any failure.
@@ -390,18 +476,12 @@ impl Plugin {
     ) -> Result<(R, u64), Failure> {
         let stdout = OutputCapture::new(self.grant.limits.stdio_bytes);
         let stderr = OutputCapture::new(self.grant.limits.stdio_bytes);
-        let (limits, wasi) = match grants {
-            Grants::Granted => {
-                let wasi = self
-                    .grant
-                    .wasi_context(stdout.clone(), stderr.clone())
-                    .map_err(|err| {
-                        Failure::capability_denied(format!(
-                            "{err:#}; the operator must fix this plugin's grant in cordon.toml"
-                        ))
-                    })?;
-                (self.grant.limits.clone(), wasi)
-            }
+        let (limits, wasi, preopens) = match grants {
+            Grants::Granted => (
+                self.grant.limits.clone(),
+                self.grant.wasi_context(stdout.clone(), stderr.clone()),
+                self.preopens.clone(),
+            ),
             Grants::None => {
                 let limits = Limits {
                     timeout: DESCRIBE_TIMEOUT,
@@ -410,6 +490,7 @@ impl Plugin {
                 (
                     limits,
                     PluginGrant::empty_wasi_context(stdout.clone(), stderr.clone()),
+                    OpenedDirs::from([]),
                 )
             }
         };
@@ -430,9 +511,19 @@ impl Plugin {
             Grants::Granted => self.grant.http.clone(),
             Grants::None => Vec::new().into(),
         };
-        let http_gate = HttpGate::new(self.id.clone(), http_grants, limits.http.clone(), reports);
+        let budget = Arc::new(ReportBudget::default());
+        let http_gate = HttpGate::new(GateSetup {
+            plugin: self.id.clone(),
+            grants: http_grants,
+            limits: limits.http.clone(),
+            connections: self.connections.clone(),
+            reports,
+            budget: budget.clone(),
+        });
         let state = CallState::new(CallSetup {
             wasi,
+            preopens,
+            budget,
             http_gate,
             stdout,
             stderr,
@@ -471,6 +562,7 @@ impl Plugin {
             () = options.cancel.cancelled() => None,
         };
         let state = store.data();
+        state.report_omitted();
         log_stdio(&self.id, call_id, state);
         tracing::debug!(plugin = %self.id, call = call_id, what, elapsed_ms = started.elapsed().as_millis() as u64, "sandbox finished");
         match outcome {

@@ -29,6 +29,8 @@ pub enum RegistryError {
     },
     #[error("cannot start the WebAssembly engine: {0:#}")]
     Engine(anyhow::Error),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 /// How to build a registry.
@@ -38,6 +40,9 @@ pub struct RegistryOptions {
     pub cache: CompileCache,
     /// When set, only plugins approved in this lockfile (same sha256, no wider grants) load.
     pub lock: Option<Lockfile>,
+    /// Where the lockfile lives (checked, like the plugins directory and the compile cache, to be
+    /// outside every read-write grant).
+    pub lock_path: Option<PathBuf>,
 }
 
 /// The loaded plugins and their tools.
@@ -51,6 +56,15 @@ impl Registry {
     /// Loads every `*.wasm` file directly inside the plugins directory.
     pub async fn load(options: RegistryOptions) -> Result<Self, RegistryError> {
         let files = plugin_files(&options.plugins_dir)?;
+        let mut own_files: Vec<(&str, &Path)> =
+            vec![("the plugins directory", &options.plugins_dir)];
+        if let Some(dir) = options.cache.dir() {
+            own_files.push(("the compile cache", dir));
+        }
+        if let Some(lock) = &options.lock_path {
+            own_files.push(("the lockfile", lock));
+        }
+        options.config.check_own_files(&own_files)?;
         let settings = EngineSettings {
             fuel: options.config.uses_fuel(),
             max_memory_bytes: options.config.max_memory_bytes(),
@@ -58,7 +72,13 @@ impl Registry {
         };
         let engine = engine::build(&settings).map_err(RegistryError::Engine)?;
         let host = Arc::new(
-            PluginHost::new(engine, options.cache, &settings).map_err(RegistryError::Engine)?,
+            PluginHost::new(
+                engine,
+                options.cache,
+                &settings,
+                options.config.max_http_connections,
+            )
+            .map_err(RegistryError::Engine)?,
         );
         warn_about_unused_grants(&options.config, &files);
 
@@ -129,6 +149,11 @@ impl Registry {
 
     pub fn plugins(&self) -> &[Arc<Plugin>] {
         &self.plugins
+    }
+
+    /// The loaded plugin with this id.
+    pub fn plugin(&self, id: &str) -> Option<&Arc<Plugin>> {
+        self.plugins.iter().find(|plugin| &*plugin.id == id)
     }
 
     pub fn rejected(&self) -> &[Rejected] {

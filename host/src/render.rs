@@ -6,7 +6,6 @@ use cordon::pipeline::{Event, Pipeline};
 use cordon::plugin::{Plugin, ToolInfo};
 use cordon::result::{Content, ToolResult};
 use serde_json::{Value, json};
-use std::io::Write as _;
 
 fn tool_json(plugin: &Plugin, tool: &ToolInfo, active: bool) -> Value {
     json!({
@@ -27,12 +26,23 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
         .iter()
         .filter_map(|p| p.hook.as_ref().map(|hook| (&**p, hook)))
         .collect();
+    let ungranted: Vec<(&Plugin, _)> = pipeline
+        .ungranted_hooks()
+        .iter()
+        .filter_map(|p| p.hook.as_ref().map(|hook| (&**p, hook)))
+        .collect();
     if as_json {
         let value = json!({
             "tools": registry.tools().map(|(plugin, tool)| tool_json(plugin, tool, pipeline.is_active(&tool.name))).collect::<Vec<_>>(),
             "hooks": hooks.iter().map(|(plugin, hook)| json!({
                 "plugin": &*plugin.id, "tools": hook.tools, "before": hook.before, "after": hook.after,
-            })).collect::<Vec<_>>(),
+                "granted": true,
+                "grantedTools": plugin.grant.hook.as_ref().map(|grant| &grant.tools),
+            })).chain(ungranted.iter().map(|(plugin, hook)| json!({
+                "plugin": &*plugin.id, "tools": hook.tools, "before": hook.before, "after": hook.after,
+                "granted": false,
+                "reason": ungranted_reason(plugin),
+            }))).collect::<Vec<_>>(),
             "plugins": registry.plugins().iter().map(|plugin| json!({
                 "id": &*plugin.id,
                 "file": plugin.path,
@@ -70,20 +80,32 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
     if !hooks.is_empty() {
         out.push_str(&format!("Hooks ({}):\n", hooks.len()));
         for (plugin, hook) in &hooks {
-            let watches = if hook.tools.is_empty() {
-                "all tools".to_string()
+            let granted = plugin.grant.hook.as_ref().map_or(&[][..], |g| &g.tools[..]);
+            let narrowed = if granted.is_empty() {
+                String::new()
             } else {
-                hook.tools.join(", ")
+                format!(", as granted: {}", granted.join(", "))
             };
-            let points: Vec<&str> = [(hook.before, "before"), (hook.after, "after")]
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|(_, n)| *n)
-                .collect();
             out.push_str(&format!(
-                "  {} ({}) watches {watches}\n",
+                "  {} ({}) watches {}{narrowed}\n",
                 plugin.id,
-                points.join(" + ")
+                hook_points(hook),
+                watched(&hook.tools)
+            ));
+        }
+    }
+    if !ungranted.is_empty() {
+        out.push_str(&format!(
+            "Hooks not granted, not run ({}):\n",
+            ungranted.len()
+        ));
+        for (plugin, hook) in &ungranted {
+            out.push_str(&format!(
+                "  {} ({}) would watch {}: {}\n",
+                plugin.id,
+                hook_points(hook),
+                watched(&hook.tools),
+                ungranted_reason(plugin)
             ));
         }
     }
@@ -101,6 +123,31 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
         }
     }
     write_stdout(&out)
+}
+
+/// Why a declared hook does not run, and how to grant it.
+fn ungranted_reason(plugin: &Plugin) -> String {
+    format!(
+        "not granted; add `hook = true` (or `hook = [\"tool globs\"]`) to [plugins.{}] in cordon.toml to let it see and change other tools' calls",
+        plugin.id
+    )
+}
+
+fn watched(tools: &[String]) -> String {
+    if tools.is_empty() {
+        "all tools".to_string()
+    } else {
+        tools.join(", ")
+    }
+}
+
+fn hook_points(hook: &cordon::plugin::HookInfo) -> String {
+    [(hook.before, "before"), (hook.after, "after")]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 pub fn describe(
@@ -168,7 +215,7 @@ pub fn batch_results(results: &[ToolResult], as_json: bool) -> anyhow::Result<()
 /// One event as a JSON line on stderr.
 pub fn event_line(event: &Event) {
     if let Ok(line) = serde_json::to_string(event) {
-        eprintln!("{line}");
+        crate::stdio_output::stderr_line(&line);
     }
 }
 
@@ -185,12 +232,10 @@ fn print_json(value: &Value) -> anyhow::Result<()> {
 
 /// Writes to stdout; a closed pipe (e.g. `| head`) is not an error worth a message.
 fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
+    Ok(crate::stdio_output::stdout_write(text)?)
+}
+
+/// Writes one line to stdout (see [`write_stdout`]).
+pub fn stdout_line(text: &str) -> anyhow::Result<()> {
+    write_stdout(&format!("{text}\n"))
 }

@@ -1,13 +1,37 @@
 //! JSON Schema for tool arguments: checking a plugin's declared schema at load, and validating each
 //! call's arguments against it, reporting every violation with its JSON pointer.
+//!
+//! The schema is the plugin's, so it is untrusted: it is at most [`MAX_SCHEMA_BYTES`], `pattern`
+//! and `patternProperties` use a linear-time regex engine (a pattern that needs backtracking, such
+//! as a look-ahead or a back-reference, is refused at load with the reason), and references are
+//! never fetched. Arguments up to [`INLINE_ARGUMENT_BYTES`] are checked where the call is being
+//! prepared (microseconds); larger ones on a blocking thread, at most [`VALIDATION_TIMEOUT`] long,
+//! so a costly check never stalls the async workers that serve other calls.
 
 use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
 
-/// A tool's compiled argument schema.
+/// The largest parameters schema a tool may declare (its JSON text).
+pub const MAX_SCHEMA_BYTES: usize = 256 << 10;
+/// Arguments up to this size are validated inline.
+pub const INLINE_ARGUMENT_BYTES: usize = 16 << 10;
+/// The longest a validation of larger arguments may take before the call fails.
+pub const VALIDATION_TIMEOUT: Duration = Duration::from_secs(2);
+/// Size bound of one compiled `pattern` (regex program and lazy-DFA cache), in bytes.
+const MAX_PATTERN_BYTES: usize = 1 << 20;
+
+/// A tool's compiled argument schema. Cheap to clone.
+#[derive(Clone)]
 pub struct ArgumentSchema {
-    schema: Value,
-    validator: jsonschema::Validator,
+    schema: Arc<Value>,
+    validator: Arc<jsonschema::Validator>,
 }
+
+/// A validation that ran past [`VALIDATION_TIMEOUT`].
+#[derive(Debug, thiserror::Error)]
+#[error("validating the arguments took longer than {} ms", VALIDATION_TIMEOUT.as_millis())]
+pub struct ValidationTimedOut;
 
 /// One way the arguments break the schema.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -32,6 +56,12 @@ impl ArgumentSchema {
     /// Checks and compiles a schema. It must be a valid JSON Schema for an object. References to
     /// other documents are never fetched.
     pub fn compile(schema: Value) -> Result<Self, String> {
+        let size = schema.to_string().len();
+        if size > MAX_SCHEMA_BYTES {
+            return Err(format!(
+                "the parameters schema is {size} bytes, over the {MAX_SCHEMA_BYTES}-byte limit; a schema that large would not fit a model's context either"
+            ));
+        }
         if schema.get("type") != Some(&Value::String("object".into())) {
             return Err(format!(
                 "the parameters schema must have \"type\": \"object\" at the top, got {}",
@@ -44,26 +74,72 @@ impl ArgumentSchema {
                 pointer_or_root(err.instance_path().as_str())
             ));
         }
-        let validator = jsonschema::validator_for(&schema)
-            .map_err(|err| format!("the parameters schema cannot be compiled: {err}"))?;
-        Ok(Self { schema, validator })
+        let patterns = jsonschema::PatternOptions::regex()
+            .size_limit(MAX_PATTERN_BYTES)
+            .dfa_size_limit(MAX_PATTERN_BYTES);
+        let validator = jsonschema::options()
+            .with_pattern_options(patterns)
+            .build(&schema)
+            .map_err(|err| {
+                format!(
+                    "the parameters schema cannot be compiled: {err} (patterns are checked with a linear-time regex engine, which has no look-around or back-references)"
+                )
+            })?;
+        Ok(Self {
+            schema: Arc::new(schema),
+            validator: Arc::new(validator),
+        })
     }
 
     pub fn as_json(&self) -> &Value {
         &self.schema
     }
 
-    /// Every violation of the schema by `arguments`; empty when they are valid.
+    /// [`ArgumentSchema::check`], inline for arguments of up to [`INLINE_ARGUMENT_BYTES`] (their
+    /// JSON text is `size` bytes), else on a blocking thread bounded by [`VALIDATION_TIMEOUT`].
+    pub async fn check_bounded(
+        &self,
+        arguments: &Value,
+        size: usize,
+    ) -> Result<Vec<Violation>, ValidationTimedOut> {
+        if size <= INLINE_ARGUMENT_BYTES {
+            return Ok(self.check(arguments));
+        }
+        let (schema, arguments) = (self.clone(), arguments.clone());
+        let check = tokio::task::spawn_blocking(move || schema.check(&arguments));
+        match tokio::time::timeout(VALIDATION_TIMEOUT, check).await {
+            Ok(Ok(violations)) => Ok(violations),
+            Ok(Err(_)) | Err(_) => Err(ValidationTimedOut),
+        }
+    }
+
+    /// The violations of the schema by `arguments` (the first [`MAX_VIOLATIONS`], each message cut
+    /// to a length); empty when they are valid.
     pub fn check(&self, arguments: &Value) -> Vec<Violation> {
-        self.validator
-            .iter_errors(arguments)
-            .map(|err| Violation {
-                pointer: err.instance_path().as_str().to_string(),
-                message: err.to_string(),
-            })
-            .collect()
+        let mut violations: Vec<Violation> = Vec::new();
+        let mut more = 0usize;
+        for err in self.validator.iter_errors(arguments) {
+            if violations.len() == MAX_VIOLATIONS {
+                more += 1;
+                continue;
+            }
+            violations.push(Violation {
+                pointer: crate::report_budget::cut(err.instance_path().as_str(), 256),
+                message: crate::report_budget::cut(&err.to_string(), 512),
+            });
+        }
+        if more > 0 {
+            violations.push(Violation {
+                pointer: String::new(),
+                message: format!("and {more} more violations"),
+            });
+        }
+        violations
     }
 }
+
+/// Violations reported per call.
+const MAX_VIOLATIONS: usize = 50;
 
 fn pointer_or_root(pointer: &str) -> &str {
     if pointer.is_empty() {
@@ -118,12 +194,33 @@ mod tests {
     }
 
     #[test]
+    fn linear_patterns_still_validate() {
+        let schema = ArgumentSchema::compile(json!({
+            "type": "object",
+            "properties": { "x": { "type": "string", "pattern": "^(a|aa)*$" } }
+        }))
+        .unwrap();
+        assert!(schema.check(&json!({ "x": "a".repeat(10_000) })).is_empty());
+        let started = std::time::Instant::now();
+        let violations = schema.check(&json!({ "x": format!("{}b", "a".repeat(100_000)) }));
+        assert_eq!(violations.len(), 1);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
     fn bad_schemas_are_refused() {
         let cases = [
             json!({ "type": "string" }),
             json!({ "properties": {} }),
             json!({ "type": "object", "properties": { "x": { "type": "no-such-type" } } }),
             json!({ "type": "object", "required": "x" }),
+            json!({ "type": "object", "properties": { "x": { "type": "string", "pattern": "^(?:a|(?=a)a)*$" } } }),
+            json!({ "type": "object", "properties": { "x": { "type": "string", "pattern": "(a)\\1" } } }),
+            json!({ "type": "object", "description": "x".repeat(MAX_SCHEMA_BYTES) }),
         ];
         for schema in cases {
             assert!(

@@ -9,7 +9,7 @@ fn every_call_is_one_line_with_digests_decisions_outcome_and_capabilities() {
     let ws = Workspace::new()
         .plugin("fixture_probe", "probe")
         .plugin("guard", "guard")
-        .config("[audit]\npath = \"logs/audit.jsonl\"\n[plugins.guard.settings]\ndeny = [{ pattern = \"forbidden\" }]\n");
+        .config("[audit]\npath = \"logs/audit.jsonl\"\n[plugins.guard]\nhook = true\n[plugins.guard.settings]\ndeny = [{ pattern = \"forbidden\" }]\n");
     ws.cordon(&["call", "echo", r#"{"text": "my-private-argument"}"#]);
     ws.cordon(&["call", "echo", r#"{"text": "forbidden"}"#]);
     ws.cordon(&[
@@ -61,7 +61,7 @@ fn every_call_is_one_line_with_digests_decisions_outcome_and_capabilities() {
     assert_eq!(lines[2]["errorKind"], "capability_denied");
     assert_eq!(
         lines[2]["capabilities"]["http"],
-        serde_json::json!([{ "method": "GET", "url": "http://127.0.0.1:9/secret-path", "allowed": false }])
+        serde_json::json!([{ "method": "GET", "url": "http://127.0.0.1:9/secret-path", "allowed": false, "plugin": "probe" }])
     );
 }
 
@@ -106,6 +106,7 @@ fn paths_opened_are_logged_with_guest_and_host_path_mode_and_refusals() {
             "hostPath": format!("{host}/data/notes.txt"),
             "mode": ["read"],
             "outcome": "opened",
+            "plugin": "fs",
         }])
     );
     assert_eq!(
@@ -115,6 +116,7 @@ fn paths_opened_are_logged_with_guest_and_host_path_mode_and_refusals() {
             "hostPath": format!("{host}/work/out.txt"),
             "mode": ["write", "create", "truncate"],
             "outcome": "opened",
+            "plugin": "fs",
         }])
     );
     assert_eq!(
@@ -125,6 +127,7 @@ fn paths_opened_are_logged_with_guest_and_host_path_mode_and_refusals() {
             "mode": ["write", "create", "truncate"],
             "outcome": "denied",
             "error": "not-permitted",
+            "plugin": "fs",
         }])
     );
 }

@@ -23,7 +23,7 @@ fn workspace(guard_settings: &str) -> Workspace {
         .file("repo/.git/config", "[core]\n")
         .file("repo/src/main.rs", "fn main() {}\n")
         .config(&format!(
-            "[plugins.fs]\ndirs = [{{ host = \"repo\", guest = \"/repo\", mode = \"rw\" }}]\n{guard_settings}"
+            "[plugins.fs]\ndirs = [{{ host = \"repo\", guest = \"/repo\", mode = \"rw\" }}]\n[plugins.redact]\nhook = true\n[plugins.guard]\nhook = true\n{guard_settings}"
         ))
 }
 

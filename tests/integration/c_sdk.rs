@@ -66,7 +66,9 @@ fn the_hash_plugins_native_test_passes() {
 
 #[test]
 fn hooks_written_in_c_block_rewrite_and_replace() {
-    let ws = crate::support::probe().plugin("fixture_c_hook", "c_hook");
+    let ws = crate::support::probe()
+        .plugin("fixture_c_hook", "c_hook")
+        .config("[plugins.c_hook]\nhook = true\n");
     crate::support::assert_echo_hook_blocks(&ws, "the C hook does not allow that word (in echo)");
     let rewritten = ws.call("echo", r#"{"text": "shout hi"}"#);
     assert_eq!(text(&rewritten), "SHOUTED BY C [seen by c]");

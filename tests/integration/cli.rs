@@ -34,15 +34,23 @@ fn list_shows_every_tool_with_its_plugin_label_and_description() {
 
 #[test]
 fn list_shows_hooks_and_what_they_watch() {
-    let ws = probe().plugin("fixture_hook", "guard");
+    let ws = probe()
+        .plugin("fixture_hook", "guard")
+        .config("[plugins.guard]\nhook = true\n");
     let list = ws.cordon(&["list", "--json"]).json();
     assert_eq!(
         list["hooks"],
-        json!([{ "plugin": "guard", "tools": ["read_*"], "before": true, "after": false }])
+        json!([{ "plugin": "guard", "tools": ["read_*"], "before": true, "after": false, "granted": true, "grantedTools": [] }])
     );
     let human = ws.cordon(&["list"]).stdout;
     assert!(
         human.contains("Hooks (1):\n  guard (before) watches read_*"),
+        "{human}"
+    );
+    let narrowed = ws.config("[plugins.guard]\nhook = [\"read_file\"]\n");
+    let human = narrowed.cordon(&["list"]).stdout;
+    assert!(
+        human.contains("guard (before) watches read_*, as granted: read_file"),
         "{human}"
     );
 }

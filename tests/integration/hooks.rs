@@ -1,12 +1,13 @@
 //! Hooks around calls: order, rewrite, block, re-validation, fail-closed before and after, the
 //! after-hook replacement chain. The scripted-hook fixture plays each hook under its own plugin id,
-//! its behaviour set through its settings.
+//! its behaviour set through its settings; both hooks are granted (`hook = true`) unless a test
+//! says otherwise (hostile_hooks.rs has the ungranted and adversarial cases).
 
 use crate::support::{Workspace, event_trail, kind, probe, run_with_events, text};
 use cordon::pipeline::CallRequest;
 use tokio_util::sync::CancellationToken;
 
-/// The probe plus scripted hooks `hook_a`, `hook_b`, configured by `config`.
+/// The probe plus scripted hooks `hook_a`, `hook_b` (granted), configured by `config`.
 fn with_hooks(config: &str) -> Workspace {
     probe()
         .plugin("fixture_scripted_hook", "hook_a")
@@ -15,19 +16,30 @@ fn with_hooks(config: &str) -> Workspace {
         .config(&format!("[plugins.probe]\ndirs = [{{ host = \"out\", guest = \"/out\", mode = \"rw\" }}]\n{config}"))
 }
 
+/// Settings for both scripted hooks, each granted: `[plugins.hook_a]` with `a` (inline-table
+/// fields) and `[plugins.hook_b]` with `b`.
+fn scripts(a: &str, b: &str) -> String {
+    format!("[plugins.hook_a]\nhook = true\n{a}\n[plugins.hook_b]\nhook = true\n{b}\n")
+}
+
 #[test]
 fn before_hooks_rewrite_in_file_name_order_or_the_configured_order() {
-    let ws = with_hooks(
-        "[plugins.hook_a.settings]\nbefore = \"rewrite\"\ntag = \"A\"\n[plugins.hook_b.settings]\nbefore = \"rewrite\"\ntag = \"B\"\n",
-    );
+    let ws = with_hooks(&scripts(
+        r#"settings = { before = "rewrite", tag = "A" }"#,
+        r#"settings = { before = "rewrite", tag = "B" }"#,
+    ));
     assert_eq!(
         text(&ws.call("echo", r#"{"text": "x"}"#)),
         "x+A+B",
         "each hook sees the previous rewrite"
     );
-    let reordered = ws.config(
-        "[hooks]\norder = [\"hook_b\"]\n[plugins.hook_a.settings]\nbefore = \"rewrite\"\ntag = \"A\"\n[plugins.hook_b.settings]\nbefore = \"rewrite\"\ntag = \"B\"\n",
-    );
+    let reordered = ws.config(&format!(
+        "[hooks]\norder = [\"hook_b\"]\n{}",
+        scripts(
+            r#"settings = { before = "rewrite", tag = "A" }"#,
+            r#"settings = { before = "rewrite", tag = "B" }"#,
+        )
+    ));
     assert_eq!(
         text(&reordered.call("echo", r#"{"text": "x"}"#)),
         "x+B+A",
@@ -43,9 +55,10 @@ fn before_hooks_rewrite_in_file_name_order_or_the_configured_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_block_stops_the_chain_and_names_the_hook() {
-    let ws = with_hooks(
-        "[plugins.hook_a.settings]\nbefore = \"block\"\ntag = \"A\"\n[plugins.hook_b.settings]\nbefore = \"rewrite\"\ntag = \"B\"\n",
-    );
+    let ws = with_hooks(&scripts(
+        r#"settings = { before = "block", tag = "A" }"#,
+        r#"settings = { before = "rewrite", tag = "B" }"#,
+    ));
     let pipeline = ws.pipeline().await;
     let calls = vec![CallRequest::new(
         "w",
@@ -82,7 +95,7 @@ async fn a_block_stops_the_chain_and_names_the_hook() {
 
 #[test]
 fn rewritten_arguments_are_validated_again() {
-    let ws = with_hooks("[plugins.hook_a.settings]\nbefore = \"rewrite_invalid\"\n");
+    let ws = with_hooks(&scripts(r#"settings = { before = "rewrite_invalid" }"#, ""));
     let result = ws.call("echo", r#"{"text": "fine"}"#);
     assert_eq!(kind(&result), "invalid_arguments");
     assert!(
@@ -99,8 +112,11 @@ fn a_failing_before_hook_fails_closed() {
         ("spin", "time limit"),
         ("rewrite_garbage", "not a JSON object"),
     ] {
-        let ws = with_hooks(&format!(
-            "[plugins.hook_a]\nlimits = {{ timeout = \"200ms\" }}\nsettings = {{ before = \"{script}\", tag = \"A\" }}\n"
+        let ws = with_hooks(&scripts(
+            &format!(
+                "limits = {{ timeout = \"200ms\" }}\nsettings = {{ before = \"{script}\", tag = \"A\" }}"
+            ),
+            "",
         ));
         let result = ws.call(
             "write_path",
@@ -121,9 +137,10 @@ fn a_failing_before_hook_fails_closed() {
 
 #[test]
 fn after_hooks_replace_in_a_chain_and_see_error_results() {
-    let ws = with_hooks(
-        "[plugins.hook_a.settings]\nafter = \"replace\"\ntag = \"A\"\n[plugins.hook_b.settings]\nafter = \"replace\"\ntag = \"B\"\n",
-    );
+    let ws = with_hooks(&scripts(
+        r#"settings = { after = "replace", tag = "A" }"#,
+        r#"settings = { after = "replace", tag = "B" }"#,
+    ));
     let result = ws.call("echo", r#"{"text": "out"}"#);
     assert_eq!(text(&result), "out|A|B");
     assert_eq!(result["details"]["replacedBy"], "B");
@@ -137,8 +154,11 @@ fn after_hooks_replace_in_a_chain_and_see_error_results() {
 #[test]
 fn a_failing_after_hook_withholds_the_result() {
     for script in ["trap", "spin"] {
-        let ws = with_hooks(&format!(
-            "[plugins.hook_a]\nlimits = {{ timeout = \"200ms\" }}\nsettings = {{ after = \"{script}\", tag = \"A\" }}\n"
+        let ws = with_hooks(&scripts(
+            &format!(
+                "limits = {{ timeout = \"200ms\" }}\nsettings = {{ after = \"{script}\", tag = \"A\" }}"
+            ),
+            "",
         ));
         let result = ws.call("echo", r#"{"text": "sensitive output"}"#);
         assert_eq!(kind(&result), "hook_failed", "{script}: {result}");

@@ -103,7 +103,7 @@ fn a_javascript_tool_works_like_any_other() {
 fn hooks_and_tool_context_written_in_javascript() {
     let ws = crate::support::probe()
         .plugin("fixture_js_hook", "js_hook")
-        .config("[plugins.js_hook]\nsettings = { greeting = \"hi\" }\n");
+        .config("[plugins.js_hook]\nhook = true\nsettings = { greeting = \"hi\" }\n");
     crate::support::assert_echo_hook_blocks(&ws, "the JavaScript hook does not allow that word");
     assert_eq!(
         text(&ws.call("echo", r#"{"text": "shout hi"}"#)),

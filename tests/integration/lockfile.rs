@@ -3,7 +3,8 @@
 
 use crate::support::{Workspace, probe, text};
 
-fn reason(ws: &Workspace, file: &str, args: &[&str]) -> Option<String> {
+/// Why `file` was refused when `cordon ARGS list` loaded the workspace, if it was.
+pub fn reason(ws: &Workspace, file: &str, args: &[&str]) -> Option<String> {
     let mut all = args.to_vec();
     all.extend(["list", "--json"]);
     let list = ws.cordon(&all).json();
@@ -21,7 +22,9 @@ fn locked_loading_refuses_new_changed_and_widened_plugins() {
     let locked = ws.cordon(&["lock"]);
     assert_eq!(locked.code, 0, "{}", locked.stderr);
     assert!(
-        locked.stdout.contains("1 plugin(s) approved: probe"),
+        locked
+            .stdout
+            .contains("1 plugin(s) approved:\n  probe: env LANG\n"),
         "{}",
         locked.stdout
     );

@@ -89,7 +89,9 @@ fn a_python_tool_works_like_any_other() {
 
 #[test]
 fn hooks_written_in_python_block_rewrite_and_replace() {
-    let ws = crate::support::probe().plugin("fixture_py_hook", "py_hook");
+    let ws = crate::support::probe()
+        .plugin("fixture_py_hook", "py_hook")
+        .config("[plugins.py_hook]\nhook = true\n");
     crate::support::assert_echo_hook_blocks(&ws, "the Python hook does not allow that word");
     assert_eq!(
         text(&ws.call("echo", r#"{"text": "shout hi"}"#)),

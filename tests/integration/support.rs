@@ -160,6 +160,7 @@ impl Workspace {
             config,
             cache: CompileCache::at(self.cache_home().join("cordon").join("compiled")),
             lock: None,
+            lock_path: None,
         };
         let registry = Registry::load(options).await.expect("registry");
         Pipeline::new(std::sync::Arc::new(registry), agent, &hook_order).expect("pipeline")

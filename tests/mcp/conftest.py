@@ -19,6 +19,9 @@ CONFIG = """
 [plugins.probe]
 limits = { timeout = "30s" }
 
+[plugins.guard]
+hook = true
+
 [plugins.guard.settings]
 deny = [{ pattern = "forbidden", reason = "that word is not allowed" }]
 """

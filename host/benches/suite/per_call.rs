@@ -77,7 +77,11 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
 
     let hook = setup.guest("fixture_scripted_hook.wasm");
     let hooked = setup
-        .registry("hooked", &[("echo", &echo), ("hook", &hook)], "")
+        .registry(
+            "hooked",
+            &[("echo", &echo), ("hook", &hook)],
+            "[plugins.hook]\nhook = true\n",
+        )
         .await?;
     let hooked = Pipeline::new(hooked, Default::default(), &[])?;
     let hooked = pipeline_calls(&hooked, "echo", ROUNDS).await;
@@ -85,6 +89,27 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
     rows.push((
         "cordon pipeline + one before-hook + one after-hook".into(),
         Some(hooked),
+    ));
+
+    // A real tool touching a granted directory: the fs plugin reading a 4 KiB file.
+    let data = setup.scratch.path().join("read-file-data");
+    std::fs::create_dir_all(&data)?;
+    std::fs::write(
+        data.join("notes.txt"),
+        "a line of text in a small file\n".repeat(128),
+    )?;
+    let fs = setup.guest("fs.wasm");
+    let fs = setup
+        .registry(
+            "read-file",
+            &[("fs", &fs)],
+            "[plugins.fs]\ndirs = [{ host = \"read-file-data\", guest = \"/data\" }]\n",
+        )
+        .await?;
+    let fs = Pipeline::new(fs, Default::default(), &[])?;
+    rows.push((
+        "cordon pipeline, fs `read_file` of a 4 KiB file (one read-only grant)".into(),
+        Some(pipeline_calls_with(&fs, "read_file", r#"{"path": "/data/notes.txt"}"#, ROUNDS).await),
     ));
 
     let py_echo = setup.guest("fixture_py_echo.wasm");
@@ -171,12 +196,22 @@ async fn sandbox_calls(registry: &Registry) -> Sample {
 
 /// `rounds` calls of `tool` through the whole pipeline, after a warm-up.
 pub async fn pipeline_calls(pipeline: &Pipeline, tool: &str, rounds: usize) -> Sample {
+    pipeline_calls_with(pipeline, tool, ARGUMENTS, rounds).await
+}
+
+/// `rounds` calls of `tool` with `arguments` through the whole pipeline, after a warm-up.
+pub async fn pipeline_calls_with(
+    pipeline: &Pipeline,
+    tool: &str,
+    arguments: &str,
+    rounds: usize,
+) -> Sample {
     let options = BatchOptions::default();
     let mut times = Vec::with_capacity(rounds);
     for round in 0..WARM_UP.min(rounds) + rounds {
         let started = Instant::now();
         let result = pipeline
-            .call(CallRequest::new("bench", tool, ARGUMENTS), &options)
+            .call(CallRequest::new("bench", tool, arguments), &options)
             .await;
         let elapsed = started.elapsed();
         assert!(!result.is_error, "{tool}: {result:?}");

@@ -85,6 +85,7 @@ impl Setup {
             config,
             cache: self.cache(),
             lock: None,
+            lock_path: None,
         })
         .await?;
         if let Some(rejected) = registry.rejected().first() {

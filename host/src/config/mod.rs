@@ -2,10 +2,11 @@
 //! relative host paths are taken from the config file's directory, and every mistake is reported
 //! with the key it concerns.
 
+mod layout;
 mod model;
 mod units;
 
-use crate::grant::{Access, DirGrant, PluginGrant};
+use crate::grant::{Access, DirGrant, HookGrant, PluginGrant};
 use crate::limits::Limits;
 use crate::net::HttpGrant;
 use crate::net::grant::SecretHeader;
@@ -37,6 +38,10 @@ pub enum ConfigError {
 /// Sandboxes that may exist at once unless `[host] max_sandboxes` says otherwise.
 pub const DEFAULT_MAX_SANDBOXES: u32 = 64;
 
+/// Outgoing HTTP connections open at once in the process unless `[host] max_http_connections`
+/// says otherwise; well under the usual limit of 1,024 open files.
+pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
+
 /// Whether a batch's calls may run at the same time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -56,8 +61,11 @@ pub struct AgentSettings {
     pub tools: Option<Vec<String>>,
     /// Calls of one batch running at once.
     pub max_concurrency: usize,
-    /// Text bytes of one result kept before it is cut with a marker.
+    /// Text bytes of one result kept before it is cut with a marker (and the most bytes of details
+    /// kept).
     pub max_result_bytes: u64,
+    /// Image bytes of one result kept; further images are dropped with a marker.
+    pub max_image_bytes: u64,
     /// Model replies the agent loop asks for before it gives up (`cordon run`).
     pub max_steps: u32,
     /// The agent loop's system prompt; `None` means cordon's default, which lists the tools.
@@ -71,6 +79,7 @@ impl Default for AgentSettings {
             tools: None,
             max_concurrency: 16,
             max_result_bytes: 64 << 10,
+            max_image_bytes: 4 << 20,
             max_steps: 20,
             system_prompt: None,
         }
@@ -84,6 +93,8 @@ pub struct Config {
     pub locked: bool,
     /// Sandboxes that may exist at once (`[host] max_sandboxes`); calls beyond it queue.
     pub max_sandboxes: u32,
+    /// Outgoing HTTP connections open at once in the process (`[host] max_http_connections`).
+    pub max_http_connections: usize,
     /// Where the audit log goes (`[audit] path`), if anywhere.
     pub audit_path: Option<PathBuf>,
     /// How batches run.
@@ -106,6 +117,7 @@ impl Default for Config {
         Self {
             locked: false,
             max_sandboxes: DEFAULT_MAX_SANDBOXES,
+            max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             audit_path: None,
             agent: AgentSettings::default(),
             model: ModelSettings::default(),
@@ -169,10 +181,24 @@ impl Config {
                 format!("{max_sandboxes} is out of range; use 1 to 10000"),
             ));
         }
+        let max_http_connections = raw
+            .host
+            .max_http_connections
+            .unwrap_or(DEFAULT_MAX_HTTP_CONNECTIONS);
+        if !(1..=100_000).contains(&max_http_connections) {
+            return Err(invalid(
+                "host.max_http_connections".into(),
+                format!("{max_http_connections} is out of range; use 1 to 100000"),
+            ));
+        }
+        let audit_path = raw.audit.path.map(|path| base.join(path));
+        layout::check_grants(&plugins, origin, audit_path.as_deref())
+            .map_err(|(key, message)| invalid(key, message))?;
         Ok(Self {
             locked: raw.host.locked,
             max_sandboxes,
-            audit_path: raw.audit.path.map(|path| base.join(path)),
+            max_http_connections,
+            audit_path,
             agent,
             model,
             hook_order: raw.hooks.order,
@@ -191,6 +217,18 @@ impl Config {
                 limits: self.default_limits.clone(),
                 ..PluginGrant::default()
             })
+    }
+
+    /// Refuses a read-write grant that covers one of cordon's own files or directories (`files`:
+    /// what each is, and its path), so no plugin can rewrite what decides what plugins may do.
+    pub fn check_own_files(&self, files: &[(&str, &Path)]) -> Result<(), ConfigError> {
+        layout::check_own_files(&self.plugins, files).map_err(|(key, message)| {
+            ConfigError::Invalid {
+                path: self.path.clone().unwrap_or_default(),
+                key,
+                message,
+            }
+        })
     }
 
     /// Whether any plugin has a fuel limit (fuel metering is engine-wide).
@@ -242,6 +280,7 @@ struct RawHost {
     #[serde(default)]
     locked: bool,
     max_sandboxes: Option<u32>,
+    max_http_connections: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]
@@ -251,6 +290,7 @@ struct RawAgent {
     tools: Option<Vec<String>>,
     max_concurrency: Option<usize>,
     max_result_bytes: Option<String>,
+    max_image_bytes: Option<String>,
     max_steps: Option<u32>,
     system_prompt: Option<String>,
 }
@@ -266,6 +306,10 @@ impl RawAgent {
             Some(text) => parse_bytes(text).map_err(|m| ("max_result_bytes".to_string(), m))?,
             None => defaults.max_result_bytes,
         };
+        let max_image_bytes = match &self.max_image_bytes {
+            Some(text) => parse_bytes(text).map_err(|m| ("max_image_bytes".to_string(), m))?,
+            None => defaults.max_image_bytes,
+        };
         let max_steps = self.max_steps.unwrap_or(defaults.max_steps);
         if max_steps == 0 {
             return Err(("max_steps".into(), "must be at least 1".into()));
@@ -275,6 +319,7 @@ impl RawAgent {
             tools: self.tools,
             max_concurrency,
             max_result_bytes,
+            max_image_bytes,
             max_steps,
             system_prompt: self.system_prompt,
         })
@@ -310,6 +355,15 @@ struct RawPlugin {
     #[serde(default)]
     settings: toml::Table,
     sha256: Option<String>,
+    hook: Option<RawHookGrant>,
+}
+
+/// `hook = true` (every tool the hook declares), `hook = false`, or `hook = ["write_*", ...]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawHookGrant {
+    All(bool),
+    Tools(Vec<String>),
 }
 
 #[derive(Deserialize)]
@@ -354,6 +408,7 @@ struct RawLimits {
     http_connect_timeout: Option<String>,
     http_response: Option<String>,
     http_requests: Option<usize>,
+    http_connections: Option<usize>,
 }
 
 type KeyError = (String, String);
@@ -410,6 +465,12 @@ impl RawLimits {
             }
             limits.http.max_concurrent = requests;
         }
+        if let Some(connections) = self.http_connections {
+            if connections == 0 {
+                return Err(("http_connections".into(), "must be at least 1".into()));
+            }
+            limits.http.max_open = connections;
+        }
         Ok(limits)
     }
 }
@@ -420,6 +481,16 @@ impl RawPlugin {
         for (index, dir) in self.dirs.into_iter().enumerate() {
             let key = |field: &str| format!("dirs[{index}].{field}");
             let host = base.join(&dir.host);
+            if let Some(link) = layout::symlink_on_the_way(base, &dir.host) {
+                return Err((
+                    key("host"),
+                    format!(
+                        "{} goes through the symlink {}; grant the real directory (a grant must name a directory, not a path something could redirect)",
+                        host.display(),
+                        link.display()
+                    ),
+                ));
+            }
             let host = host.canonicalize().map_err(|err| {
                 (
                     key("host"),
@@ -497,6 +568,25 @@ impl RawPlugin {
         }
         let settings = serde_json::to_value(&self.settings)
             .map_err(|err| ("settings".to_string(), err.to_string()))?;
+        let hook = match self.hook {
+            None | Some(RawHookGrant::All(false)) => None,
+            Some(RawHookGrant::All(true)) => Some(HookGrant { tools: Vec::new() }),
+            Some(RawHookGrant::Tools(tools)) => {
+                if tools.is_empty() {
+                    return Err((
+                        "hook".into(),
+                        "an empty list grants nothing; write `hook = false` or leave it out".into(),
+                    ));
+                }
+                if let Some(bad) = tools.iter().find(|glob| !crate::tool_glob::is_valid(glob)) {
+                    return Err((
+                        "hook".into(),
+                        format!("{bad:?} is not a tool-name glob (letters, digits, _, -, * and ?)"),
+                    ));
+                }
+                Some(HookGrant { tools })
+            }
+        };
         Ok(PluginGrant {
             dirs,
             env: self.env,
@@ -505,6 +595,7 @@ impl RawPlugin {
             limits,
             settings,
             sha256,
+            hook,
         })
     }
 }
@@ -515,16 +606,37 @@ impl RawHttpGrant {
     fn validate(self) -> Result<HttpGrant, KeyError> {
         let (scheme, host, port) =
             HttpGrant::parse_origin(&self.origin).map_err(|m| (".origin".to_string(), m))?;
-        let methods = self
+        let methods: Option<Vec<String>> = self
             .methods
             .map(|methods| methods.iter().map(|m| m.to_ascii_uppercase()).collect());
-        if let Some(prefix) = &self.path_prefix
-            && !prefix.starts_with('/')
+        if let Some(method) = methods
+            .iter()
+            .flatten()
+            .find(|method| crate::net::grant::is_never_sent(method))
         {
             return Err((
-                ".path_prefix".into(),
-                format!("{prefix:?} must start with /"),
+                ".methods".into(),
+                format!(
+                    "{method} is never sent: TRACE and TRACK echo the request (secret headers included) back, CONNECT opens a tunnel past every check"
+                ),
             ));
+        }
+        if let Some(prefix) = &self.path_prefix {
+            if !prefix.starts_with('/') {
+                return Err((
+                    ".path_prefix".into(),
+                    format!("{prefix:?} must start with /"),
+                ));
+            }
+            if let Some(problem) = prefix
+                .split('/')
+                .find_map(crate::net::grant::ambiguous_segment)
+            {
+                return Err((
+                    ".path_prefix".into(),
+                    format!("{prefix:?} has {problem}; write the path as the server names it"),
+                ));
+            }
         }
         let mut headers = Vec::new();
         for (name, template) in &self.headers {
@@ -611,7 +723,7 @@ mod tests {
             timeout = "5s"
 
             [plugins.fs]
-            dirs = [{ host = "src", guest = "/src" }, { host = ".", guest = "/crate", mode = "rw" }]
+            dirs = [{ host = "src", guest = "/src" }, { host = "benches", guest = "/crate", mode = "rw" }]
             env = ["HOME"]
             sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
             settings = { max_lines = 10 }
@@ -702,6 +814,7 @@ mod tests {
                 tools: Some(vec!["a".into()]),
                 max_concurrency: 2,
                 max_result_bytes: 1024,
+                max_image_bytes: 4 << 20,
                 max_steps: 20,
                 system_prompt: None,
             }
@@ -812,6 +925,14 @@ mod tests {
             (
                 "[plugins.w]\nlimits = { http_requests = 0 }",
                 "http_requests",
+            ),
+            (
+                "[plugins.w]\nhttp = [{ origin = \"https://x.com\", methods = [\"get\", \"trace\"] }]",
+                "TRACE is never sent",
+            ),
+            (
+                "[plugins.w]\nhttp = [{ origin = \"https://x.com\", path_prefix = \"/a/../b\" }]",
+                "path_prefix",
             ),
         ] {
             let err = parse(text).expect_err(text).to_string();

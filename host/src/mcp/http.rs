@@ -42,8 +42,12 @@ pub enum HttpServeError {
     Serve(#[source] std::io::Error),
 }
 
-/// Serves until the process ends. Prints the endpoint URL on stderr once listening.
-pub async fn serve(server: McpServer, options: HttpOptions) -> Result<(), HttpServeError> {
+/// Serves until the process ends. `on_listening` receives the bound address once listening.
+pub async fn serve(
+    server: McpServer,
+    options: HttpOptions,
+    on_listening: impl FnOnce(SocketAddr),
+) -> Result<(), HttpServeError> {
     if !options.addr.ip().is_loopback() && options.token.is_none() {
         return Err(HttpServeError::PublicWithoutToken(options.addr));
     }
@@ -91,7 +95,7 @@ pub async fn serve(server: McpServer, options: HttpOptions) -> Result<(), HttpSe
         .nest_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(token, require_token));
 
-    eprintln!("cordon: serving MCP (streamable HTTP) at http://{local}{MCP_PATH}");
+    on_listening(local);
     axum::serve(listener, app)
         .await
         .map_err(HttpServeError::Serve)

@@ -1,9 +1,11 @@
-//! A response body with bounds: at most so many bytes, and done before the request's deadline.
+//! A response body with bounds: at most so many bytes, and done before the request's deadline. It
+//! holds its connection's slots (of the call and of the process) until it ends or is dropped.
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Sleep;
 use wasmtime_wasi_http::Error;
 
@@ -12,16 +14,29 @@ pub struct BoundedBody {
     remaining: u64,
     limit: u64,
     deadline: Pin<Box<Sleep>>,
+    /// Released when the body ends, fails or is dropped.
+    slots: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
 }
 
 impl BoundedBody {
-    pub fn new(inner: hyper::body::Incoming, limit: u64, deadline: Pin<Box<Sleep>>) -> Self {
+    pub fn new(
+        inner: hyper::body::Incoming,
+        limit: u64,
+        deadline: Pin<Box<Sleep>>,
+        slots: (OwnedSemaphorePermit, OwnedSemaphorePermit),
+    ) -> Self {
         Self {
             inner,
             remaining: limit,
             limit,
             deadline,
+            slots: Some(slots),
         }
+    }
+
+    fn end<T>(&mut self, outcome: T) -> T {
+        self.slots = None;
+        outcome
     }
 }
 
@@ -34,7 +49,7 @@ impl Body for BoundedBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         if self.deadline.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Some(Err(Error::HttpResponseTimeout)));
+            return self.end(Poll::Ready(Some(Err(Error::HttpResponseTimeout))));
         }
         match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
@@ -46,14 +61,16 @@ impl Body for BoundedBody {
                             limit,
                             "response body over the plugin's limits.http_response; cut"
                         );
-                        return Poll::Ready(Some(Err(Error::HttpResponseBodySize(Some(limit)))));
+                        return self.end(Poll::Ready(Some(Err(Error::HttpResponseBodySize(
+                            Some(limit),
+                        )))));
                     }
                     self.remaining -= size;
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
-            Poll::Ready(Some(Err(err))) => Poll::Ready(Some(Err(Error::from(err)))),
-            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(Some(Err(err))) => self.end(Poll::Ready(Some(Err(Error::from(err))))),
+            Poll::Ready(None) => self.end(Poll::Ready(None)),
             Poll::Pending => Poll::Pending,
         }
     }

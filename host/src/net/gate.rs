@@ -2,20 +2,25 @@
 //! plugin's grants before anything touches the network, resolves the host itself and refuses
 //! non-public addresses that were not granted, connects to the address it checked (so DNS cannot
 //! change its mind in between), forces `Host` to the granted origin, adds the grant's secret
-//! headers (replacing any the guest set), and bounds time, response size and concurrency. Every
-//! refusal is logged with what was refused and why; secrets are never logged.
+//! headers (replacing any the guest set), and bounds time, response size and concurrency: requests
+//! waiting for their response (they wait for a slot), connections open at once per call (a held
+//! response body keeps its connection, and its slot, until it is read or dropped) and per process
+//! (past either, a request fails at once: waiting could deadlock a guest that holds bodies). Every
+//! refusal is reported (URLs cut to a length, a bounded number per call) and the first few are
+//! logged with what was refused and why; secrets are never logged.
 
 use super::address::is_non_public;
 use super::body::BoundedBody;
-use super::grant::{HttpGrant, RequestTarget, Scheme};
+use super::grant::{HttpGrant, RequestTarget, Scheme, ambiguous_segment, is_never_sent};
 use crate::call_state::{GuestReport, HttpAttempt, ReportSink};
+use crate::report_budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
 use http_body_util::BodyExt;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::net::TcpStream;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiHttpHooks};
 
@@ -24,6 +29,9 @@ type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
 type SendFuture =
     Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send>;
 
+/// How long a connection may outlive its request's deadline before the host closes it.
+const CONNECTION_GRACE: Duration = Duration::from_secs(1);
+
 /// Bounds on a call's outgoing requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpLimits {
@@ -31,8 +39,10 @@ pub struct HttpLimits {
     /// From sending the request to the end of the response body.
     pub total_timeout: Duration,
     pub max_response_bytes: u64,
-    /// Requests of one call in flight at once.
+    /// Requests of one call waiting for their response at once.
     pub max_concurrent: usize,
+    /// Connections one call may have open at once, a held response body included.
+    pub max_open: usize,
 }
 
 impl Default for HttpLimits {
@@ -42,8 +52,32 @@ impl Default for HttpLimits {
             total_timeout: Duration::from_secs(30),
             max_response_bytes: 16 << 20,
             max_concurrent: 8,
+            max_open: 32,
         }
     }
+}
+
+/// Outgoing connections open at once in the whole process (`[host] max_http_connections`), shared
+/// by every call's gate. Cheap to clone.
+#[derive(Clone)]
+pub struct ConnectionPool(Arc<Semaphore>);
+
+impl ConnectionPool {
+    pub fn new(connections: usize) -> Self {
+        Self(Arc::new(Semaphore::new(connections.max(1))))
+    }
+}
+
+/// Everything a call's gate is built from.
+pub struct GateSetup {
+    pub plugin: Arc<str>,
+    pub grants: Arc<[HttpGrant]>,
+    pub limits: HttpLimits,
+    pub connections: ConnectionPool,
+    /// Where each attempt is reported (for events and the audit log), with the call's id.
+    pub reports: Option<(ReportSink, String)>,
+    /// The sandbox's bound on what it makes the host record.
+    pub budget: Arc<ReportBudget>,
 }
 
 /// The per-call gate (the `WasiHttpHooks` of the call's store).
@@ -53,42 +87,113 @@ pub struct HttpGate {
     grants: Arc<[HttpGrant]>,
     limits: HttpLimits,
     in_flight: Arc<Semaphore>,
-    /// Where each attempt is reported (for events and the audit log), with the call's id.
+    open: Arc<Semaphore>,
+    connections: ConnectionPool,
     reports: Option<(ReportSink, String)>,
+    budget: Arc<ReportBudget>,
 }
 
 impl HttpGate {
-    pub fn new(
-        plugin: Arc<str>,
-        grants: Arc<[HttpGrant]>,
-        limits: HttpLimits,
-        reports: Option<(ReportSink, String)>,
-    ) -> Self {
-        let in_flight = Arc::new(Semaphore::new(limits.max_concurrent.max(1)));
+    pub fn new(setup: GateSetup) -> Self {
         Self {
-            plugin,
-            grants,
-            limits,
-            in_flight,
-            reports,
+            in_flight: Arc::new(Semaphore::new(setup.limits.max_concurrent.max(1))),
+            open: Arc::new(Semaphore::new(setup.limits.max_open.max(1))),
+            plugin: setup.plugin,
+            grants: setup.grants,
+            limits: setup.limits,
+            connections: setup.connections,
+            reports: setup.reports,
+            budget: setup.budget,
         }
     }
 
     fn report(&self, target: &RequestTarget, allowed: bool) {
-        if let Some((sink, call_id)) = &self.reports {
+        if let Some((sink, call_id)) = &self.reports
+            && self.budget.record(RecordKind::Http)
+        {
             sink(GuestReport::Http(HttpAttempt {
                 call_id: call_id.clone(),
-                method: target.method.clone(),
-                url: format!("{}{}", target.origin(), target.path),
+                method: cut(&target.method, 32),
+                url: cut(
+                    &format!("{}{}", target.origin(), target.path),
+                    MAX_RECORDED_PATH_BYTES,
+                ),
                 allowed,
             }));
         }
     }
 
-    fn refuse(&self, target: &RequestTarget, shown: &str, reason: &str) -> Error {
-        tracing::warn!(plugin = %self.plugin, "refused an HTTP request to {shown}: {reason}");
+    fn refuse(&self, target: &RequestTarget, reason: &str) -> Error {
+        self.warn(target, |shown| {
+            format!("refused an HTTP request to {shown}: {reason}")
+        });
         self.report(target, false);
         Error::HttpRequestDenied
+    }
+
+    /// A warning in the host's log about a request (`message` gets the request as shown), while
+    /// the sandbox has warnings left.
+    fn warn(&self, target: &RequestTarget, message: impl FnOnce(&str) -> String) {
+        if self.budget.warn() {
+            let shown = cut(
+                &format!("{} {}{}", target.method, target.origin(), target.path),
+                MAX_RECORDED_PATH_BYTES,
+            );
+            tracing::warn!(plugin = %self.plugin, "{}", message(&shown));
+        }
+    }
+
+    /// Why no grant covers `target`.
+    fn refusal_reason(&self, target: &RequestTarget) -> String {
+        if is_never_sent(&target.method) {
+            return format!("{} requests are never sent", target.method);
+        }
+        if self.grants.is_empty() {
+            return "this plugin has no HTTP grants".to_string();
+        }
+        let same_origin_with_prefix = self.grants.iter().any(|grant| {
+            grant.path_prefix.is_some()
+                && grant.allows(&RequestTarget {
+                    path: grant.path_prefix.clone().unwrap_or_default(),
+                    ..target.clone()
+                })
+        });
+        if same_origin_with_prefix
+            && let Some(problem) = target.path.split('/').find_map(ambiguous_segment)
+        {
+            return format!(
+                "its path has {problem}, which a server could resolve outside the granted path prefix"
+            );
+        }
+        let granted: Vec<String> = self.grants.iter().map(HttpGrant::origin).collect();
+        format!("no grant covers it (granted: {})", granted.join(", "))
+    }
+
+    /// A slot for one more open connection of this call and of the process, or the refusal.
+    fn connection_slots(
+        &self,
+        target: &RequestTarget,
+    ) -> Result<(OwnedSemaphorePermit, OwnedSemaphorePermit), Error> {
+        let Ok(call) = self.open.clone().try_acquire_owned() else {
+            self.warn(target, |shown| {
+                format!(
+                    "refused an HTTP request to {shown}: this call already has {} connections open (limits.http_connections); read or drop response bodies first",
+                    self.limits.max_open
+                )
+            });
+            self.report(target, false);
+            return Err(Error::ConnectionLimitReached);
+        };
+        let Ok(process) = self.connections.0.clone().try_acquire_owned() else {
+            self.warn(target, |shown| {
+                format!(
+                    "refused an HTTP request to {shown}: the host has as many outgoing connections open as it allows ([host] max_http_connections)"
+                )
+            });
+            self.report(target, false);
+            return Err(Error::ConnectionLimitReached);
+        };
+        Ok((call, process))
     }
 
     async fn send(
@@ -96,16 +201,11 @@ impl HttpGate {
         mut request: http::Request<WasiBody>,
     ) -> Result<(http::Response<WasiBody>, IoFuture), Error> {
         let target = request_target(&request).ok_or(Error::HttpRequestUriInvalid)?;
-        let shown = format!("{} {}{}", target.method, target.origin(), target.path);
         let Some(grant) = self.grants.iter().find(|grant| grant.allows(&target)) else {
-            let reason = if self.grants.is_empty() {
-                "this plugin has no HTTP grants".to_string()
-            } else {
-                let granted: Vec<String> = self.grants.iter().map(HttpGrant::origin).collect();
-                format!("no grant covers it (granted: {})", granted.join(", "))
-            };
-            return Err(self.refuse(&target, &shown, &reason));
+            let reason = self.refusal_reason(&target);
+            return Err(self.refuse(&target, &reason));
         };
+        let slots = self.connection_slots(&target)?;
 
         let permit = self
             .in_flight
@@ -114,7 +214,7 @@ impl HttpGate {
             .await
             .map_err(|_| Error::ConnectionLimitReached)?;
         let deadline = Box::pin(tokio::time::sleep(self.limits.total_timeout));
-        let address = match self.resolve(&target, grant, &shown).await {
+        let address = match self.resolve(&target, grant).await {
             Ok(address) => address,
             Err(err) => {
                 self.report(&target, false);
@@ -155,26 +255,34 @@ impl HttpGate {
             hyper::client::conn::http1::handshake::<_, WasiBody>(connected)
                 .await
                 .map_err(Error::from)?;
+        // The connection ends when its response body is done or dropped, and at the latest a
+        // moment after the request's deadline (which the request and its body report first).
+        let closes_at = self.limits.total_timeout + CONNECTION_GRACE;
         tokio::spawn(async move {
-            if let Err(err) = connection.await {
-                tracing::debug!("HTTP connection ended: {err}");
+            match tokio::time::timeout(closes_at, connection).await {
+                Ok(Err(err)) => tracing::debug!("HTTP connection ended: {err}"),
+                Err(_) => tracing::debug!("HTTP connection closed at its deadline"),
+                Ok(Ok(())) => {}
             }
         });
         let response = tokio::select! {
             response = sender.send_request(request) => response.map_err(Error::from)?,
             () = tokio::time::sleep(self.limits.total_timeout) => {
-                tracing::warn!(plugin = %self.plugin, "HTTP request {shown} timed out after {:?}", self.limits.total_timeout);
+                self.warn(&target, |shown| {
+                    format!("HTTP request {shown} timed out after {:?}", self.limits.total_timeout)
+                });
                 return Err(Error::HttpResponseTimeout);
             }
         };
-        tracing::debug!(plugin = %self.plugin, status = response.status().as_u16(), "HTTP {shown}");
+        tracing::debug!(plugin = %self.plugin, status = response.status().as_u16(), "HTTP {} {}", target.method, cut(&target.path, MAX_RECORDED_PATH_BYTES));
         // The permit bounds requests waiting for their response, not bodies: a guest may wait for
         // its responses in any order, and a body left unread holding a permit could starve the
-        // very request the guest waits for. Unread bodies still end at the request's deadline.
+        // very request the guest waits for. An open body holds its connection slots instead
+        // (refused at once when none are left), and ends at the request's deadline.
         drop(permit);
         let limit = self.limits.max_response_bytes;
-        let response =
-            response.map(|incoming| BoundedBody::new(incoming, limit, deadline).boxed_unsync());
+        let response = response
+            .map(|incoming| BoundedBody::new(incoming, limit, deadline, slots).boxed_unsync());
         Ok((response, Box::new(async { Ok(()) })))
     }
 
@@ -184,7 +292,6 @@ impl HttpGate {
         &self,
         target: &RequestTarget,
         grant: &HttpGrant,
-        shown: &str,
     ) -> Result<SocketAddr, Error> {
         let candidates: Vec<SocketAddr> = match target.host.parse::<std::net::IpAddr>() {
             Ok(ip) => vec![SocketAddr::new(ip, target.port)],
@@ -210,12 +317,13 @@ impl HttpGate {
         }
         match refused {
             Some(address) => {
-                let reason = format!(
-                    "{} resolves to the non-public address {}, which its grant does not allow (grant the IP itself, or set private = true on the grant)",
-                    target.host,
-                    address.ip()
-                );
-                tracing::warn!(plugin = %self.plugin, "refused an HTTP request to {shown}: {reason}");
+                self.warn(target, |shown| {
+                    format!(
+                        "refused an HTTP request to {shown}: {} resolves to the non-public address {}, which its grant does not allow (grant the IP itself, or set private = true on the grant)",
+                        target.host,
+                        address.ip()
+                    )
+                });
                 Err(Error::DestinationIpProhibited)
             }
             None => Err(Error::DestinationNotFound),

@@ -1,6 +1,12 @@
 //! HTTP grants: which origins a plugin may reach (scheme, host exact or `*.example.com`, port),
 //! optionally only some methods and a path prefix, and which secret headers the host adds. Parsed
 //! once from cordon.toml; a request is then checked with [`HttpGrant::allows`].
+//!
+//! A path prefix is matched by whole segments, on the path as the server will read it: a request
+//! under a prefixed grant whose path has a `.` or `..` segment (raw or percent-encoded, also as
+//! `..;` which some servers strip), an encoded or raw slash or backslash inside a segment, or a
+//! double-encoded one, is refused before it is compared, because a server would resolve it to
+//! another place than the text says. `TRACE`, `TRACK` and `CONNECT` are never sent.
 
 use std::fmt;
 use std::net::IpAddr;
@@ -190,6 +196,7 @@ impl HttpGrant {
         self.scheme == target.scheme
             && self.port == target.port
             && self.host.matches(&target.host)
+            && !is_never_sent(&target.method)
             && self
                 .methods
                 .as_ref()
@@ -197,13 +204,86 @@ impl HttpGrant {
             && self
                 .path_prefix
                 .as_ref()
-                .is_none_or(|prefix| target.path.starts_with(prefix.as_str()))
+                .is_none_or(|prefix| path_is_under(&target.path, prefix))
     }
 
     /// Whether the grant names the request's address itself (an IP grant).
     pub fn names_ip(&self, ip: IpAddr) -> bool {
         self.host == HostPattern::Ip(ip)
     }
+}
+
+/// Methods the host never sends, whatever a grant says: `TRACE` (and IIS's `TRACK`) echo the request,
+/// secret headers included, back to the guest; `CONNECT` opens a tunnel past every check.
+pub const NEVER_SENT_METHODS: [&str; 3] = ["TRACE", "TRACK", "CONNECT"];
+
+/// Whether `method` (uppercase) is one the host never sends.
+pub fn is_never_sent(method: &str) -> bool {
+    NEVER_SENT_METHODS.contains(&method)
+}
+
+/// Whether `path` lies under `prefix` by whole segments (`/v1` covers `/v1` and `/v1/x`, not
+/// `/v1evil`), and reads the same to any server: see [`ambiguous_segment`].
+pub fn path_is_under(path: &str, prefix: &str) -> bool {
+    let path = path.split('?').next().unwrap_or_default();
+    if path
+        .split('/')
+        .any(|segment| ambiguous_segment(segment).is_some())
+    {
+        return false;
+    }
+    let prefix = prefix.trim_end_matches('/');
+    path == prefix
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Why a path segment could read differently to a server than to a prefix check, if it could:
+/// it is `.` or `..` once percent-decoded (also with a `;` parameter, which some servers strip),
+/// or it hides a slash, a backslash or a NUL (raw or encoded, or encoded twice).
+pub fn ambiguous_segment(segment: &str) -> Option<&'static str> {
+    if segment.contains('\\') {
+        return Some("a backslash");
+    }
+    let decoded = percent_decode(segment);
+    let name = decoded.split(|&b| b == b';').next().unwrap_or_default();
+    if name == b"." || name == b".." {
+        return Some("a `.` or `..` segment");
+    }
+    if decoded.iter().any(|&b| b == b'/' || b == b'\\' || b == 0) {
+        return Some("an encoded slash, backslash or NUL");
+    }
+    let twice = percent_decode(std::str::from_utf8(&decoded).unwrap_or_default());
+    if twice != decoded {
+        let name = twice.split(|&b| b == b';').next().unwrap_or_default();
+        if name == b"." || name == b".." || twice.iter().any(|&b| matches!(b, b'/' | b'\\' | 0)) {
+            return Some("a double-encoded `.`, `..`, slash or backslash");
+        }
+    }
+    None
+}
+
+/// `%XX` sequences decoded; anything else (a malformed escape too) kept as it is.
+fn percent_decode(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(byte) = bytes
+                .get(i + 1..i + 3)
+                .and_then(|hex| std::str::from_utf8(hex).ok())
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            out.push(byte);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
 }
 
 /// `host:port` → (`host`, Some(port)); IPv6 in brackets.
@@ -354,6 +434,66 @@ mod tests {
                 grant.origin()
             );
         }
+    }
+
+    #[test]
+    fn path_prefixes_match_whole_segments_and_refuse_ambiguous_paths() {
+        let cases = [
+            ("/public/", "/public/a", true),
+            ("/public/", "/public", true),
+            ("/public", "/public/a/b.txt", true),
+            ("/v1", "/v1", true),
+            ("/v1", "/v1/items?x=1", true),
+            ("/v1", "/v1evil", false),
+            ("/v1/", "/v1evil/x", false),
+            ("/", "/anything", true),
+            ("/public/", "/public/../admin", false),
+            ("/public/", "/public/%2e%2e/admin", false),
+            ("/public/", "/public/%2E%2e/admin", false),
+            ("/public/", "/public/.%2E/admin", false),
+            ("/public/", "/public/./x", false),
+            ("/public/", "/public/..;/admin", false),
+            ("/public/", "/public/%2e%2e;x=1/admin", false),
+            ("/public/", "/public/..%2fadmin", false),
+            ("/public/", "/public/a%2Fb", false),
+            ("/public/", "/public/a%5cb", false),
+            ("/public/", "/public/a\\b", false),
+            ("/public/", "/public/%252e%252e/admin", false),
+            ("/public/", "/public/%252fadmin", false),
+            ("/public/", "/public/a%00b", false),
+            ("/public/", "/public/...", true),
+            ("/public/", "/public/a.b/c..d", true),
+            ("/public/", "/public/%41", true),
+            ("/public/", "/public//x", true),
+            ("/public/", "//public/x", false),
+            ("/public/", "/Public/x", false),
+        ];
+        for (prefix, path, allowed) in cases {
+            assert_eq!(
+                path_is_under(path, prefix),
+                allowed,
+                "{path} under {prefix}"
+            );
+        }
+    }
+
+    #[test]
+    fn trace_track_and_connect_are_never_allowed() {
+        use Scheme::Http;
+        let any = grant("http://127.0.0.1:8080");
+        let listed = HttpGrant {
+            methods: Some(vec!["TRACE".into(), "GET".into()]),
+            ..grant("http://127.0.0.1:8080")
+        };
+        for method in ["TRACE", "TRACK", "CONNECT"] {
+            for grant in [&any, &listed] {
+                assert!(
+                    !grant.allows(&target(Http, "127.0.0.1", 8080, method, "/")),
+                    "{method}"
+                );
+            }
+        }
+        assert!(any.allows(&target(Http, "127.0.0.1", 8080, "PATCH", "/")));
     }
 
     #[test]

@@ -9,5 +9,5 @@ mod body;
 mod gate;
 pub mod grant;
 
-pub use gate::{HttpGate, HttpLimits};
+pub use gate::{ConnectionPool, GateSetup, HttpGate, HttpLimits};
 pub use grant::HttpGrant;

@@ -1,8 +1,11 @@
 //! The audit log: one JSON line per call, appended and flushed as each call ends. It records who ran
 //! (plugin id and sha256), what (tool, a sha256 of the arguments, never the arguments), what the
-//! hooks decided, the outcome and duration, and the capabilities exercised: HTTP requests (let
-//! through or refused; URLs without query strings) and paths opened (the guest's path, the host path
-//! it maps to, the mode asked for, and whether the host opened or refused it). No secrets, ever.
+//! hooks decided, the outcome and duration, and the capabilities exercised by the tool and by the
+//! hooks around it, each entry naming the plugin whose sandbox acted (and the hook stage): HTTP
+//! requests (let through or refused; URLs without query strings) and paths opened (the guest's
+//! path, the host path it maps to, the mode asked for, and whether the host opened or refused it).
+//! A line lists at most 1,000 requests and 1,000 opens, with paths and URLs cut past 1 KiB; the
+//! rest are counted. No secrets, ever.
 
 use super::Event;
 use crate::grant::DirGrant;
@@ -53,12 +56,15 @@ struct Pending {
     hooks: Vec<Value>,
     http: Vec<Value>,
     paths: Vec<Value>,
-    /// Opens past [`MAX_PATHS_PER_LINE`], counted but not listed.
+    /// Requests past [`MAX_ENTRIES_PER_LINE`] (or past a sandbox's own bound), counted not listed.
+    http_omitted: u64,
+    /// Opens past [`MAX_ENTRIES_PER_LINE`] (or past a sandbox's own bound), counted not listed.
     paths_omitted: u64,
 }
 
-/// Opens listed per line; a tool that walks a large tree would otherwise write megabyte lines.
-const MAX_PATHS_PER_LINE: usize = 1_000;
+/// Requests, and opens, listed per line; a tool that walks a large tree would otherwise write
+/// megabyte lines.
+const MAX_ENTRIES_PER_LINE: usize = 1_000;
 
 /// Follows one batch's events and writes a line per finished call.
 pub struct AuditRecorder {
@@ -102,36 +108,53 @@ impl AuditRecorder {
                     .push(json!({ "hook": hook, "stage": stage, "decision": decision }));
             }
             Event::HttpRequest {
+                plugin,
+                stage,
                 method,
                 url,
                 allowed,
                 ..
             } => {
-                pending
-                    .http
-                    .push(json!({ "method": method, "url": url, "allowed": allowed }));
+                if pending.http.len() >= MAX_ENTRIES_PER_LINE {
+                    pending.http_omitted += 1;
+                    return;
+                }
+                let mut entry =
+                    json!({ "method": method, "url": url, "allowed": allowed, "plugin": plugin });
+                if let Some(stage) = stage {
+                    entry["hook"] = json!(stage);
+                }
+                pending.http.push(entry);
             }
             Event::PathOpen {
-                tool_name,
+                plugin,
+                stage,
                 path,
                 mode,
                 outcome,
                 error,
                 ..
             } => {
-                if pending.paths.len() >= MAX_PATHS_PER_LINE {
+                if pending.paths.len() >= MAX_ENTRIES_PER_LINE {
                     pending.paths_omitted += 1;
                     return;
                 }
                 let host_path = self
                     .registry
-                    .tool(tool_name)
-                    .and_then(|(plugin, _)| host_path(&plugin.grant.dirs, path));
-                let mut entry = json!({ "path": path, "hostPath": host_path, "mode": mode, "outcome": outcome });
+                    .plugin(plugin)
+                    .and_then(|plugin| host_path(&plugin.grant.dirs, path));
+                let mut entry = json!({ "path": path, "hostPath": host_path, "mode": mode, "outcome": outcome, "plugin": plugin });
+                if let Some(stage) = stage {
+                    entry["hook"] = json!(stage);
+                }
                 if let Some(error) = error {
                     entry["error"] = json!(error);
                 }
                 pending.paths.push(entry);
+            }
+            Event::RecordsOmitted { omitted, .. } => {
+                pending.http_omitted += omitted.http;
+                pending.paths_omitted += omitted.paths;
             }
             Event::ToolExecutionEnd {
                 tool_call_id,
@@ -146,6 +169,9 @@ impl AuditRecorder {
                     json!({ "http": pending.http, "pathsOpened": pending.paths });
                 if pending.paths_omitted > 0 {
                     capabilities["pathsOpenedOmitted"] = json!(pending.paths_omitted);
+                }
+                if pending.http_omitted > 0 {
+                    capabilities["httpOmitted"] = json!(pending.http_omitted);
                 }
                 self.log.append(&json!({
                     "time": UtcTime::now().rfc3339(),

@@ -1,7 +1,10 @@
 //! What a batch reports while it runs: each call's start, progress updates, log lines, HTTP
-//! requests and file opens, end, and every hook decision. Events carry the call id and are delivered as they happen, in the order they happen.
+//! requests and file opens (of the tool and of the hooks around it, each naming the plugin whose
+//! sandbox made it), records left out past their bounds, end, and every hook decision. Events carry
+//! the call id and are delivered as they happen, in the order they happen.
 
 use crate::call_state::LogLevel;
+use crate::report_budget::Omitted;
 use crate::result::{Content, ErrorKind};
 use serde::Serialize;
 use serde_json::Value;
@@ -39,33 +42,53 @@ pub enum Event {
         content: Vec<Content>,
         details: Value,
     },
-    /// The running tool logged a line.
+    /// The running tool, or a hook of the call (`stage`), logged a line (cut past 8 KiB).
     ToolLog {
         tool_call_id: String,
         tool_name: String,
+        plugin: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stage: Option<HookStage>,
         level: LogLevel,
         message: String,
     },
-    /// The running tool made an outgoing HTTP request (`allowed` false: the gate refused it). The
-    /// URL carries no query string.
+    /// The running tool, or a hook of the call (`stage`), made an outgoing HTTP request (`allowed`
+    /// false: the gate refused it). The URL carries no query string and is cut past 1 KiB.
     HttpRequest {
         tool_call_id: String,
         tool_name: String,
+        plugin: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stage: Option<HookStage>,
         method: String,
         url: String,
         allowed: bool,
     },
-    /// The running tool asked the host to open a path. `path` is the guest's view (the directory
-    /// it opened from joined with the path it gave, as written); `outcome` is `opened`, `denied` or
-    /// `failed`, with the WASI error code in `error`.
+    /// The running tool, or a hook of the call (`stage`), asked the host to open a path. `path` is
+    /// the guest's view (the directory it opened from joined with the path it gave, as written, cut
+    /// past 1 KiB); `outcome` is `opened`, `denied` or `failed`, with the WASI error code in `error`.
     PathOpen {
         tool_call_id: String,
         tool_name: String,
+        plugin: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stage: Option<HookStage>,
         path: String,
         mode: Vec<&'static str>,
         outcome: &'static str,
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<&'static str>,
+    },
+    /// A sandbox of the call (the tool's, or a hook's: `stage`) made more HTTP requests, path
+    /// opens or log lines than are recorded per sandbox (1,000 of each); these were counted only.
+    RecordsOmitted {
+        tool_call_id: String,
+        tool_name: String,
+        plugin: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stage: Option<HookStage>,
+        #[serde(flatten)]
+        omitted: Omitted,
     },
     /// A call has its final result (after after-hooks and the size budget).
     ToolExecutionEnd {
@@ -96,6 +119,7 @@ impl Event {
             | Self::ToolLog { tool_call_id, .. }
             | Self::HttpRequest { tool_call_id, .. }
             | Self::PathOpen { tool_call_id, .. }
+            | Self::RecordsOmitted { tool_call_id, .. }
             | Self::ToolExecutionEnd { tool_call_id, .. }
             | Self::HookDecision { tool_call_id, .. } => tool_call_id,
         }

@@ -1,27 +1,38 @@
-//! The hook chain: which loaded plugins have hooks, in what order they run (`[hooks] order`, then
-//! plugin file-name order), and which calls each one watches (tool-name globs).
+//! The hook chain: which loaded plugins' hooks may run (the operator granted them with `hook` in
+//! cordon.toml), in what order (`[hooks] order`, then plugin file-name order), and which calls each
+//! one watches: the tools its hook declares, narrowed to the tools its grant names. A hook that
+//! was not granted never runs; it is kept aside so `cordon list` can say why.
 
 use crate::plugin::Plugin;
+use crate::tool_glob;
 use std::sync::Arc;
 
 /// The hooks of a registry, in the order they run.
 pub struct HookChain {
     hooks: Vec<Arc<Plugin>>,
+    ungranted: Vec<Arc<Plugin>>,
 }
 
 impl HookChain {
-    /// Orders `plugins` (given in file-name order) by `order`; unlisted hooks follow, so a hook is
-    /// never switched off by leaving it out of the list.
+    /// Orders the granted hooks of `plugins` (given in file-name order) by `order`; unlisted hooks
+    /// follow, so a granted hook is never switched off by leaving it out of the list.
     pub fn new(plugins: &[Arc<Plugin>], order: &[String]) -> Self {
-        let mut hooks: Vec<Arc<Plugin>> = plugins
+        let (mut hooks, ungranted): (Vec<Arc<Plugin>>, Vec<Arc<Plugin>>) = plugins
             .iter()
             .filter(|p| p.hook.is_some())
             .cloned()
-            .collect();
+            .partition(|p| p.grant.hook.is_some());
+        for plugin in &ungranted {
+            tracing::info!(
+                plugin = %plugin.id,
+                "its hook is not granted and will not run; add `hook = true` to [plugins.{}] in cordon.toml to let it see and change other tools' calls",
+                plugin.id
+            );
+        }
         for id in order {
             if !hooks.iter().any(|hook| &*hook.id == id) {
                 tracing::warn!(
-                    "[hooks] order names `{id}`, which is not a loaded plugin with a hook"
+                    "[hooks] order names `{id}`, which is not a loaded plugin with a granted hook"
                 );
             }
         }
@@ -32,80 +43,43 @@ impl HookChain {
                 .unwrap_or(order.len())
         };
         hooks.sort_by_key(rank);
-        Self { hooks }
+        Self { hooks, ungranted }
     }
 
-    /// Every hook, in order.
+    /// Every granted hook, in order.
     pub fn all(&self) -> &[Arc<Plugin>] {
         &self.hooks
     }
 
+    /// Plugins that declare a hook the operator did not grant.
+    pub fn ungranted(&self) -> &[Arc<Plugin>] {
+        &self.ungranted
+    }
+
     /// The before-hooks watching `tool`, in order.
-    pub fn before(&self, tool: &str) -> impl Iterator<Item = &Arc<Plugin>> {
-        self.hooks.iter().filter(move |p| {
-            p.hook
-                .as_ref()
-                .is_some_and(|h| h.before && watches(&h.tools, tool))
-        })
+    pub fn before<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a Arc<Plugin>> {
+        self.hooks
+            .iter()
+            .filter(move |p| p.hook.as_ref().is_some_and(|h| h.before) && watches(p, tool))
     }
 
     /// The after-hooks watching `tool`, in order.
-    pub fn after(&self, tool: &str) -> impl Iterator<Item = &Arc<Plugin>> {
-        self.hooks.iter().filter(move |p| {
-            p.hook
-                .as_ref()
-                .is_some_and(|h| h.after && watches(&h.tools, tool))
-        })
-    }
-}
-
-/// Whether a hook with these tool globs watches `tool`; no globs means every tool.
-fn watches(globs: &[String], tool: &str) -> bool {
-    globs.is_empty()
-        || globs
+    pub fn after<'a>(&'a self, tool: &'a str) -> impl Iterator<Item = &'a Arc<Plugin>> {
+        self.hooks
             .iter()
-            .any(|glob| glob_matches(glob.as_bytes(), tool.as_bytes()))
-}
-
-/// `*` matches any run of characters, `?` any one character; everything else matches itself.
-fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
-    match (pattern.first(), name.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            glob_matches(&pattern[1..], name)
-                || (!name.is_empty() && glob_matches(pattern, &name[1..]))
-        }
-        (Some(b'?'), Some(_)) => glob_matches(&pattern[1..], &name[1..]),
-        (Some(p), Some(n)) if p == n => glob_matches(&pattern[1..], &name[1..]),
-        _ => false,
+            .filter(move |p| p.hook.as_ref().is_some_and(|h| h.after) && watches(p, tool))
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_globs() {
-        let cases = [
-            ("read_*", "read_file", true),
-            ("read_*", "write_file", false),
-            ("*_file", "edit_file", true),
-            ("grep", "grep", true),
-            ("grep", "grepx", false),
-            ("?rep", "grep", true),
-            ("*", "anything", true),
-            ("a*b*c", "aXbYc", true),
-            ("a*b*c", "aXbY", false),
-        ];
-        for (glob, tool, expected) in cases {
-            assert_eq!(
-                glob_matches(glob.as_bytes(), tool.as_bytes()),
-                expected,
-                "{glob} vs {tool}"
-            );
-        }
-        assert!(watches(&[], "x"));
-        assert!(watches(&["a".into(), "x*".into()], "xy"));
-    }
+/// Whether `plugin`'s hook watches `tool`: it declares it, and its grant covers it.
+fn watches(plugin: &Plugin, tool: &str) -> bool {
+    plugin
+        .hook
+        .as_ref()
+        .is_some_and(|hook| tool_glob::any_matches(&hook.tools, tool))
+        && plugin
+            .grant
+            .hook
+            .as_ref()
+            .is_some_and(|grant| grant.covers(tool))
 }

@@ -38,6 +38,14 @@ pub enum BatchInputError {
     NotAnArray,
     #[error("call #{index} is not a tool call: {reason}")]
     BadCall { index: usize, reason: String },
+    #[error(
+        "calls #{first} and #{second} have the same id {id:?}; every call of a batch needs its own id"
+    )]
+    DuplicateId {
+        id: String,
+        first: usize,
+        second: usize,
+    },
 }
 
 /// Parses a batch: an array of calls, or an object holding them under `tool_calls` (as an OpenAI
@@ -52,11 +60,30 @@ pub fn parse_batch(text: &str) -> Result<Vec<CallRequest>, BatchInputError> {
         },
         _ => return Err(BatchInputError::NotAnArray),
     };
-    calls
+    let calls: Vec<CallRequest> = calls
         .iter()
         .enumerate()
         .map(|(index, call)| parse_call(index, call))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    if let Some((first, second)) = first_duplicate_id(&calls) {
+        return Err(BatchInputError::DuplicateId {
+            id: calls[second].id.clone(),
+            first: first + 1,
+            second: second + 1,
+        });
+    }
+    Ok(calls)
+}
+
+/// The positions of the first call whose id an earlier call already has, and of that earlier one.
+pub fn first_duplicate_id(calls: &[CallRequest]) -> Option<(usize, usize)> {
+    let mut seen = std::collections::HashMap::new();
+    for (index, call) in calls.iter().enumerate() {
+        if let Some(first) = seen.insert(call.id.as_str(), index) {
+            return Some((first, index));
+        }
+    }
+    None
 }
 
 fn parse_call(index: usize, call: &Value) -> Result<CallRequest, BatchInputError> {

@@ -10,12 +10,14 @@
 //!    `cancelled`.
 
 pub mod audit;
+mod before;
 mod budget;
 pub mod events;
 mod execute;
 mod hooks;
 pub mod input;
 mod prepare;
+mod reports;
 
 use crate::config::{AgentSettings, Execution};
 use crate::plugin::{Plugin, ToolInfo};
@@ -114,9 +116,14 @@ impl Pipeline {
         &self.inner.registry
     }
 
-    /// The plugins with hooks, in the order their hooks run.
+    /// The plugins with granted hooks, in the order their hooks run.
     pub fn hooks(&self) -> &[Arc<Plugin>] {
         self.inner.hooks.all()
+    }
+
+    /// The plugins whose hooks were not granted (and never run).
+    pub fn ungranted_hooks(&self) -> &[Arc<Plugin>] {
+        self.inner.hooks.ungranted()
     }
 
     pub fn is_active(&self, tool: &str) -> bool {
@@ -167,6 +174,41 @@ impl Pipeline {
         self.run_with(calls, options, Emitter::new(events)).await
     }
 
+    /// A call whose id an earlier call of the batch has: not run, so no two calls share a record.
+    /// Its events (and audit line) carry the id with its position, `id#N`, to stay apart.
+    fn refuse_duplicate(
+        &self,
+        index: usize,
+        request: &CallRequest,
+        started: Instant,
+        emitter: &Emitter,
+    ) -> ToolResult {
+        let result = ToolResult::error(
+            &request.id,
+            &request.name,
+            crate::result::ErrorKind::InvalidArguments,
+            format!(
+                "Another call of this batch already has the id {:?}, so this one was not run; every call of a batch needs its own id. Call it again with a new id.",
+                request.id
+            ),
+            serde_json::json!({ "duplicateId": request.id }),
+        );
+        let distinct = format!("{}#{}", request.id, index + 1);
+        emitter.emit(|| Event::ToolExecutionStart {
+            tool_call_id: distinct.clone(),
+            tool_name: request.name.clone(),
+            arguments: serde_json::Value::Null,
+        });
+        emitter.emit(|| Event::ToolExecutionEnd {
+            tool_call_id: distinct,
+            tool_name: request.name.clone(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            is_error: true,
+            error_kind: result.error_kind,
+        });
+        result
+    }
+
     async fn run_with(
         &self,
         calls: Vec<CallRequest>,
@@ -176,8 +218,13 @@ impl Pipeline {
         let cancel = &options.cancel;
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut ready = Vec::new();
+        let mut ids = std::collections::HashSet::new();
         for (index, request) in calls.iter().enumerate() {
             let started = Instant::now();
+            if !ids.insert(request.id.as_str()) {
+                results[index] = Some(self.refuse_duplicate(index, request, started, &emitter));
+                continue;
+            }
             match self.prepare(request, cancel, &emitter).await {
                 Prepared::Ready(call) => ready.push((index, call)),
                 Prepared::Done(mut result) => {
@@ -187,7 +234,7 @@ impl Pipeline {
                         arguments: serde_json::from_str(&request.arguments)
                             .unwrap_or_else(|_| request.arguments.clone().into()),
                     });
-                    budget::apply(&mut result, self.inner.settings.max_result_bytes);
+                    budget::apply(&mut result, &self.inner.settings);
                     self.end(&result, started, &emitter);
                     results[index] = Some(result);
                 }

@@ -1,11 +1,11 @@
 //! Step 1 of a batch, call by call in call order: look the tool up, check the active set, parse and
-//! validate the arguments, run the before-hooks (each sees the previous one's rewrite), and validate
-//! the final arguments again. A call either comes out ready to run or already has its result.
+//! validate the arguments, run the before-hooks until they agree (`before.rs`), and validate
+//! rewritten arguments again. A call either comes out ready to run or already has its result.
 
-use super::events::{Emitter, Event, HookStage};
+use super::before::BeforeOutcome;
+use super::events::{Emitter, HookStage};
 use super::{CallRequest, Pipeline};
-use crate::bindings;
-use crate::plugin::{CallOptions, ExecutionMode, Plugin, ToolInfo};
+use crate::plugin::{ExecutionMode, Plugin, ToolInfo};
 use crate::result::{ErrorKind, ToolResult};
 use crate::schema::Violation;
 use serde_json::{Value, json};
@@ -61,7 +61,7 @@ impl Pipeline {
                 json!({ "active": available }),
             ));
         }
-        let mut arguments = match parse_arguments(&request.arguments) {
+        let arguments = match parse_arguments(&request.arguments) {
             Ok(arguments) => arguments,
             Err(message) => {
                 return Prepared::Done(ToolResult::error(
@@ -69,98 +69,34 @@ impl Pipeline {
                     name,
                     ErrorKind::InvalidArguments,
                     message,
-                    json!({ "arguments": request.arguments }),
+                    json!({ "arguments": crate::report_budget::cut(&request.arguments, 4_096) }),
                 ));
             }
         };
-        if let Some(result) = check_schema(id, tool, &arguments, None) {
+        let size = request.arguments.len();
+        if let Some(result) = check_schema(id, tool, &arguments, size, None).await {
             return Prepared::Done(result);
         }
-
-        let mut rewritten_by: Option<&str> = None;
-        let options = CallOptions {
-            reports: None,
-            cancel: cancel.clone(),
-        };
-        for hook in self.inner.hooks.before(name) {
-            let call = bindings::ToolCall {
-                id: id.to_string(),
-                name: name.to_string(),
-                arguments: arguments.to_string(),
-            };
-            let decision = hook.before_tool_call(&call, &options).await;
-            let emit = |decision: &'static str, reason: Option<String>| {
-                emitter.emit(|| Event::HookDecision {
-                    tool_call_id: id.to_string(),
-                    tool_name: name.to_string(),
-                    hook: hook.id.to_string(),
-                    stage: HookStage::Before,
-                    decision,
-                    reason,
-                })
-            };
-            match decision {
-                Ok(bindings::BeforeDecision::Allow) => emit("allow", None),
-                Ok(bindings::BeforeDecision::Block(reason)) => {
-                    emit("block", Some(reason.clone()));
-                    return Prepared::Done(ToolResult::error(
-                        id,
-                        name,
-                        ErrorKind::Blocked,
-                        format!("The call was blocked by hook `{}`: {reason}", hook.id),
-                        json!({ "hook": &*hook.id, "reason": reason }),
-                    ));
-                }
-                Ok(bindings::BeforeDecision::Rewrite(text)) => {
-                    match serde_json::from_str::<Value>(&text) {
-                        Ok(rewritten @ Value::Object(_)) => {
-                            emit("rewrite", None);
-                            arguments = rewritten;
-                            rewritten_by = Some(&hook.id);
-                        }
-                        _ => {
-                            let reason = format!(
-                                "it rewrote the arguments to something that is not a JSON object: {text}"
-                            );
-                            emit("failed", Some(reason.clone()));
-                            return Prepared::Done(hook_failed(
-                                id,
-                                name,
-                                &hook.id,
-                                HookStage::Before,
-                                &reason,
-                                None,
-                            ));
-                        }
-                    }
-                }
-                Err(failure) if failure.kind == ErrorKind::Cancelled => {
-                    return Prepared::Done(ToolResult::error(
-                        id,
-                        name,
-                        ErrorKind::Cancelled,
-                        "The call was cancelled before it ran.",
-                        json!({}),
-                    ));
-                }
-                Err(failure) => {
-                    emit("failed", Some(failure.message.clone()));
-                    return Prepared::Done(hook_failed(
-                        id,
-                        name,
-                        &hook.id,
-                        HookStage::Before,
-                        &failure.message,
-                        Some(failure.kind),
-                    ));
-                }
-            }
-        }
-        if let Some(hook) = rewritten_by
-            && let Some(result) = check_schema(id, tool, &arguments, Some(hook))
+        let arguments = match self
+            .before_hooks(id, name, arguments, cancel, emitter)
+            .await
         {
-            return Prepared::Done(result);
-        }
+            BeforeOutcome::Done(result) => return Prepared::Done(result),
+            BeforeOutcome::Allowed {
+                arguments,
+                rewritten_by: None,
+            } => arguments,
+            BeforeOutcome::Allowed {
+                arguments,
+                rewritten_by: Some(hook),
+            } => {
+                let size = arguments.to_string().len();
+                if let Some(result) = check_schema(id, tool, &arguments, size, Some(&hook)).await {
+                    return Prepared::Done(result);
+                }
+                arguments
+            }
+        };
         Prepared::Ready(ReadyCall {
             id: id.to_string(),
             name: name.to_string(),
@@ -195,14 +131,31 @@ pub(crate) fn hook_failed(
     )
 }
 
-/// `invalid_arguments` when the arguments break the schema; names the hook that rewrote them.
-fn check_schema(
+/// `invalid_arguments` when the arguments break the schema (naming the hook that rewrote them),
+/// `timeout` when checking them took too long.
+async fn check_schema(
     id: &str,
     tool: &ToolInfo,
     arguments: &Value,
+    size: usize,
     rewritten_by: Option<&str>,
 ) -> Option<ToolResult> {
-    let violations = tool.schema.check(arguments);
+    let violations = match tool.schema.check_bounded(arguments, size).await {
+        Ok(violations) => violations,
+        Err(timed_out) => {
+            let limit_ms = crate::schema::VALIDATION_TIMEOUT.as_millis() as u64;
+            return Some(ToolResult::error(
+                id,
+                &tool.name,
+                ErrorKind::Timeout,
+                format!(
+                    "The call was not run: {timed_out} against {}'s parameters schema. Send smaller arguments.",
+                    tool.name
+                ),
+                json!({ "limitMs": limit_ms, "stage": "validation" }),
+            ));
+        }
+    };
     if violations.is_empty() {
         return None;
     }

@@ -1,0 +1,134 @@
+//! How much one sandbox may make the host record about it: HTTP attempts, opened paths and log
+//! lines each up to a count per sandbox, every recorded path, URL or message cut to a length, and
+//! warnings in the host's own log up to a few per sandbox. What is past a bound is counted, and the
+//! counts are reported once when the sandbox ends, so a flood costs the host a counter, not memory,
+//! audit lines or stderr.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Records of each kind one sandbox may produce (events, audit entries).
+pub const MAX_RECORDS_PER_KIND: u64 = 1_000;
+/// Bytes of a recorded path or URL kept; the rest is replaced by a marker.
+pub const MAX_RECORDED_PATH_BYTES: usize = 1_024;
+/// Bytes of one guest log line kept.
+pub const MAX_LOG_LINE_BYTES: usize = 8 * 1_024;
+/// Warnings one sandbox may cause in the host's own log (refused requests and the like).
+pub const MAX_HOST_WARNINGS: u64 = 10;
+
+/// What a sandbox may still have recorded, shared by its store and its HTTP gate.
+#[derive(Debug, Default)]
+pub struct ReportBudget {
+    http: AtomicU64,
+    paths: AtomicU64,
+    logs: AtomicU64,
+    warnings: AtomicU64,
+}
+
+/// The kinds of record with a count of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordKind {
+    Http,
+    Path,
+    Log,
+}
+
+/// Records that were not kept because a bound was reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Omitted {
+    pub http: u64,
+    pub paths: u64,
+    pub logs: u64,
+}
+
+impl Omitted {
+    pub fn any(&self) -> bool {
+        self.http + self.paths + self.logs > 0
+    }
+}
+
+impl ReportBudget {
+    fn counter(&self, kind: RecordKind) -> &AtomicU64 {
+        match kind {
+            RecordKind::Http => &self.http,
+            RecordKind::Path => &self.paths,
+            RecordKind::Log => &self.logs,
+        }
+    }
+
+    /// Counts one record of `kind`; whether it may still be kept.
+    pub fn record(&self, kind: RecordKind) -> bool {
+        self.counter(kind).fetch_add(1, Ordering::Relaxed) < MAX_RECORDS_PER_KIND
+    }
+
+    /// Counts one warning for the host's log; whether it may still be written.
+    pub fn warn(&self) -> bool {
+        self.warnings.fetch_add(1, Ordering::Relaxed) < MAX_HOST_WARNINGS
+    }
+
+    /// Warnings that were not written.
+    pub fn warnings_dropped(&self) -> u64 {
+        self.warnings
+            .load(Ordering::Relaxed)
+            .saturating_sub(MAX_HOST_WARNINGS)
+    }
+
+    /// The records past their bound, by kind.
+    pub fn omitted(&self) -> Omitted {
+        let past = |kind| {
+            self.counter(kind)
+                .load(Ordering::Relaxed)
+                .saturating_sub(MAX_RECORDS_PER_KIND)
+        };
+        Omitted {
+            http: past(RecordKind::Http),
+            paths: past(RecordKind::Path),
+            logs: past(RecordKind::Log),
+        }
+    }
+}
+
+/// `text` cut to at most `max` bytes (on a character boundary), with a marker saying how much was
+/// cut when it was.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let end = text.floor_char_boundary(max);
+    format!("{}…[{} more bytes]", &text[..end], text.len() - end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_past_the_bound_are_counted_not_kept() {
+        let budget = ReportBudget::default();
+        for _ in 0..MAX_RECORDS_PER_KIND {
+            assert!(budget.record(RecordKind::Http));
+        }
+        assert!(!budget.record(RecordKind::Http));
+        assert!(!budget.record(RecordKind::Http));
+        assert!(budget.record(RecordKind::Path));
+        assert_eq!(
+            budget.omitted(),
+            Omitted {
+                http: 2,
+                paths: 0,
+                logs: 0
+            }
+        );
+        for _ in 0..MAX_HOST_WARNINGS {
+            assert!(budget.warn());
+        }
+        assert!(!budget.warn());
+        assert_eq!(budget.warnings_dropped(), 1);
+    }
+
+    #[test]
+    fn long_text_is_cut_with_a_marker_on_a_character_boundary() {
+        assert_eq!(cut("short", 10), "short");
+        assert_eq!(cut("abcdef", 3), "abc…[3 more bytes]");
+        assert_eq!(cut("ééé", 3), "é…[4 more bytes]");
+    }
+}

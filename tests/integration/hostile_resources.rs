@@ -1,0 +1,237 @@
+//! Host resources under attack (security audit items 7, 8, 9 and 11): what a plugin makes the
+//! host record is bounded per sandbox (count, and bytes per path or URL), its schema cannot make
+//! validation take exponential time, its memory limit holds across all its memories, and two calls
+//! of a batch never share an identity.
+
+use crate::support::{Workspace, call, kind, run_with_events, text};
+use cordon::pipeline::CallRequest;
+use tokio_util::sync::CancellationToken;
+
+fn attacker(config: &str) -> Workspace {
+    Workspace::new()
+        .plugin("fixture_attacker", "attacker")
+        .file("data/.keep", "")
+        .config(&format!(
+            "[plugins.attacker]\ndirs = [{{ host = \"data\", guest = \"/data\" }}]\n{config}"
+        ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_requests_with_long_paths_cost_a_bounded_record() {
+    let ws = attacker("limits = { timeout = \"60s\" }\n");
+    let pipeline = ws.pipeline().await;
+    let args = r#"{"authority": "127.0.0.1:9", "count": 3000, "path_bytes": 60000}"#;
+    let (results, events) = run_with_events(
+        &pipeline,
+        vec![CallRequest::new("c", "http_refused", args)],
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(results[0].text(), "refused 3000");
+    let urls: Vec<usize> = events
+        .iter()
+        .filter_map(|e| match e {
+            cordon::Event::HttpRequest { url, .. } => Some(url.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        urls.len(),
+        1_000,
+        "at most 1,000 requests are recorded per sandbox"
+    );
+    assert!(
+        urls.iter().all(|len| *len < 1_100),
+        "each URL is cut past 1 KiB"
+    );
+    let omitted = events.iter().find_map(|e| match e {
+        cordon::Event::RecordsOmitted { omitted, .. } => Some(omitted.http),
+        _ => None,
+    });
+    assert_eq!(omitted, Some(2_000));
+}
+
+#[test]
+fn the_audit_line_and_stderr_stay_small_under_a_flood() {
+    let ws = attacker("limits = { timeout = \"60s\" }\n[audit]\npath = \"audit.jsonl\"\n");
+    let run = ws.cordon(&[
+        "call",
+        "http_refused",
+        r#"{"authority": "127.0.0.1:9", "count": 3000, "path_bytes": 60000}"#,
+    ]);
+    assert_eq!(run.stdout.trim(), "refused 3000", "{}", run.stderr);
+    assert!(
+        run.stderr.len() < 20_000,
+        "stderr grew to {} bytes",
+        run.stderr.len()
+    );
+    assert!(
+        run.stderr
+            .contains("more warnings about this call were not logged"),
+        "{}",
+        run.stderr
+    );
+    let run = ws.cordon(&[
+        "call",
+        "open_flood",
+        r#"{"count": 2000, "path_bytes": 1048576}"#,
+    ]);
+    assert_eq!(run.stdout.trim(), "failed 2000", "{}", run.stderr);
+    let log = std::fs::read_to_string(ws.path().join("audit.jsonl")).unwrap();
+    for line in log.lines() {
+        assert!(
+            line.len() < 2_500_000,
+            "an audit line of {} bytes",
+            line.len()
+        );
+    }
+    let opens: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        opens["capabilities"]["pathsOpened"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1_000
+    );
+    assert_eq!(opens["capabilities"]["pathsOpenedOmitted"], 1_000);
+    let requests: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(requests["capabilities"]["httpOmitted"], 2_000);
+}
+
+#[test]
+fn a_schema_pattern_that_needs_backtracking_is_refused_at_load() {
+    let ws = crate::support::probe().plugin("fixture_redos_schema", "redos");
+    let reason = crate::loading::rejection(&ws, "redos.wasm");
+    assert!(
+        reason.contains("tool \"redos\"") && reason.contains("linear-time regex engine"),
+        "{reason}"
+    );
+    assert_eq!(
+        text(&ws.call("echo", r#"{"text": "still serving"}"#)),
+        "still serving"
+    );
+}
+
+#[tokio::test]
+async fn large_arguments_are_validated_off_the_async_workers_and_still_checked() {
+    let ws = crate::support::probe();
+    let pipeline = ws.pipeline().await;
+    let big = "y".repeat(200_000);
+    let result = call(
+        &pipeline,
+        "echo",
+        &serde_json::json!({ "text": big, "times": 0 }).to_string(),
+    )
+    .await;
+    assert_eq!(
+        result.error_kind,
+        Some(cordon::ErrorKind::InvalidArguments),
+        "{result:?}"
+    );
+    assert!(
+        result.text().contains("/times"),
+        "{}",
+        &result.text()[..200]
+    );
+    let fine = call(
+        &pipeline,
+        "echo",
+        &serde_json::json!({ "text": big }).to_string(),
+    )
+    .await;
+    assert!(!fine.is_error);
+}
+
+/// tests/fixtures_wat/memory_spread.wat: eight memories, each grown until refused.
+fn memory_spread_component() -> Vec<u8> {
+    wat::parse_str(include_str!("../fixtures_wat/memory_spread.wat"))
+        .expect("tests/fixtures_wat/memory_spread.wat assembles")
+}
+
+#[tokio::test]
+async fn the_memory_limit_holds_across_all_of_a_plugins_memories() {
+    let ws = Workspace::new()
+        .raw_plugin("spread", &memory_spread_component())
+        .config("[plugins.spread]\nlimits = { memory = \"64MiB\", timeout = \"10s\" }\n");
+    let pipeline = ws.pipeline().await;
+    let rejected = pipeline.registry().rejected();
+    assert!(rejected.is_empty(), "{rejected:?}");
+    let result = call(&pipeline, "memory_spread", "{}").await;
+    let pages: u64 = result
+        .text()
+        .parse()
+        .unwrap_or_else(|_| panic!("{result:?}"));
+    // 64 MiB is 1,024 pages; the main memory started with one.
+    assert!(pages <= 1_023, "it grew {pages} pages across its memories");
+    assert!(pages >= 1_000, "it could use its limit: {pages}");
+    assert_eq!(call(&pipeline, "ping", "{}").await.text(), "pong");
+}
+
+#[test]
+fn duplicate_call_ids_are_a_usage_error_in_a_batch_file() {
+    let ws = crate::support::probe();
+    let run = ws.cordon_stdin(
+        &["batch"],
+        r#"[{"id": "a", "name": "echo", "arguments": {"text": "1"}}, {"id": "a", "name": "echo", "arguments": {"text": "2"}}]"#,
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("calls #1 and #2 have the same id \"a\""),
+        "{}",
+        run.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_duplicate_call_id_in_a_batch_is_not_run_and_keeps_its_own_record() {
+    let ws = crate::support::probe().config("[audit]\npath = \"audit.jsonl\"\n");
+    let audit = cordon::pipeline::audit::AuditLog::open(&ws.path().join("audit.jsonl")).unwrap();
+    let pipeline = ws.pipeline().await.with_audit_log(audit);
+    let calls = vec![
+        CallRequest::new("same", "echo", r#"{"text": "first"}"#),
+        CallRequest::new("same", "echo", r#"{"text": "second"}"#),
+    ];
+    let results = pipeline.run(calls, &Default::default()).await;
+    assert_eq!(results[0].text(), "first");
+    assert_eq!(
+        results[1].error_kind,
+        Some(cordon::ErrorKind::InvalidArguments)
+    );
+    assert!(
+        results[1].text().contains("already has the id \"same\""),
+        "{:?}",
+        results[1]
+    );
+    let log = std::fs::read_to_string(ws.path().join("audit.jsonl")).unwrap();
+    let ids: Vec<String> = log
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["callId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert!(
+        ids.contains(&"same".to_string()) && ids.contains(&"same#2".to_string()),
+        "{ids:?}"
+    );
+}
+
+#[test]
+fn the_output_limit_message_says_what_was_spent_on_what() {
+    let ws = attacker("limits = { output = \"16KiB\" }\n");
+    let result = ws.call(
+        "log_then_return",
+        r#"{"log_bytes": 10000, "result_bytes": 8000}"#,
+    );
+    assert_eq!(kind(&result), "tool_error", "{result}");
+    let message = text(&result);
+    assert!(
+        message.contains("a result of 8000 bytes after 10000 bytes of log and progress messages")
+            && message.contains("output limit of 16 KiB"),
+        "{message}"
+    );
+}
