@@ -5,10 +5,10 @@
 
 use crate::bindings::cordon::plugin::{host, types};
 use crate::capture::OutputCapture;
+use crate::fs_gate::{OpenFiles, OpenedPaths};
 use crate::grant::OpenedDirs;
 use crate::limits::MAX_TABLE_ELEMENTS;
 use crate::net::HttpGate;
-use crate::opened_paths::OpenedPaths;
 use crate::report_budget::{MAX_LOG_LINE_BYTES, Omitted, RecordKind, ReportBudget, cut};
 use crate::result::Content;
 use serde_json::Value;
@@ -61,7 +61,7 @@ impl PathOpen {
     pub fn outcome(&self) -> &'static str {
         match self.error {
             None => "opened",
-            Some("not-permitted" | "access" | "read-only") => "denied",
+            Some("not-permitted" | "access" | "read-only" | "quota") => "denied",
             Some(_) => "failed",
         }
     }
@@ -182,6 +182,8 @@ pub struct CallState {
     wasi: WasiCtx,
     /// The granted directories, as handed to the guest by `get-directories`.
     preopens: OpenedDirs,
+    /// The files and directories the guest opened and holds, against its bounds.
+    open_files: OpenFiles,
     table: ResourceTable,
     http: WasiHttpCtx,
     http_gate: HttpGate,
@@ -208,6 +210,7 @@ pub struct CallState {
 pub struct CallSetup {
     pub wasi: WasiCtx,
     pub preopens: OpenedDirs,
+    pub open_files: OpenFiles,
     pub budget: Arc<ReportBudget>,
     pub http_gate: HttpGate,
     pub stdout: OutputCapture,
@@ -231,9 +234,14 @@ impl CallState {
         Self {
             wasi: setup.wasi,
             preopens: setup.preopens,
+            open_files: setup.open_files,
             budget: setup.budget,
             table: bounded_table(),
-            http: WasiHttpCtx::new(),
+            http: {
+                let mut http = WasiHttpCtx::new();
+                http.set_field_size_limit(MAX_HEADER_BYTES);
+                http
+            },
             http_gate: setup.http_gate,
             limiter: MemoryLimiter::new(setup.memory_bytes),
             stdout: setup.stdout,
@@ -273,6 +281,18 @@ impl CallState {
         self.opened_paths.as_mut()
     }
 
+    /// The files the guest holds open, for `open-at` and descriptor drops.
+    pub(crate) fn open_files(&mut self) -> &mut OpenFiles {
+        &mut self.open_files
+    }
+
+    /// A warning in the host's log about this call, while it has warnings left.
+    pub(crate) fn warn_limited(&self, message: &str) {
+        if self.budget.warn() {
+            tracing::warn!(plugin = %self.plugin_id, call = %self.call_id, "{message}");
+        }
+    }
+
     /// The granted directory handles, for `get-directories`.
     pub(crate) fn preopens(&self) -> &OpenedDirs {
         &self.preopens
@@ -304,9 +324,14 @@ impl CallState {
     }
 }
 
-/// Host resources (streams, header maps, descriptors) one call may hold at once. Far above what a
-/// real tool needs; a guest that floods handles traps instead of growing host memory.
-const MAX_RESOURCES_PER_CALL: usize = 100_000;
+/// Host resources (streams, header maps, requests, descriptors) one call may hold at once. Far above
+/// what a real tool needs; a guest that floods handles traps instead of growing host memory. With
+/// header maps of at most [`MAX_HEADER_BYTES`] (and request paths of at most 64 KiB, the most a URI
+/// may have), what one call can park in host memory this way stays in the hundreds of MiB.
+pub const MAX_RESOURCES_PER_CALL: usize = 10_000;
+
+/// The in-memory size one header map (`wasi:http` fields) may reach; real headers fit in 8 KiB.
+pub const MAX_HEADER_BYTES: usize = 32 << 10;
 
 fn bounded_table() -> ResourceTable {
     let mut table = ResourceTable::new();

@@ -19,6 +19,7 @@ const STDERR_DRAIN: Duration = Duration::from_secs(2);
 
 fn main() -> ExitCode {
     stdio_output::ensure_standard_fds();
+    raise_open_file_limit();
     let code = run();
     stdio_output::finish_stderr(STDERR_DRAIN);
     code
@@ -57,6 +58,23 @@ fn run() -> ExitCode {
             stdio_output::stderr_line(&format!("error: {err:#}"));
             ExitCode::from(2)
         }
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit (at most 65,536), as servers do: the
+/// per-call and per-process bounds on guests' files and connections then sit well below it.
+fn raise_open_file_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let wanted = limit.maximum.map_or(65_536, |hard| hard.min(65_536));
+    if limit.current.is_some_and(|soft| soft < wanted) {
+        let _ = setrlimit(
+            Resource::Nofile,
+            rustix::process::Rlimit {
+                current: Some(wanted),
+                maximum: limit.maximum,
+            },
+        );
     }
 }
 

@@ -9,6 +9,7 @@ use crate::capture::OutputCapture;
 use crate::convert;
 use crate::engine::EngineSettings;
 use crate::failure::{self, Failure, human_bytes};
+use crate::fs_gate::{OpenFiles, ProcessFiles};
 use crate::grant::{OpenDirError, OpenedDirs, PluginGrant};
 use crate::limits::{DESCRIBE_TIMEOUT, Limits};
 use crate::lock::Lockfile;
@@ -120,6 +121,8 @@ pub struct PluginHost {
     pub sandbox_slots: Arc<Semaphore>,
     /// Outgoing HTTP connections the whole process may have open.
     pub connections: ConnectionPool,
+    /// Files and directories guests of the whole process may hold open.
+    pub files: ProcessFiles,
 }
 
 impl PluginHost {
@@ -128,6 +131,7 @@ impl PluginHost {
         cache: CompileCache,
         settings: &EngineSettings,
         max_http_connections: usize,
+        max_open_files: usize,
     ) -> anyhow::Result<Self> {
         let mut linker = Linker::new(&engine);
         // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
@@ -135,8 +139,8 @@ impl PluginHost {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         // Outgoing HTTP passes each call's gate (see net/gate.rs).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        // File opens are recorded for the audit log and events (see opened_paths.rs).
-        crate::opened_paths::shadow_in_linker(&mut linker)?;
+        // Preopens from handles, file opens bounded and recorded, closes counted (see fs_gate.rs).
+        crate::fs_gate::shadow_in_linker(&mut linker)?;
         CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;
@@ -147,6 +151,7 @@ impl PluginHost {
             fuel_metering: settings.fuel,
             sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
             connections: ConnectionPool::new(max_http_connections),
+            files: ProcessFiles::new(max_open_files),
         })
     }
 }
@@ -167,6 +172,7 @@ pub struct Plugin {
     fuel_metering: bool,
     sandbox_slots: Arc<Semaphore>,
     connections: ConnectionPool,
+    files: ProcessFiles,
     pre: CordonPluginPre<CallState>,
 }
 
@@ -241,6 +247,7 @@ impl Plugin {
             fuel_metering: host.fuel_metering,
             sandbox_slots: host.sandbox_slots.clone(),
             connections: host.connections.clone(),
+            files: host.files.clone(),
             pre,
         };
         let info = plugin.describe().await?;
@@ -523,6 +530,7 @@ impl Plugin {
         let state = CallState::new(CallSetup {
             wasi,
             preopens,
+            open_files: OpenFiles::new(self.files.clone()),
             budget,
             http_gate,
             stdout,

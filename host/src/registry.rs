@@ -77,6 +77,7 @@ impl Registry {
                 options.cache,
                 &settings,
                 options.config.max_http_connections,
+                options.config.max_open_files,
             )
             .map_err(RegistryError::Engine)?,
         );

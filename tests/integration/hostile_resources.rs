@@ -98,6 +98,39 @@ fn the_audit_line_and_stderr_stay_small_under_a_flood() {
     assert_eq!(requests["capabilities"]["httpOmitted"], 2_000);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cannot_exhaust_the_hosts_file_descriptors() {
+    let ws = attacker("[host]\nmax_open_files = 600\n").file("data/f.txt", "x");
+    let pipeline = ws.pipeline().await;
+    let args = r#"{"path": "/data/f.txt", "count": 2000}"#;
+    let one = call(&pipeline, "hold_files", args).await;
+    assert_eq!(one.details["held"], 512, "{one:?}");
+    assert!(
+        one.details["firstError"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("quota"),
+        "{one:?}"
+    );
+    let holding = r#"{"path": "/data/f.txt", "count": 2000, "hold_ms": 500}"#;
+    let calls = (0..3)
+        .map(|i| CallRequest::new(format!("c{i}"), "hold_files", holding))
+        .collect();
+    let results = pipeline.run(calls, &Default::default()).await;
+    let held: u64 = results
+        .iter()
+        .map(|r| r.details["held"].as_u64().unwrap())
+        .sum();
+    assert!(
+        held <= 600,
+        "{held} files held at once across the calls: {results:?}"
+    );
+    // Every file was given back when its call ended: a new call gets its full share again.
+    let again = call(&pipeline, "hold_files", args).await;
+    assert_eq!(again.details["held"], 512, "{again:?}");
+}
+
 #[test]
 fn a_schema_pattern_that_needs_backtracking_is_refused_at_load() {
     let ws = crate::support::probe().plugin("fixture_redos_schema", "redos");

@@ -38,6 +38,10 @@ pub enum ConfigError {
 /// Sandboxes that may exist at once unless `[host] max_sandboxes` says otherwise.
 pub const DEFAULT_MAX_SANDBOXES: u32 = 64;
 
+/// Files and directories guests may hold open at once in the process unless `[host]
+/// max_open_files` says otherwise.
+pub const DEFAULT_MAX_OPEN_FILES: usize = 4_096;
+
 /// Outgoing HTTP connections open at once in the process unless `[host] max_http_connections`
 /// says otherwise; well under the usual limit of 1,024 open files.
 pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
@@ -95,6 +99,9 @@ pub struct Config {
     pub max_sandboxes: u32,
     /// Outgoing HTTP connections open at once in the process (`[host] max_http_connections`).
     pub max_http_connections: usize,
+    /// Files and directories guests may hold open at once in the process (`[host]
+    /// max_open_files`).
+    pub max_open_files: usize,
     /// Where the audit log goes (`[audit] path`), if anywhere.
     pub audit_path: Option<PathBuf>,
     /// How batches run.
@@ -118,6 +125,7 @@ impl Default for Config {
             locked: false,
             max_sandboxes: DEFAULT_MAX_SANDBOXES,
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
+            max_open_files: DEFAULT_MAX_OPEN_FILES,
             audit_path: None,
             agent: AgentSettings::default(),
             model: ModelSettings::default(),
@@ -191,6 +199,13 @@ impl Config {
                 format!("{max_http_connections} is out of range; use 1 to 100000"),
             ));
         }
+        let max_open_files = raw.host.max_open_files.unwrap_or(DEFAULT_MAX_OPEN_FILES);
+        if !(1..=1_000_000).contains(&max_open_files) {
+            return Err(invalid(
+                "host.max_open_files".into(),
+                format!("{max_open_files} is out of range; use 1 to 1000000"),
+            ));
+        }
         let audit_path = raw.audit.path.map(|path| base.join(path));
         layout::check_grants(&plugins, origin, audit_path.as_deref())
             .map_err(|(key, message)| invalid(key, message))?;
@@ -198,6 +213,7 @@ impl Config {
             locked: raw.host.locked,
             max_sandboxes,
             max_http_connections,
+            max_open_files,
             audit_path,
             agent,
             model,
@@ -281,6 +297,7 @@ struct RawHost {
     locked: bool,
     max_sandboxes: Option<u32>,
     max_http_connections: Option<usize>,
+    max_open_files: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]

@@ -1,18 +1,22 @@
-//! The guest's view of its granted directories, and which paths it asks the host to open, for the
-//! audit log and the event stream. `wasi:filesystem`'s preopen listing (`get-directories`) is
-//! shadowed in the linker: it hands the guest clones of the directory handles the plugin opened
-//! once at load (see grant.rs), never a path opened anew. `open-at` is shadowed by a wrapper that
-//! calls wasmtime-wasi's own implementation unchanged and then reports the open: the path as the
-//! guest sees it (cut to a length), what it asked for, and whether the host opened or refused it,
-//! up to a number of records per sandbox (the rest are counted). Nothing is recorded (and nothing
-//! is allocated) for calls nobody listens to.
+//! The host's gate on `wasi:filesystem`, three entry points shadowed in the linker around
+//! wasmtime-wasi's own implementation:
+//! - `get-directories` hands the guest clones of the directory handles the plugin opened once at
+//!   load (see grant.rs), never a path opened anew;
+//! - `open-at` is bounded (a call holds at most [`MAX_OPEN_FILES_PER_CALL`] open files and
+//!   directories, the process at most its `[host] max_open_files`; past either the open fails with
+//!   `quota`, so no plugin can exhaust the host's file descriptors) and reported for the audit log
+//!   and events: the path as the guest sees it (cut to a length), what it asked for, and whether the
+//!   host opened or refused it, up to a number of records per sandbox (the rest are counted);
+//! - dropping a descriptor gives its slot back.
+//! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
 
 use crate::call_state::{CallState, GuestReport, PathOpen, ReportSink};
 use crate::report_budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use wasmtime::StoreContextMut;
-use wasmtime::component::{Linker, Resource};
+use wasmtime::component::{Linker, Resource, ResourceType};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
     self, Descriptor, DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
@@ -22,6 +26,92 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 /// audit tests fail if a wasmtime update moves it (the shadow would then define an unused name).
 const TYPES: &str = "wasi:filesystem/types@0.2.12";
 const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
+
+/// Files and directories one call may hold open at once.
+pub const MAX_OPEN_FILES_PER_CALL: usize = 512;
+
+/// The process's count of files and directories guests hold open, against its limit. Cheap to
+/// clone; every call's [`OpenFiles`] shares it.
+#[derive(Clone, Debug)]
+pub struct ProcessFiles {
+    open: Arc<AtomicUsize>,
+    limit: usize,
+}
+
+impl ProcessFiles {
+    pub fn new(limit: usize) -> Self {
+        Self {
+            open: Arc::default(),
+            limit: limit.max(1),
+        }
+    }
+
+    fn try_take(&self) -> bool {
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < self.limit).then_some(open + 1)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, count: usize) {
+        self.open.fetch_sub(count, Ordering::AcqRel);
+    }
+
+    /// Files guests hold open now.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+}
+
+/// The descriptors one call opened and still holds; given back to the process when the call's
+/// store is dropped (which closes them).
+pub struct OpenFiles {
+    live: HashSet<u32>,
+    process: ProcessFiles,
+}
+
+impl OpenFiles {
+    pub fn new(process: ProcessFiles) -> Self {
+        Self {
+            live: HashSet::new(),
+            process,
+        }
+    }
+
+    /// Why one more file cannot be opened, if it cannot; otherwise its slot is taken.
+    fn take(&mut self) -> Option<&'static str> {
+        if self.live.len() >= MAX_OPEN_FILES_PER_CALL {
+            return Some("this call already holds 512 files open");
+        }
+        if !self.process.try_take() {
+            return Some(
+                "guests hold as many files open as the host allows ([host] max_open_files)",
+            );
+        }
+        None
+    }
+
+    fn opened(&mut self, descriptor: u32) {
+        self.live.insert(descriptor);
+    }
+
+    fn failed(&mut self) {
+        self.process.give_back(1);
+    }
+
+    fn closed(&mut self, descriptor: u32) {
+        if self.live.remove(&descriptor) {
+            self.process.give_back(1);
+        }
+    }
+}
+
+impl Drop for OpenFiles {
+    fn drop(&mut self) {
+        self.process.give_back(self.live.len());
+    }
+}
 
 /// A call's record of where its directory descriptors point, and where opens are reported.
 pub struct OpenedPaths {
@@ -52,17 +142,26 @@ impl OpenedPaths {
     }
 }
 
-/// Replaces `open-at` and `get-directories` in a linker that already has WASI p2.
+/// Replaces `get-directories`, `open-at` and the descriptor's destructor in a linker that already
+/// has WASI p2.
 pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
     linker.allow_shadowing(true);
     linker
         .instance(PREOPENS)?
         .func_wrap("get-directories", get_directories)?;
-    linker
-        .instance(TYPES)?
-        .func_wrap_async("[method]descriptor.open-at", |store, params| {
-            Box::new(open_at(store, params))
-        })?;
+    let mut types = linker.instance(TYPES)?;
+    types.func_wrap_async("[method]descriptor.open-at", |store, params| {
+        Box::new(open_at(store, params))
+    })?;
+    types.resource(
+        "descriptor",
+        ResourceType::host::<Descriptor>(),
+        |mut store, rep| {
+            let state = store.data_mut();
+            state.open_files().closed(rep);
+            HostDescriptor::drop(&mut state.filesystem(), Resource::new_own(rep))
+        },
+    )?;
     linker.allow_shadowing(false);
     Ok(())
 }
@@ -109,21 +208,37 @@ async fn open_at(
             MAX_RECORDED_PATH_BYTES,
         )
     });
-    let outcome = HostDescriptor::open_at(
-        &mut state.filesystem(),
-        directory,
-        path_flags,
-        path,
-        open_flags,
-        flags,
-    )
-    .await;
-    let outcome = match outcome {
-        Ok(descriptor) => Ok(descriptor),
-        Err(err) => Err(types::Host::convert_error_code(
-            &mut state.filesystem(),
-            err,
-        )?),
+    let outcome = match state.open_files().take() {
+        Some(reason) => {
+            state.warn_limited(&format!(
+                "refused to open a file: {reason}; close files before opening more"
+            ));
+            Err(ErrorCode::Quota)
+        }
+        None => {
+            let opened = HostDescriptor::open_at(
+                &mut state.filesystem(),
+                directory,
+                path_flags,
+                path,
+                open_flags,
+                flags,
+            )
+            .await;
+            match opened {
+                Ok(descriptor) => {
+                    state.open_files().opened(descriptor.rep());
+                    Ok(descriptor)
+                }
+                Err(err) => {
+                    state.open_files().failed();
+                    Err(types::Host::convert_error_code(
+                        &mut state.filesystem(),
+                        err,
+                    )?)
+                }
+            }
+        }
     };
     if let (Some(guest_path), Some(opened)) = (guest_path, state.opened_paths()) {
         let error = outcome.as_ref().err().map(ErrorCode::name);
