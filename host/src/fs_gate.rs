@@ -8,6 +8,7 @@
 //!   and events: the path as the guest sees it (cut to a length), what it asked for, and whether the
 //!   host opened or refused it, up to a number of records per sandbox (the rest are counted);
 //! - dropping a descriptor gives its slot back.
+//!
 //! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
 
 use crate::call_state::{CallState, GuestReport, PathOpen, ReportSink};
