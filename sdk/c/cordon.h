@@ -1,7 +1,7 @@
 /* The cordon C SDK: write tools as plain C functions over NUL-terminated strings, list them with
  * CORDON_EXPORT_TOOLS (and a hook with CORDON_EXPORT_HOOK), and `cordon build` (Zig's clang for
  * wasm32-wasi, then wit-component) makes the component. This header hides the bindings `wit-bindgen c` generates from the
- * contract (wit/plugin-0.1.0); cordon.c implements it over them.
+ * contract (wit/plugin-0.1.0); the .c files beside it implement it over them.
  *
  *     static void greet(const cordon_call *call, cordon_result *result) {
  *         char *name = NULL;

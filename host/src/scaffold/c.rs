@@ -35,6 +35,17 @@ fn sources(project: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The C SDK's own sources (`sdk/c/*.c`), compiled into every C plugin.
+fn sdk_sources(sdk: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(sdk)
+        .with_context(|| format!("reading the C SDK at {}", sdk.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "c"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
 /// Builds the C project in `project` into the component `output`.
 pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
     let zig = find_zig().with_context(|| {
@@ -63,7 +74,7 @@ pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
         .arg("-I")
         .arg(project)
         .args(sources(project)?)
-        .arg(root.join("sdk/c/cordon.c"))
+        .args(sdk_sources(&root.join("sdk/c"))?)
         .arg(bindings.join("cordon_plugin.c"))
         .arg(bindings.join("cordon_plugin_component_type.o"))
         .arg("-o")

@@ -1,0 +1,102 @@
+/* The component's exports for tools: describe (the tools and the hook, from the plugin's macros)
+ * and execute (run the named tool), with weak defaults for plugins without tools or a hook. */
+
+#include "cordon_internal.h"
+
+/* Plugins without tools or without a hook: these weak defaults stand in for the macros. */
+__attribute__((weak)) const cordon_tool *cordon_plugin_tools(size_t *count) {
+    *count = 0;
+    return NULL;
+}
+
+__attribute__((weak)) const cordon_hook *cordon_plugin_hook(void) {
+    return NULL;
+}
+
+void exports_cordon_plugin_plugin_describe(exports_cordon_plugin_plugin_plugin_info_t *ret) {
+    size_t count = 0;
+    const cordon_tool *tools = cordon_plugin_tools(&count);
+    ret->tools.len = count;
+    ret->tools.ptr = cordon_checked(calloc(count ? count : 1, sizeof *ret->tools.ptr));
+    for (size_t i = 0; i < count; i++) {
+        cordon_plugin_types_tool_spec_t *spec = &ret->tools.ptr[i];
+        spec->name = cordon_to_wit(tools[i].name);
+        spec->label = cordon_to_wit(tools[i].label ? tools[i].label : tools[i].name);
+        spec->description = cordon_to_wit(tools[i].description ? tools[i].description : "");
+        spec->parameters = cordon_to_wit(tools[i].parameters ? tools[i].parameters
+                                                      : "{\"type\":\"object\",\"properties\":{}}");
+        spec->execution_mode = tools[i].sequential ? CORDON_PLUGIN_TYPES_EXECUTION_MODE_SEQUENTIAL
+                                                   : CORDON_PLUGIN_TYPES_EXECUTION_MODE_PARALLEL;
+    }
+    const cordon_hook *hook = cordon_plugin_hook();
+    ret->hook.is_some = hook != NULL;
+    if (hook == NULL) return;
+    /* The comma-separated globs become the hook-spec's list. */
+    const char *globs = hook->tools ? hook->tools : "";
+    size_t parts = 0;
+    for (const char *p = globs; *p; p++) parts += *p == ',';
+    cordon_plugin_string_t *list = cordon_checked(calloc(parts + 1, sizeof *list));
+    size_t used = 0;
+    const char *start = globs;
+    for (;;) {
+        const char *end = strchr(start, ',');
+        size_t length = end ? (size_t)(end - start) : strlen(start);
+        while (length > 0 && *start == ' ') start++, length--;
+        while (length > 0 && start[length - 1] == ' ') length--;
+        if (length > 0) {
+            char *glob = cordon_checked(malloc(length + 1));
+            memcpy(glob, start, length);
+            glob[length] = '\0';
+            list[used++] = cordon_to_wit(glob);
+            free(glob);
+        }
+        if (end == NULL) break;
+        start = end + 1;
+    }
+    ret->hook.val.tools.ptr = list;
+    ret->hook.val.tools.len = used;
+    ret->hook.val.before = hook->before != NULL;
+    ret->hook.val.after = hook->after != NULL;
+}
+
+bool exports_cordon_plugin_plugin_execute(exports_cordon_plugin_plugin_tool_call_t *call,
+                                          exports_cordon_plugin_plugin_tool_output_t *ret,
+                                          exports_cordon_plugin_plugin_tool_failure_t *err) {
+    char *id = cordon_from_wit(&call->id);
+    char *name = cordon_from_wit(&call->name);
+    char *arguments = cordon_from_wit(&call->arguments);
+    exports_cordon_plugin_plugin_tool_call_free(call);
+    cordon_call view = {.id = id, .name = name, .arguments = arguments};
+    cordon_result result = {0};
+
+    size_t count = 0;
+    const cordon_tool *tools = cordon_plugin_tools(&count);
+    const cordon_tool *tool = NULL;
+    for (size_t i = 0; i < count && tool == NULL; i++) {
+        if (strcmp(tools[i].name, name) == 0) tool = &tools[i];
+    }
+    if (tool == NULL) {
+        cordon_fail(&result, "this plugin has no tool named \"%s\"", name);
+    } else {
+        tool->run(&view, &result);
+    }
+    free(id);
+    free(name);
+    free(arguments);
+
+    if (result.failed) {
+        err->kind = result.kind;
+        err->message = cordon_to_wit(result.message);
+        err->details = cordon_to_wit(result.details ? result.details : "");
+        for (size_t i = 0; i < result.count; i++) cordon_plugin_types_content_free(&result.blocks[i]);
+        free(result.blocks);
+        free(result.message);
+        free(result.details);
+        return false;
+    }
+    ret->content.ptr = result.blocks;
+    ret->content.len = result.count;
+    ret->details = cordon_to_wit(result.details ? result.details : "");
+    free(result.details);
+    return true;
+}
