@@ -241,3 +241,85 @@ fn without_a_grant_the_fs_plugin_has_no_files() {
     assert_eq!(kind(&result), "capability_denied");
     assert!(text(&result).contains("no directories granted"), "{result}");
 }
+
+/// A tree with ignore files at two levels, a negation, an ignored directory, a hidden file and a
+/// `.git` directory; every file says "needle".
+fn ignoring_workspace() -> Workspace {
+    let mut ws = Workspace::new().plugin("fs", "fs");
+    for (path, content) in [
+        ("tree/.gitignore", "*.log\nbuild/\n!keep.log\n"),
+        ("tree/.ignore", "private.txt\n"),
+        ("tree/src/.gitignore", "generated.rs\n"),
+    ] {
+        ws = ws.file(path, content);
+    }
+    for path in [
+        "tree/app.log",
+        "tree/keep.log",
+        "tree/build/out.txt",
+        "tree/private.txt",
+        "tree/.hidden.txt",
+        "tree/.git/config",
+        "tree/src/generated.rs",
+        "tree/src/main.rs",
+        "tree/src/nested/deep.rs",
+    ] {
+        ws = ws.file(path, "a needle here\n");
+    }
+    ws.config("[plugins.fs]\ndirs = [{ host = \"tree\", guest = \"/tree\" }]\n")
+}
+
+#[test]
+fn find_and_grep_respect_gitignore_ignore_and_hidden_files_unless_asked() {
+    let ws = ignoring_workspace();
+    let found = text(&ws.call("find_files", r#"{"pattern": "*"}"#));
+    assert_eq!(
+        found,
+        "/tree/keep.log\n/tree/src/main.rs\n/tree/src/nested/deep.rs",
+        "ignored, nested-ignored, hidden and .git files are skipped; a negation keeps keep.log"
+    );
+    let grep = text(&ws.call("grep", r#"{"pattern": "needle"}"#));
+    assert_eq!(
+        grep,
+        "/tree/keep.log:1: a needle here\n/tree/src/main.rs:1: a needle here\n/tree/src/nested/deep.rs:1: a needle here"
+    );
+    let everything = text(&ws.call(
+        "find_files",
+        r#"{"pattern": "*", "include_ignored": true}"#,
+    ));
+    assert_eq!(
+        everything,
+        [
+            "/tree/.gitignore",
+            "/tree/.hidden.txt",
+            "/tree/.ignore",
+            "/tree/app.log",
+            "/tree/build/out.txt",
+            "/tree/keep.log",
+            "/tree/private.txt",
+            "/tree/src/.gitignore",
+            "/tree/src/generated.rs",
+            "/tree/src/main.rs",
+            "/tree/src/nested/deep.rs",
+        ]
+        .join("\n"),
+        ".git itself is always skipped"
+    );
+    let grep_all = ws.call("grep", r#"{"pattern": "needle", "include_ignored": true}"#);
+    assert_eq!(grep_all["details"]["matches"], 8, "{grep_all}");
+}
+
+#[test]
+fn find_files_accepts_an_absolute_pattern_inside_a_grant() {
+    let ws = ignoring_workspace();
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/tree/src/*.rs"}"#)),
+        "/tree/src/main.rs"
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/tree/**/*.rs"}"#)),
+        "/tree/src/main.rs\n/tree/src/nested/deep.rs"
+    );
+    let outside = ws.call("find_files", r#"{"pattern": "/etc/*"}"#);
+    assert_eq!(kind(&outside), "capability_denied", "{outside}");
+}

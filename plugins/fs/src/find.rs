@@ -1,7 +1,7 @@
 //! `find_files`: files whose path matches a glob.
 
 use crate::roots::Roots;
-use crate::walk::files_under;
+use crate::walk::{Skip, files_under};
 use cordon_sdk::prelude::*;
 use globset::GlobBuilder;
 
@@ -14,6 +14,10 @@ pub struct Args {
     pattern: String,
     /// Directory to search (default: the first granted directory).
     path: Option<String>,
+    /// Also list files that .gitignore or .ignore exclude, and hidden files (`.git` is always
+    /// skipped).
+    #[serde(default)]
+    include_ignored: bool,
     /// Most paths to return (default 200).
     #[schemars(range(min = 1))]
     limit: Option<usize>,
@@ -26,16 +30,34 @@ impl Tool for FindFiles {
     const NAME: &'static str = "find_files";
     const LABEL: &'static str = "Find files";
     const DESCRIPTION: &'static str = "Find files by glob pattern (`*`, `**`, `?`, `[abc]`, \
-        `{a,b}`), returning their paths sorted. Skips `.git`. Returns at most `limit` paths \
-        (default 200) and says when there were more. Use grep to search file contents.";
+        `{a,b}`), returning their paths sorted. A pattern may also be an absolute path inside a \
+        granted directory (`/repo/src/*.rs`). Like fd, skips files that .gitignore or .ignore \
+        exclude, hidden files and `.git` (set include_ignored to list ignored and hidden files \
+        too). Returns at most `limit` paths (default 200) and says when there were more. Use \
+        grep to search file contents.";
 
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
         let roots = Roots::granted();
-        let (dir, _) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
-        let pattern = if args.pattern.contains('/') {
-            args.pattern.clone()
+        let (dir, pattern) = match (&args.path, args.pattern.strip_prefix('/')) {
+            // An absolute pattern names its own directory: the granted one it lies in.
+            (None, Some(_)) => {
+                let (root, rest) = roots.split_absolute_pattern(&args.pattern)?;
+                (root, rest)
+            }
+            _ => {
+                let (dir, _) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
+                let relative = args
+                    .pattern
+                    .strip_prefix(&format!("{}/", dir.display()))
+                    .unwrap_or(&args.pattern)
+                    .to_string();
+                (dir, relative)
+            }
+        };
+        let pattern = if pattern.contains('/') {
+            pattern
         } else {
-            format!("**/{}", args.pattern)
+            format!("**/{pattern}")
         };
         let glob = GlobBuilder::new(&pattern)
             .literal_separator(true)
@@ -45,7 +67,10 @@ impl Tool for FindFiles {
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         let mut found = Vec::new();
         let mut total = 0;
-        for file in files_under(&dir) {
+        let skip = Skip {
+            include_ignored: args.include_ignored,
+        };
+        for file in files_under(&dir, skip) {
             let relative = file.strip_prefix(&dir).unwrap_or(&file);
             if glob.is_match(relative) {
                 total += 1;

@@ -70,6 +70,25 @@ impl Roots {
         Ok((normalized, root))
     }
 
+    /// An absolute glob pattern split into the granted directory it lies in and the pattern
+    /// relative to it (`/repo/src/*.rs` with `/repo` granted: `/repo` and `src/*.rs`).
+    pub fn split_absolute_pattern(&self, pattern: &str) -> Result<(PathBuf, String), ToolError> {
+        let root = self
+            .0
+            .iter()
+            .filter(|root| {
+                let prefix = root.path.to_string_lossy();
+                pattern == prefix
+                    || pattern.starts_with(&format!("{}/", prefix.trim_end_matches('/')))
+            })
+            .max_by_key(|root| root.path.components().count())
+            .ok_or_else(|| self.outside(pattern))?;
+        let prefix = root.path.to_string_lossy();
+        let rest = pattern[prefix.len()..].trim_start_matches('/');
+        let rest = if rest.is_empty() { "**" } else { rest };
+        Ok((root.path.clone(), rest.to_string()))
+    }
+
     /// Like [`Roots::resolve`], and the directory must be granted read-write.
     pub fn resolve_writable(&self, path: &str) -> Result<PathBuf, ToolError> {
         let (resolved, root) = self.resolve(path)?;
