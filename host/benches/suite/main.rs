@@ -1,8 +1,9 @@
 //! `make bench`: the whole benchmark suite in one run, side by side, printed and written to
 //! BENCHMARKS.md (or to the file `CORDON_BENCH_OUT` names). Sections follow the benchmark issue:
 //! per-call overhead, MCP over stdio, parallel batch, throughput, cold start, interrupt latency,
-//! hook cost, memory, and the cost of recording opened paths; then each target checked against this run's figures. `CORDON_BENCH_ONLY`
-//! picks sections (see [`wanted`]).
+//! hook cost, memory, the cost of recording opened paths, and real work on a real-sized repository;
+//! then each target checked against this run's figures. `CORDON_BENCH_ONLY` picks sections (see
+//! [`wanted`]).
 
 mod bare;
 mod batch;
@@ -11,6 +12,8 @@ mod interrupt;
 mod memory;
 mod opened_paths;
 mod per_call;
+mod real_repo;
+mod repo_tree;
 mod report;
 mod setup;
 mod stats;
@@ -23,7 +26,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Whether section `name` runs: all of them, unless `CORDON_BENCH_ONLY` lists some (comma-separated:
-/// per_call, stdio, batch, throughput, cold_start, interrupt, memory, opened_paths).
+/// per_call, stdio, batch, throughput, cold_start, interrupt, memory, opened_paths, real_repo).
 fn wanted(name: &str) -> bool {
     std::env::var("CORDON_BENCH_ONLY").map_or(true, |only| {
         only.split(',').any(|section| section.trim() == name)
@@ -83,6 +86,10 @@ async fn main() -> anyhow::Result<()> {
     if wanted("opened_paths") {
         opened_paths::run(&setup, &mut report).await?;
     }
+    let real_repo = match wanted("real_repo") {
+        true => Some(real_repo::run(&setup, &mut report).await?),
+        false => None,
+    };
 
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let check = |figure: Option<Duration>, limit: f64, show: fn(Duration) -> String| {
@@ -148,6 +155,32 @@ async fn main() -> anyhow::Result<()> {
     );
     let (measured, met) = check(per_call.as_ref().map(|p| p.hook_pair), 25.0, micros);
     report.target("one hook pair added to a call", "≤ 25 µs", measured, met);
+    let times_native = |ratio: Option<f64>| {
+        (
+            ratio.map_or_else(|| "not measured".into(), |r| format!("{r:.2}× native")),
+            ratio.map(|r| r <= 2.0),
+        )
+    };
+    let (measured, met) = times_native(real_repo.as_ref().map(|r| r.grep_ratio));
+    report.target(
+        "grep over the real repository (slower of the two rows)",
+        "≤ 2× `grep -rn`",
+        measured,
+        met,
+    );
+    let (measured, met) = times_native(real_repo.as_ref().map(|r| r.find_ratio));
+    report.target(
+        "find_files over the real repository",
+        "≤ 2× `find`",
+        measured,
+        met,
+    );
+    let (measured, met) = check(
+        real_repo.as_ref().map(|r| r.read_file),
+        2_000.0,
+        stats::millis,
+    );
+    report.target("read_file of 1 MiB (median)", "≤ 2 ms", measured, met);
 
     let out = std::env::var_os("CORDON_BENCH_OUT")
         .map(PathBuf::from)
