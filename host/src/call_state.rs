@@ -9,7 +9,10 @@ use crate::fs_gate::{OpenFiles, OpenedPaths};
 use crate::grant::OpenedDirs;
 use crate::limits::MAX_TABLE_ELEMENTS;
 use crate::net::HttpGate;
-use crate::report_budget::{MAX_LOG_LINE_BYTES, Omitted, RecordKind, ReportBudget, cut};
+use crate::report_budget::{
+    MAX_LOG_LINE_BYTES, MESSAGE_OVERHEAD_BYTES, Omitted, RecordKind, ReportBudget, cut,
+    without_controls,
+};
 use crate::result::Content;
 use serde_json::Value;
 use std::sync::Arc;
@@ -48,6 +51,8 @@ pub struct PathOpen {
     pub call_id: String,
     /// As the guest sees it: the directory it opened from joined with the path it gave, as written.
     pub path: String,
+    /// Where the opened file really is on the host (`None` when the open failed).
+    pub host_path: Option<String>,
     /// What it asked for: `read`, `write`, `create`, `truncate`, `exclusive`, `directory`.
     pub mode: Vec<&'static str>,
     /// `None` when the host opened it; otherwise the WASI error code (`not-permitted`, `no-entry`,
@@ -129,8 +134,13 @@ impl MemoryLimiter {
         }
     }
 
+    /// Gives back `bytes` taken before (host objects the guest dropped).
+    pub(crate) fn give_back(&mut self, bytes: usize) {
+        self.used = self.used.saturating_sub(bytes);
+    }
+
     /// Takes `bytes` more from the limit, if they fit.
-    fn take(&mut self, bytes: usize) -> bool {
+    pub(crate) fn take(&mut self, bytes: usize) -> bool {
         match self.used.checked_add(bytes) {
             Some(total) if total <= self.limit => {
                 self.used = total;
@@ -198,6 +208,8 @@ pub struct CallState {
     opened_paths: Option<OpenedPaths>,
     /// What this sandbox may still make the host record.
     budget: Arc<ReportBudget>,
+    /// The host objects the guest holds that are charged to its memory limit.
+    pub(crate) host_objects: crate::resource_budget::HostObjects,
     cancelled: CancellationToken,
     /// When the epoch callback stops the guest.
     pub deadline: Instant,
@@ -236,6 +248,7 @@ impl CallState {
             preopens: setup.preopens,
             open_files: setup.open_files,
             budget: setup.budget,
+            host_objects: Default::default(),
             table: bounded_table(),
             http: {
                 let mut http = WasiHttpCtx::new();
@@ -279,6 +292,23 @@ impl CallState {
     /// The record of the guest's file opens, when they are being recorded.
     pub(crate) fn opened_paths(&mut self) -> Option<&mut OpenedPaths> {
         self.opened_paths.as_mut()
+    }
+
+    /// Takes `bytes` the host holds for the guest from its memory limit, if they fit.
+    pub(crate) fn take_host_bytes(&mut self, bytes: u64) -> Result<(), ()> {
+        match self
+            .limiter
+            .take(usize::try_from(bytes).unwrap_or(usize::MAX))
+        {
+            true => Ok(()),
+            false => Err(()),
+        }
+    }
+
+    /// Gives back host bytes of objects the guest no longer holds.
+    pub(crate) fn give_back_host_bytes(&mut self, bytes: u64) {
+        self.limiter
+            .give_back(usize::try_from(bytes).unwrap_or(usize::MAX));
     }
 
     /// The files the guest holds open, for `open-at` and descriptor drops.
@@ -362,10 +392,12 @@ impl types::Host for CallState {}
 
 impl host::Host for CallState {
     fn log(&mut self, level: host::Level, message: String) {
-        if !self.spend(message.len()) || !self.budget.record(RecordKind::Log) {
+        if !self.spend(message.len() + MESSAGE_OVERHEAD_BYTES)
+            || !self.budget.record(RecordKind::Log)
+        {
             return;
         }
-        let message = cut(&message, MAX_LOG_LINE_BYTES);
+        let message = cut(&without_controls(&message), MAX_LOG_LINE_BYTES);
         let (plugin, call) = (&*self.plugin_id, self.call_id.as_str());
         let level = match level {
             host::Level::Trace => {
@@ -405,7 +437,7 @@ impl host::Host for CallState {
             .map(crate::convert::content_size)
             .sum::<usize>()
             + update.details.len();
-        if !self.spend(size) {
+        if !self.spend(size + MESSAGE_OVERHEAD_BYTES) || !self.budget.record(RecordKind::Progress) {
             return;
         }
         tracing::debug!(plugin = %self.plugin_id, call = %self.call_id, bytes = size, "progress");

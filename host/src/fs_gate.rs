@@ -28,8 +28,9 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 const TYPES: &str = "wasi:filesystem/types@0.2.12";
 const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
 
-/// Files and directories one call may hold open at once.
-pub const MAX_OPEN_FILES_PER_CALL: usize = 512;
+/// Files and directories one call may hold open at once. With the default `[host] max_sandboxes`
+/// of 64, every sandbox's share fits the default process bound, so no call can starve another.
+pub const MAX_OPEN_FILES_PER_CALL: usize = 256;
 
 /// The process's count of files and directories guests hold open, against its limit. Cheap to
 /// clone; every call's [`OpenFiles`] shares it.
@@ -80,30 +81,45 @@ impl OpenFiles {
         }
     }
 
-    /// Why one more file cannot be opened, if it cannot; otherwise its slot is taken.
-    fn take(&mut self) -> Option<&'static str> {
+    /// A slot for one more open file (given back when dropped, unless the open succeeded), or why
+    /// there is none.
+    fn take(&mut self) -> Result<FileSlot, &'static str> {
         if self.live.len() >= MAX_OPEN_FILES_PER_CALL {
-            return Some("this call already holds 512 files open");
+            return Err("this call already holds 256 files open");
         }
         if !self.process.try_take() {
-            return Some(
+            return Err(
                 "guests hold as many files open as the host allows ([host] max_open_files)",
             );
         }
-        None
+        Ok(FileSlot {
+            process: Some(self.process.clone()),
+        })
     }
 
-    fn opened(&mut self, descriptor: u32) {
+    /// The open that `slot` was taken for succeeded: the descriptor holds it until closed.
+    fn opened(&mut self, descriptor: u32, mut slot: FileSlot) {
+        slot.process = None;
         self.live.insert(descriptor);
-    }
-
-    fn failed(&mut self) {
-        self.process.give_back(1);
     }
 
     fn closed(&mut self, descriptor: u32) {
         if self.live.remove(&descriptor) {
             self.process.give_back(1);
+        }
+    }
+}
+
+/// One file slot of the process, taken before an open and given back when dropped: an open that
+/// fails, or one that never finishes (its call was cancelled mid-open), returns it.
+struct FileSlot {
+    process: Option<ProcessFiles>,
+}
+
+impl Drop for FileSlot {
+    fn drop(&mut self) {
+        if let Some(process) = self.process.take() {
+            process.give_back(1);
         }
     }
 }
@@ -210,13 +226,13 @@ async fn open_at(
         )
     });
     let outcome = match state.open_files().take() {
-        Some(reason) => {
+        Err(reason) => {
             state.warn_limited(&format!(
                 "refused to open a file: {reason}; close files before opening more"
             ));
             Err(ErrorCode::Quota)
         }
-        None => {
+        Ok(slot) => {
             let opened = HostDescriptor::open_at(
                 &mut state.filesystem(),
                 directory,
@@ -228,11 +244,11 @@ async fn open_at(
             .await;
             match opened {
                 Ok(descriptor) => {
-                    state.open_files().opened(descriptor.rep());
+                    state.open_files().opened(descriptor.rep(), slot);
                     Ok(descriptor)
                 }
                 Err(err) => {
-                    state.open_files().failed();
+                    drop(slot);
                     Err(types::Host::convert_error_code(
                         &mut state.filesystem(),
                         err,
@@ -241,12 +257,20 @@ async fn open_at(
             }
         }
     };
-    if let (Some(guest_path), Some(opened)) = (guest_path, state.opened_paths()) {
+    if let Some(guest_path) = guest_path {
+        let host_path = match &outcome {
+            Ok(descriptor) => real_path(state, descriptor),
+            Err(_) => None,
+        };
+        let Some(opened) = state.opened_paths() else {
+            return Ok((outcome,));
+        };
         let error = outcome.as_ref().err().map(ErrorCode::name);
         if opened.budget.record(RecordKind::Path) {
             (opened.sink)(GuestReport::PathOpen(PathOpen {
                 call_id: opened.call_id.clone(),
                 path: guest_path.clone(),
+                host_path,
                 mode: mode(open_flags, flags),
                 error,
             }));
@@ -256,6 +280,18 @@ async fn open_at(
         }
     }
     Ok((outcome,))
+}
+
+/// Where an opened descriptor really is on the host (its `/proc/self/fd` link), cut to a length:
+/// what the audit log reports, whatever renames inside the grant made of the guest's path.
+fn real_path(state: &mut CallState, descriptor: &Resource<Descriptor>) -> Option<String> {
+    use std::os::fd::AsRawFd;
+    let fd = match state.table().get(descriptor).ok()? {
+        Descriptor::File(file) => file.file.as_raw_fd(),
+        Descriptor::Dir(dir) => dir.dir.as_raw_fd(),
+    };
+    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    Some(cut(&path.to_string_lossy(), MAX_RECORDED_PATH_BYTES))
 }
 
 /// The directory's guest path joined with the path the guest gave, as written (not normalised, so

@@ -25,9 +25,11 @@ pub mod pipeline;
 pub mod plugin;
 pub mod registry;
 pub mod report_budget;
+mod resource_budget;
 pub mod result;
 pub mod scaffold;
 pub mod schema;
+pub mod schema_cost;
 pub mod tool_glob;
 pub mod utc_time;
 

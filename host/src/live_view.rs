@@ -7,6 +7,7 @@
 use crate::stdio_output::{stderr_line, stderr_write, stdout_write};
 use cordon::agent::{AgentObserver, Reply, StopReason};
 use cordon::pipeline::Event;
+use cordon::report_budget::without_controls;
 use serde_json::json;
 use std::io::IsTerminal as _;
 use std::sync::{Arc, Mutex};
@@ -145,7 +146,11 @@ impl LiveView {
         };
         let elapsed = since.elapsed().as_secs_f64();
         state.frame = (state.frame + 1) % FRAMES.len();
-        let line = format!("{} {} ({elapsed:.1}s)", FRAMES[state.frame], what);
+        let line = format!(
+            "{} {} ({elapsed:.1}s)",
+            FRAMES[state.frame],
+            without_controls(&what)
+        );
         let width = terminal_width();
         let line: String = line.chars().take(width.saturating_sub(1)).collect();
         stderr_write(format!("\r\x1b[2K{line}").as_bytes());
@@ -167,7 +172,7 @@ impl LiveView {
             let _ = stdout_write("\n");
             state.open_text_line = false;
         }
-        stderr_line(text);
+        stderr_line(&without_controls(text));
     }
 
     fn json_line(&self, value: serde_json::Value) {
@@ -195,9 +200,9 @@ impl AgentObserver for LiveView {
         self.clear(&mut state);
         match self.text {
             TextOut::StreamStdout => {
-                let _ = stdout_write(text);
+                let _ = stdout_write(&without_controls(text));
             }
-            TextOut::StreamStderr => stderr_write(text.as_bytes()),
+            TextOut::StreamStderr => stderr_write(without_controls(text).as_bytes()),
             TextOut::Hold => {}
         }
         if !text.is_empty() {

@@ -1,7 +1,10 @@
 //! `cordon.lock`: the plugins an operator approved, each with its sha256 and the grants it was
-//! approved with (directories, env vars, HTTP origins, and the hook grant: which tools' calls its
-//! hook may see and change). When loading is locked, a plugin that is new, changed, or whose grants
-//! widened (a new or wider hook grant included) refuses to load, and the message says what changed.
+//! approved with: directories, env vars (and a digest of each fixed value), HTTP origins (with a
+//! digest of each secret header's template, so pointing a header at another secret is a change),
+//! the hook grant (which tools' calls its hook may see and change), a digest of its settings, and
+//! its limits. When loading is locked, a plugin that is new, changed, or whose grants changed or
+//! widened refuses to load, and the message says what changed. Secrets themselves are never
+//! written: a digest is 64 bits of a SHA-256.
 
 use crate::grant::{Access, PluginGrant};
 use serde::{Deserialize, Serialize};
@@ -107,7 +110,7 @@ impl Lockfile {
             .collect();
         if !added.is_empty() {
             return Err(format!(
-                "its grants widened since it was locked; added: {}; review them, then run `cordon lock`",
+                "its grants changed or widened since it was locked; added: {}; review them, then run `cordon lock`",
                 added.join("; ")
             ));
         }
@@ -132,15 +135,19 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
     for name in &grant.env {
         lines.push(format!("env {name}"));
     }
-    for (name, _) in &grant.env_set {
-        lines.push(format!("env_set {name}"));
+    for (name, value) in &grant.env_set {
+        lines.push(format!("env_set {name}={}", digest(value.as_bytes())));
     }
     for http in grant.http.iter() {
         let methods = http
             .methods
             .as_ref()
             .map_or("any".to_string(), |m| m.join(","));
-        let headers: Vec<String> = http.headers.iter().map(|h| h.name.to_string()).collect();
+        let headers: Vec<String> = http
+            .headers
+            .iter()
+            .map(|h| format!("{}({})", h.name, digest(h.template.as_bytes())))
+            .collect();
         lines.push(format!(
             "http {} methods={methods} path={} private={} headers={}",
             http.origin(),
@@ -153,6 +160,13 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
             }
         ));
     }
+    // No settings at all and an empty settings table are the same approval.
+    let settings = match &grant.settings {
+        serde_json::Value::Null => "{}".to_string(),
+        settings => settings.to_string(),
+    };
+    lines.push(format!("settings {}", digest(settings.as_bytes())));
+    lines.push(limits_line(&grant.limits));
     if let Some(hook) = &grant.hook {
         if hook.tools.is_empty() {
             lines.push("hook *".to_string());
@@ -163,6 +177,31 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
     }
     lines.sort();
     lines
+}
+
+/// `sha256:` and the first 16 hex digits of the SHA-256 of `bytes`.
+fn digest(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    format!("sha256:{}", &hex::encode(Sha256::digest(bytes))[..16])
+}
+
+/// Every limit of a grant, in one comparable line.
+fn limits_line(limits: &crate::limits::Limits) -> String {
+    format!(
+        "limits timeout={}ms memory={} fuel={} output={} stdio={} http_timeout={}ms http_connect_timeout={}ms http_response={} http_requests={} http_connections={}",
+        limits.timeout.as_millis(),
+        limits.memory_bytes,
+        limits
+            .fuel
+            .map_or("none".to_string(), |fuel| fuel.to_string()),
+        limits.output_bytes,
+        limits.stdio_bytes,
+        limits.http.total_timeout.as_millis(),
+        limits.http.connect_timeout.as_millis(),
+        limits.http.max_response_bytes,
+        limits.http.max_concurrent,
+        limits.http.max_open,
+    )
 }
 
 #[cfg(test)]

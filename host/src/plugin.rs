@@ -15,7 +15,7 @@ use crate::limits::{DESCRIBE_TIMEOUT, Limits};
 use crate::lock::Lockfile;
 use crate::net::{ConnectionPool, GateSetup, HttpGate};
 use crate::report_budget::ReportBudget;
-use crate::result::{Content, ErrorKind, ToolResult};
+use crate::result::{Content, ErrorKind, MAX_CONTENT_BLOCKS, ToolResult};
 use crate::schema::ArgumentSchema;
 use sha2::{Digest, Sha256};
 use std::future::Future;
@@ -141,6 +141,9 @@ impl PluginHost {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         // Preopens from handles, file opens bounded and recorded, closes counted (see fs_gate.rs).
         crate::fs_gate::shadow_in_linker(&mut linker)?;
+        // What the guest makes the host hold (header maps, request lines, body buffers, directory
+        // listings) is charged to its memory limit (see resource_budget.rs).
+        crate::resource_budget::shadow_in_linker(&mut linker)?;
         CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;
@@ -251,6 +254,7 @@ impl Plugin {
             pre,
         };
         let info = plugin.describe().await?;
+        check_declarations(&info)?;
         plugin.tools = info
             .tools
             .into_iter()
@@ -304,6 +308,15 @@ impl Plugin {
                 return ToolResult::error(id, name, failure.kind, failure.message, failure.details);
             }
         };
+        if output.content.len() > MAX_CONTENT_BLOCKS {
+            return ToolResult::error(
+                id,
+                name,
+                ErrorKind::ToolError,
+                too_many_blocks(name, output.content.len()),
+                serde_json::json!({ "blocks": output.content.len(), "limitBlocks": MAX_CONTENT_BLOCKS }),
+            );
+        }
         let content: Vec<Content> = output
             .content
             .into_iter()
@@ -444,6 +457,13 @@ impl Plugin {
             bindings::AfterDecision::Keep => return Ok(AfterDecision::Keep),
             bindings::AfterDecision::Replace(replacement) => replacement,
         };
+        if replacement.content.len() > MAX_CONTENT_BLOCKS {
+            return Err(Failure::new(
+                ErrorKind::ToolError,
+                too_many_blocks(&what, replacement.content.len()),
+                serde_json::json!({ "blocks": replacement.content.len(), "limitBlocks": MAX_CONTENT_BLOCKS }),
+            ));
+        }
         let size = replacement
             .content
             .iter()
@@ -582,6 +602,12 @@ impl Plugin {
     }
 }
 
+fn too_many_blocks(what: &str, blocks: usize) -> String {
+    format!(
+        "{what} returned {blocks} content blocks, more than the {MAX_CONTENT_BLOCKS} a result may have; return fewer, larger blocks"
+    )
+}
+
 /// The sha256 of a file and its first bytes (enough for the header check), read in chunks: the
 /// whole file is only read into memory when it has to be compiled.
 fn hash_file(path: &Path) -> std::io::Result<([u8; 32], Vec<u8>)> {
@@ -629,6 +655,50 @@ fn check_component_header(bytes: &[u8]) -> Result<(), LoadError> {
         return Err(LoadError::NotAComponent(
             "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`".into(),
         ));
+    }
+    Ok(())
+}
+
+/// The most tools one plugin may declare.
+pub const MAX_TOOLS_PER_PLUGIN: usize = 256;
+/// The most bytes of parameters schemas one plugin may declare, all its tools together.
+pub const MAX_SCHEMA_BYTES_PER_PLUGIN: usize = 4 << 20;
+/// The most tool globs a hook may declare.
+const MAX_HOOK_GLOBS: usize = 256;
+
+/// Refuses a `describe` answer that is too large to be a real plugin's, or that names one tool
+/// twice, before anything in it is compiled.
+fn check_declarations(info: &bindings::PluginInfo) -> Result<(), LoadError> {
+    if info.tools.len() > MAX_TOOLS_PER_PLUGIN {
+        return Err(LoadError::Describe(format!(
+            "it declares {} tools; a plugin may declare at most {MAX_TOOLS_PER_PLUGIN}",
+            info.tools.len()
+        )));
+    }
+    let schema_bytes: usize = info.tools.iter().map(|t| t.parameters.len()).sum();
+    if schema_bytes > MAX_SCHEMA_BYTES_PER_PLUGIN {
+        return Err(LoadError::Describe(format!(
+            "its tools' parameters schemas total {schema_bytes} bytes; at most {MAX_SCHEMA_BYTES_PER_PLUGIN}"
+        )));
+    }
+    let mut names = std::collections::HashSet::new();
+    if let Some(tool) = info.tools.iter().find(|t| !names.insert(t.name.as_str())) {
+        return Err(LoadError::InvalidTool {
+            tool: tool.name.clone(),
+            reason: "it is declared twice by this plugin; tool names must be unique".into(),
+        });
+    }
+    if let Some(hook) = &info.hook
+        && (hook.tools.len() > MAX_HOOK_GLOBS
+            || hook
+                .tools
+                .iter()
+                .any(|glob| !crate::tool_glob::is_valid(glob)))
+    {
+        return Err(LoadError::Describe(format!(
+            "its hook declares {} tool globs, some not valid; a hook may declare at most {MAX_HOOK_GLOBS} globs of tool-name characters, `*` and `?`",
+            hook.tools.len()
+        )));
     }
     Ok(())
 }

@@ -230,8 +230,15 @@ fn print_json(value: &Value) -> anyhow::Result<()> {
     write_stdout(&format!("{}\n", serde_json::to_string_pretty(value)?))
 }
 
-/// Writes to stdout; a closed pipe (e.g. `| head`) is not an error worth a message.
+/// Writes to stdout; a closed pipe (e.g. `| head`) is not an error worth a message. On a terminal,
+/// control characters in the text (which may come from a plugin or a model) are shown replaced.
 fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::IsTerminal as _;
+    if std::io::stdout().is_terminal() {
+        return Ok(crate::stdio_output::stdout_write(
+            &cordon::report_budget::without_controls(text),
+        )?);
+    }
     Ok(crate::stdio_output::stdout_write(text)?)
 }
 

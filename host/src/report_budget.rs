@@ -1,5 +1,5 @@
-//! How much one sandbox may make the host record about it: HTTP attempts, opened paths and log
-//! lines each up to a count per sandbox, every recorded path, URL or message cut to a length, and
+//! How much one sandbox may make the host record about it: HTTP attempts, opened paths, log lines
+//! and progress updates each up to a count per sandbox, every recorded path, URL or message cut to a length, and
 //! warnings in the host's own log up to a few per sandbox. What is past a bound is counted, and the
 //! counts are reported once when the sandbox ends, so a flood costs the host a counter, not memory,
 //! audit lines or stderr.
@@ -8,6 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Records of each kind one sandbox may produce (events, audit entries).
 pub const MAX_RECORDS_PER_KIND: u64 = 1_000;
+/// Progress updates one sandbox may send (a tool streaming partial output sends many).
+pub const MAX_PROGRESS_UPDATES: u64 = 10_000;
+/// Bytes each log line or progress update costs against the output limit besides its content, so
+/// empty ones are not free.
+pub const MESSAGE_OVERHEAD_BYTES: usize = 64;
 /// Bytes of a recorded path or URL kept; the rest is replaced by a marker.
 pub const MAX_RECORDED_PATH_BYTES: usize = 1_024;
 /// Bytes of one guest log line kept.
@@ -21,6 +26,7 @@ pub struct ReportBudget {
     http: AtomicU64,
     paths: AtomicU64,
     logs: AtomicU64,
+    progress: AtomicU64,
     warnings: AtomicU64,
 }
 
@@ -30,6 +36,7 @@ pub enum RecordKind {
     Http,
     Path,
     Log,
+    Progress,
 }
 
 /// Records that were not kept because a bound was reached.
@@ -38,11 +45,12 @@ pub struct Omitted {
     pub http: u64,
     pub paths: u64,
     pub logs: u64,
+    pub progress: u64,
 }
 
 impl Omitted {
     pub fn any(&self) -> bool {
-        self.http + self.paths + self.logs > 0
+        self.http + self.paths + self.logs + self.progress > 0
     }
 }
 
@@ -52,12 +60,20 @@ impl ReportBudget {
             RecordKind::Http => &self.http,
             RecordKind::Path => &self.paths,
             RecordKind::Log => &self.logs,
+            RecordKind::Progress => &self.progress,
+        }
+    }
+
+    fn bound(kind: RecordKind) -> u64 {
+        match kind {
+            RecordKind::Progress => MAX_PROGRESS_UPDATES,
+            _ => MAX_RECORDS_PER_KIND,
         }
     }
 
     /// Counts one record of `kind`; whether it may still be kept.
     pub fn record(&self, kind: RecordKind) -> bool {
-        self.counter(kind).fetch_add(1, Ordering::Relaxed) < MAX_RECORDS_PER_KIND
+        self.counter(kind).fetch_add(1, Ordering::Relaxed) < Self::bound(kind)
     }
 
     /// Counts one warning for the host's log; whether it may still be written.
@@ -77,14 +93,29 @@ impl ReportBudget {
         let past = |kind| {
             self.counter(kind)
                 .load(Ordering::Relaxed)
-                .saturating_sub(MAX_RECORDS_PER_KIND)
+                .saturating_sub(Self::bound(kind))
         };
         Omitted {
             http: past(RecordKind::Http),
             paths: past(RecordKind::Path),
             logs: past(RecordKind::Log),
+            progress: past(RecordKind::Progress),
         }
     }
+}
+
+/// `text` with control characters (but newline and tab) replaced by U+FFFD, so text a plugin wrote
+/// cannot drive a terminal it is printed to (retitle it, write the clipboard, fake output).
+pub fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_control = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| if is_control(c) { '\u{fffd}' } else { c })
+            .collect(),
+    )
 }
 
 /// `text` cut to at most `max` bytes (on a character boundary), with a marker saying how much was
@@ -115,7 +146,8 @@ mod tests {
             Omitted {
                 http: 2,
                 paths: 0,
-                logs: 0
+                logs: 0,
+                progress: 0
             }
         );
         for _ in 0..MAX_HOST_WARNINGS {

@@ -79,17 +79,25 @@ pub enum Content {
     },
 }
 
+/// What each content block counts as against size limits besides its bytes.
+pub const BLOCK_OVERHEAD_BYTES: usize = 16;
+
+/// The most content blocks one result may have.
+pub const MAX_CONTENT_BLOCKS: usize = 1_000;
+
 impl Content {
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text { text: text.into() }
     }
 
-    /// Bytes this block occupies, for size limits.
+    /// Bytes this block counts as against size limits: its content and [`BLOCK_OVERHEAD_BYTES`], so
+    /// a flood of empty blocks is not free.
     pub fn size(&self) -> usize {
-        match self {
-            Self::Text { text } => text.len(),
-            Self::Image { mime_type, data } => mime_type.len() + data.len(),
-        }
+        BLOCK_OVERHEAD_BYTES
+            + match self {
+                Self::Text { text } => text.len(),
+                Self::Image { mime_type, data } => mime_type.len() + data.len(),
+            }
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! The schema is the plugin's, so it is untrusted: it is at most [`MAX_SCHEMA_BYTES`], `pattern`
 //! and `patternProperties` use a linear-time regex engine (a pattern that needs backtracking, such
-//! as a look-ahead or a back-reference, is refused at load with the reason), and references are
-//! never fetched. Arguments up to [`INLINE_ARGUMENT_BYTES`] are checked where the call is being
+//! as a look-ahead or a back-reference, is refused at load with the reason), references are never
+//! fetched, and a schema whose checks could multiply with the arguments' nesting is refused at load
+//! (see schema_cost.rs), so checking is linear in the arguments' size. Arguments up to [`INLINE_ARGUMENT_BYTES`] are checked where the call is being
 //! prepared (microseconds); larger ones on a blocking thread, at most [`VALIDATION_TIMEOUT`] long,
 //! so a costly check never stalls the async workers that serve other calls.
 
@@ -68,6 +69,8 @@ impl ArgumentSchema {
                 shorten(&schema.to_string())
             ));
         }
+        crate::schema_cost::check(&schema)
+            .map_err(|reason| format!("the parameters schema is too costly to check: {reason}"))?;
         if let Err(err) = jsonschema::meta::validate(&schema) {
             return Err(format!(
                 "the parameters schema is not a valid JSON Schema: {err} (at {})",
@@ -116,6 +119,16 @@ impl ArgumentSchema {
     /// The violations of the schema by `arguments` (the first [`MAX_VIOLATIONS`], each message cut
     /// to a length); empty when they are valid.
     pub fn check(&self, arguments: &Value) -> Vec<Violation> {
+        let depth = crate::schema_cost::depth(arguments);
+        if depth > crate::schema_cost::MAX_ARGUMENT_DEPTH {
+            return vec![Violation {
+                pointer: String::new(),
+                message: format!(
+                    "the arguments nest {depth} levels deep; at most {} are accepted",
+                    crate::schema_cost::MAX_ARGUMENT_DEPTH
+                ),
+            }];
+        }
         let mut violations: Vec<Violation> = Vec::new();
         let mut more = 0usize;
         for err in self.validator.iter_errors(arguments) {

@@ -70,6 +70,38 @@ fn redact_masks_secrets_in_fs_results_and_counts_them() {
     assert!(clean["details"].get("redacted").is_none());
 }
 
+/// A PEM key of four full body lines and a short last one.
+const KEY: &str = "\
+-----BEGIN PRIVATE KEY-----
+MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj
+MZ9Vx3Rj4Xz8Yq2qYlT6gH1dL0m8c9fE3kB2aW5pQ7rS1tU4vX6yZ0aB3cD5eF7g
+H9iJ2kL4mN6oP8qR0sT2uV4wX6yZ8aB0cD2eF4gH6iJ8kL0mN2oP4qR6sT8uV0wA
+X2yZ4aB6cD8eF0gH2iJ4kL6mN8oP0qR2sT4uV6wX8yZ0aB2cD4eF6gH8iJ0kL2mA
+N4oP6qR8sT0uV2wX4yZ6aB8cD0eF2g==
+-----END PRIVATE KEY-----
+";
+
+#[test]
+fn redact_masks_a_key_read_in_part_from_an_offset_with_a_limit_or_by_grep() {
+    let ws = workspace("").file("repo/server.pem", KEY);
+    for args in [
+        r#"{"path": "/repo/server.pem", "offset": 2}"#,
+        r#"{"path": "/repo/server.pem", "limit": 3}"#,
+        r#"{"path": "/repo/server.pem", "offset": 3, "limit": 2}"#,
+    ] {
+        let body = text(&ws.call("read_file", args));
+        assert!(body.contains("[REDACTED:private_key]"), "{args}:\n{body}");
+        for line in KEY.lines().skip(1).take(5) {
+            assert!(!body.contains(line), "{args} leaked {line}:\n{body}");
+        }
+    }
+    let grep = text(&ws.call(
+        "grep",
+        r#"{"pattern": "[A-Za-z0-9]{20}", "include_ignored": true}"#,
+    ));
+    assert!(!grep.contains("MZ9Vx3Rj4Xz8"), "{grep}");
+}
+
 #[test]
 fn guard_protects_files_from_the_write_tools() {
     let ws = workspace("");
@@ -84,6 +116,15 @@ fn guard_protects_files_from_the_write_tools() {
             r#"{"path": "/repo/.git/config", "old_text": "[core]", "new_text": "[evil]"}"#,
         ),
         ("write_file", r#"{"path": "deploy.key", "content": "x"}"#),
+        // A `..` after the protected name resolves back to it (found by the red team).
+        (
+            "write_file",
+            r#"{"path": "/repo/.env/x/..", "content": "X=1"}"#,
+        ),
+        (
+            "write_file",
+            r#"{"path": "/repo/src/../deploy.key/q/..", "content": "x"}"#,
+        ),
     ] {
         let result = ws.call(tool, args);
         assert_eq!(kind(&result), "blocked", "{tool} {args}: {result}");

@@ -274,8 +274,7 @@ fn find_and_grep_respect_gitignore_ignore_and_hidden_files_unless_asked() {
     let ws = ignoring_workspace();
     let found = text(&ws.call("find_files", r#"{"pattern": "*"}"#));
     assert_eq!(
-        found,
-        "/tree/keep.log\n/tree/src/main.rs\n/tree/src/nested/deep.rs",
+        found, "/tree/keep.log\n/tree/src/main.rs\n/tree/src/nested/deep.rs",
         "ignored, nested-ignored, hidden and .git files are skipped; a negation keeps keep.log"
     );
     let grep = text(&ws.call("grep", r#"{"pattern": "needle"}"#));
@@ -283,10 +282,7 @@ fn find_and_grep_respect_gitignore_ignore_and_hidden_files_unless_asked() {
         grep,
         "/tree/keep.log:1: a needle here\n/tree/src/main.rs:1: a needle here\n/tree/src/nested/deep.rs:1: a needle here"
     );
-    let everything = text(&ws.call(
-        "find_files",
-        r#"{"pattern": "*", "include_ignored": true}"#,
-    ));
+    let everything = text(&ws.call("find_files", r#"{"pattern": "*", "include_ignored": true}"#));
     assert_eq!(
         everything,
         [

@@ -133,6 +133,42 @@ fn a_read_write_grant_over_cordons_own_files_is_refused() {
     );
 }
 
+#[test]
+fn nested_guest_paths_are_refused() {
+    let ws = hostile().config(
+        "[plugins.hostile]\ndirs = [{ host = \"data\", guest = \"/data\", mode = \"rw\" }, { host = \"work\", guest = \"/data/sub\" }]\n",
+    );
+    let run = ws.cordon(&["list"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("plugins.hostile.dirs[1].guest") && run.stderr.contains("nest"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_audit_log_names_where_a_file_really_is_after_a_rename_under_a_handle() {
+    let ws = Workspace::new()
+        .plugin("fixture_attacker", "attacker")
+        .file("w/pub/.keep", "")
+        .config(
+            "[audit]\npath = \"audit.jsonl\"\n[plugins.attacker]\ndirs = [{ host = \"w\", guest = \"/w\", mode = \"rw\" }]\n",
+        );
+    let result = ws.call("rename_under_handle", "{}");
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(ws.path().join("w/stash/loot.txt").is_file());
+    let log = std::fs::read_to_string(ws.path().join("audit.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    let paths = line["capabilities"]["pathsOpened"].as_array().unwrap();
+    let loot = paths
+        .iter()
+        .find(|p| p["path"].as_str().unwrap().ends_with("loot.txt"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let real = std::fs::canonicalize(ws.path().join("w/stash/loot.txt")).unwrap();
+    assert_eq!(loot["hostPath"], real.to_str().unwrap(), "{line}");
+}
+
 #[tokio::test]
 async fn a_grant_keeps_pointing_at_the_directory_it_was_opened_on() {
     let ws =

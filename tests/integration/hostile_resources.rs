@@ -100,11 +100,11 @@ fn the_audit_line_and_stderr_stay_small_under_a_flood() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_cannot_exhaust_the_hosts_file_descriptors() {
-    let ws = attacker("[host]\nmax_open_files = 600\n").file("data/f.txt", "x");
+    let ws = attacker("[host]\nmax_open_files = 300\n").file("data/f.txt", "x");
     let pipeline = ws.pipeline().await;
     let args = r#"{"path": "/data/f.txt", "count": 2000}"#;
     let one = call(&pipeline, "hold_files", args).await;
-    assert_eq!(one.details["held"], 512, "{one:?}");
+    assert_eq!(one.details["held"], 256, "{one:?}");
     assert!(
         one.details["firstError"]
             .as_str()
@@ -123,12 +123,46 @@ async fn a_call_cannot_exhaust_the_hosts_file_descriptors() {
         .map(|r| r.details["held"].as_u64().unwrap())
         .sum();
     assert!(
-        held <= 600,
+        held <= 300,
         "{held} files held at once across the calls: {results:?}"
     );
     // Every file was given back when its call ended: a new call gets its full share again.
     let again = call(&pipeline, "hold_files", args).await;
-    assert_eq!(again.details["held"], 512, "{again:?}");
+    assert_eq!(again.details["held"], 256, "{again:?}");
+}
+
+#[tokio::test]
+async fn host_objects_a_plugin_keeps_count_against_its_memory_limit() {
+    let mut ws = attacker("limits = { memory = \"16MiB\" }\n");
+    for i in 0..2_000 {
+        ws = ws.file(&format!("data/entry_with_a_long_name_{i:05}.txt"), "");
+    }
+    let pipeline = ws.pipeline().await;
+    for (kind, bytes, count) in [
+        ("requests", 65_000, 9_900),
+        ("headers", 30_000, 9_900),
+        ("bodies", 0, 9_900),
+        ("listings", 0, 5_000),
+    ] {
+        let args = serde_json::json!({ "kind": kind, "count": count, "bytes": bytes }).to_string();
+        let result = call(&pipeline, "hoard", &args).await;
+        assert_eq!(
+            result.error_kind,
+            Some(cordon::ErrorKind::OutOfMemory),
+            "{kind}: {result:?}"
+        );
+    }
+    let small = call(
+        &pipeline,
+        "hoard",
+        r#"{"kind": "requests", "count": 100, "bytes": 100}"#,
+    )
+    .await;
+    assert_eq!(
+        small.text(),
+        "held 100",
+        "ordinary use still fits: {small:?}"
+    );
 }
 
 #[test]
@@ -143,6 +177,29 @@ fn a_schema_pattern_that_needs_backtracking_is_refused_at_load() {
         text(&ws.call("echo", r#"{"text": "still serving"}"#)),
         "still serving"
     );
+}
+
+#[test]
+fn a_schema_whose_checks_multiply_with_nesting_is_refused_at_load() {
+    let ws = crate::support::probe().plugin("fixture_costly_schema", "costly");
+    let reason = crate::loading::rejection(&ws, "costly.wasm");
+    assert!(
+        reason.contains("too costly to check") && reason.contains("/$defs/n"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn arguments_nested_past_the_limit_are_invalid() {
+    let ws = crate::support::probe();
+    let nested = format!("{}1{}", "[".repeat(70), "]".repeat(70));
+    let result = ws.call("echo", &format!(r#"{{"text": "x", "extra": {nested}}}"#));
+    assert_eq!(
+        crate::support::kind(&result),
+        "invalid_arguments",
+        "{result}"
+    );
+    assert!(text(&result).contains("nest 71 levels deep"), "{result}");
 }
 
 #[tokio::test]
@@ -263,7 +320,7 @@ fn the_output_limit_message_says_what_was_spent_on_what() {
     assert_eq!(kind(&result), "tool_error", "{result}");
     let message = text(&result);
     assert!(
-        message.contains("a result of 8000 bytes after 10000 bytes of log and progress messages")
+        message.contains("a result of 8016 bytes after 10064 bytes of log and progress messages")
             && message.contains("output limit of 16 KiB"),
         "{message}"
     );

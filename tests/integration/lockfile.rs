@@ -24,7 +24,7 @@ fn locked_loading_refuses_new_changed_and_widened_plugins() {
     assert!(
         locked
             .stdout
-            .contains("1 plugin(s) approved:\n  probe: env LANG\n"),
+            .contains("1 plugin(s) approved:\n  probe: env LANG; limits timeout="),
         "{}",
         locked.stdout
     );
@@ -56,7 +56,7 @@ fn locked_loading_refuses_new_changed_and_widened_plugins() {
     let widened = narrower.config("[plugins.probe]\nenv = [\"LANG\", \"HOME\"]\n");
     let why = reason(&widened, "probe.wasm", &["--locked"]).expect("refused");
     assert!(
-        why.contains("grants widened") && why.contains("added: env HOME"),
+        why.contains("grants changed or widened") && why.contains("added: env HOME"),
         "{why}"
     );
 
@@ -119,4 +119,47 @@ fn the_lockfile_can_live_elsewhere() {
         ),
         None
     );
+}
+
+#[test]
+fn locked_loading_refuses_a_changed_secret_source_fixed_env_value_settings_or_limits() {
+    let base = "[plugins.probe]\nhttp = [{ origin = \"http://127.0.0.1:9\", headers = { Authorization = \"Bearer ${env:CORDON_LOCK_READ_TOKEN}\" } }]\nenv_set = { MODE = \"safe\" }\nsettings = { strict = true }\nlimits = { timeout = \"5s\", memory = \"32MiB\" }\n";
+    let env = [
+        ("CORDON_LOCK_READ_TOKEN", "read-only"),
+        ("CORDON_LOCK_ADMIN_TOKEN", "admin"),
+    ];
+    let ws = probe().config(base);
+    assert_eq!(ws.cordon_with_env(&["lock"], &env).code, 0);
+    let lockfile = std::fs::read_to_string(ws.path().join("cordon.lock")).unwrap();
+    assert!(
+        !lockfile.contains("read-only") && !lockfile.contains("admin"),
+        "no secret value in the lockfile: {lockfile}"
+    );
+    let loads = |ws: &Workspace| {
+        let list = ws
+            .cordon_with_env(&["--locked", "list", "--json"], &env)
+            .json();
+        list["rejected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["reason"].as_str().unwrap().to_string())
+            .next()
+    };
+    assert_eq!(loads(&ws), None, "unchanged, it loads");
+    let mut ws = ws;
+    for (change, from, to) in [
+        (
+            "secret source",
+            "CORDON_LOCK_READ_TOKEN",
+            "CORDON_LOCK_ADMIN_TOKEN",
+        ),
+        ("fixed env value", "MODE = \"safe\"", "MODE = \"unsafe\""),
+        ("settings", "strict = true", "strict = false"),
+        ("limits", "timeout = \"5s\"", "timeout = \"10m\""),
+    ] {
+        ws = ws.config(&base.replace(from, to));
+        let reason = loads(&ws).unwrap_or_else(|| panic!("a changed {change} still loads"));
+        assert!(reason.contains("changed or widened"), "{change}: {reason}");
+    }
 }

@@ -39,8 +39,10 @@ pub enum ConfigError {
 pub const DEFAULT_MAX_SANDBOXES: u32 = 64;
 
 /// Files and directories guests may hold open at once in the process unless `[host]
-/// max_open_files` says otherwise.
-pub const DEFAULT_MAX_OPEN_FILES: usize = 4_096;
+/// max_open_files` says otherwise: the default sandbox count times each call's share, so no call
+/// can starve another.
+pub const DEFAULT_MAX_OPEN_FILES: usize =
+    DEFAULT_MAX_SANDBOXES as usize * crate::fs_gate::MAX_OPEN_FILES_PER_CALL;
 
 /// Outgoing HTTP connections open at once in the process unless `[host] max_http_connections`
 /// says otherwise; well under the usual limit of 1,024 open files.
@@ -199,7 +201,10 @@ impl Config {
                 format!("{max_http_connections} is out of range; use 1 to 100000"),
             ));
         }
-        let max_open_files = raw.host.max_open_files.unwrap_or(DEFAULT_MAX_OPEN_FILES);
+        let max_open_files = raw
+            .host
+            .max_open_files
+            .unwrap_or(max_sandboxes as usize * crate::fs_gate::MAX_OPEN_FILES_PER_CALL);
         if !(1..=1_000_000).contains(&max_open_files) {
             return Err(invalid(
                 "host.max_open_files".into(),
@@ -538,6 +543,25 @@ impl RawPlugin {
             {
                 return Err((key("guest"), format!("{:?} is granted twice", dir.guest)));
             }
+            // Nested guest paths would let one handle reach what the path names under the other.
+            if let Some((other, existing)) = dirs.iter().enumerate().find(|(_, existing)| {
+                let (a, b) = (
+                    existing.guest.trim_end_matches('/'),
+                    dir.guest.trim_end_matches('/'),
+                );
+                b.starts_with(&format!("{a}/"))
+                    || a.starts_with(&format!("{b}/"))
+                    || a.is_empty()
+                    || b.is_empty()
+            }) {
+                return Err((
+                    key("guest"),
+                    format!(
+                        "{:?} and {:?} (dirs[{other}]) nest; give each granted directory a guest path of its own, such as \"/data\" and \"/work\"",
+                        dir.guest, existing.guest
+                    ),
+                ));
+            }
             let access = match dir.mode {
                 RawMode::ReadOnly => Access::ReadOnly,
                 RawMode::ReadWrite => Access::ReadWrite,
@@ -672,6 +696,7 @@ impl RawHttpGrant {
             headers.push(SecretHeader {
                 name: header,
                 value,
+                template: template.clone(),
             });
         }
         Ok(HttpGrant {

@@ -162,6 +162,10 @@ enum Outgoing {
     Log(LogForwarding),
 }
 
+/// Notifications waiting to be sent for one call at most; past it (a client that does not read, a
+/// tool that floods progress) further ones are dropped.
+const QUEUED_NOTIFICATIONS: usize = 1_024;
+
 /// Turns a call's events into notifications, sent in order by one task: progress updates become
 /// `notifications/progress` (when the request has a progress token; a tool's progress details may
 /// carry `progress` and `total` numbers, otherwise each update counts one step), and the tool's log
@@ -171,7 +175,7 @@ fn forwarder(
     token: Option<ProgressToken>,
     log_level: LogThreshold,
 ) -> (EventSink, tokio::task::JoinHandle<()>) {
-    let (sender, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<Outgoing>();
+    let (sender, mut outgoing) = tokio::sync::mpsc::channel::<Outgoing>(QUEUED_NOTIFICATIONS);
     let sending = tokio::spawn(async move {
         while let Some(message) = outgoing.recv().await {
             let sent = match message {
@@ -204,7 +208,7 @@ fn forwarder(
             if !message.is_empty() {
                 progress = progress.with_message(message);
             }
-            let _ = sender.send(Outgoing::Progress(progress));
+            let _ = sender.try_send(Outgoing::Progress(progress));
         }
         Event::ToolLog {
             tool_name,
@@ -213,7 +217,7 @@ fn forwarder(
             ..
         } => {
             if let Some(line) = log_level.forward(level, &tool_name, message) {
-                let _ = sender.send(Outgoing::Log(line));
+                let _ = sender.try_send(Outgoing::Log(line));
             }
         }
         _ => {}

@@ -205,6 +205,12 @@ impl HttpGate {
             let reason = self.refusal_reason(&target);
             return Err(self.refuse(&target, &reason));
         };
+        if let Some(header) = override_header(&request, grant) {
+            let reason = format!(
+                "it carries `{header}`, which some servers obey to use another method or path than the grant's"
+            );
+            return Err(self.refuse(&target, &reason));
+        }
         let slots = self.connection_slots(&target)?;
 
         let permit = self
@@ -229,6 +235,10 @@ impl HttpGate {
         } else {
             format!("{}:{}", host_for_header(&target.host), target.port)
         };
+        // The method goes out as it was checked (uppercase), not as the guest spelled it.
+        if let Ok(method) = http::Method::from_bytes(target.method.as_bytes()) {
+            *request.method_mut() = method;
+        }
         let headers = request.headers_mut();
         headers.insert(
             http::header::HOST,
@@ -362,6 +372,12 @@ impl HttpGate {
 }
 
 impl WasiHttpHooks for HttpGate {
+    /// A request or response body buffers one chunk of this size (charged to the guest's memory
+    /// limit when the body is made; see resource_budget.rs), not wasmtime's 1 MiB.
+    fn p2_outgoing_body_chunk_size(&mut self) -> usize {
+        crate::resource_budget::BODY_CHUNK_BYTES
+    }
+
     fn send_request(
         &mut self,
         request: http::Request<WasiBody>,
@@ -410,6 +426,28 @@ fn request_target(request: &http::Request<WasiBody>) -> Option<RequestTarget> {
         method: request.method().as_str().to_ascii_uppercase(),
         path: uri.path().to_string(),
     })
+}
+
+/// Headers some servers and frameworks obey to act on another method or path than the request
+/// line's; refused under a grant that restricts methods or paths.
+const OVERRIDE_HEADERS: [&str; 7] = [
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+    "x-original-method",
+    "x-original-url",
+    "x-rewrite-url",
+    "x-forwarded-prefix",
+];
+
+/// The first override header of `request`, when `grant` restricts methods or paths.
+fn override_header(request: &http::Request<WasiBody>, grant: &HttpGrant) -> Option<&'static str> {
+    if grant.methods.is_none() && grant.path_prefix.is_none() {
+        return None;
+    }
+    OVERRIDE_HEADERS
+        .into_iter()
+        .find(|name| request.headers().contains_key(*name))
 }
 
 fn host_for_header(host: &str) -> String {

@@ -119,6 +119,9 @@ fn valid_name(name: &str) -> bool {
 pub struct SecretHeader {
     pub name: http::HeaderName,
     pub value: http::HeaderValue,
+    /// The value as cordon.toml writes it (`Bearer ${env:TOKEN}`), which the lockfile records a
+    /// digest of: the operator's choice of secret, not the secret's current value.
+    pub template: String,
 }
 
 impl fmt::Debug for SecretHeader {
@@ -501,6 +504,7 @@ mod tests {
         let header = SecretHeader {
             name: http::header::AUTHORIZATION,
             value: http::HeaderValue::from_static("Bearer s3cret"),
+            template: "Bearer s3cret".into(),
         };
         assert_eq!(format!("{header:?}"), "authorization: <secret>");
     }

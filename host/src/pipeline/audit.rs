@@ -130,6 +130,7 @@ impl AuditRecorder {
                 plugin,
                 stage,
                 path,
+                host_path: real,
                 mode,
                 outcome,
                 error,
@@ -139,10 +140,12 @@ impl AuditRecorder {
                     pending.paths_omitted += 1;
                     return;
                 }
-                let host_path = self
-                    .registry
-                    .plugin(plugin)
-                    .and_then(|plugin| host_path(&plugin.grant.dirs, path));
+                // Where an opened file really is; for a refused open, where the path points.
+                let host_path = real.clone().or_else(|| {
+                    self.registry
+                        .plugin(plugin)
+                        .and_then(|plugin| host_path(&plugin.grant.dirs, path))
+                });
                 let mut entry = json!({ "path": path, "hostPath": host_path, "mode": mode, "outcome": outcome, "plugin": plugin });
                 if let Some(stage) = stage {
                     entry["hook"] = json!(stage);

@@ -77,8 +77,9 @@ fn drop_images(result: &mut ToolResult, max_bytes: u64) -> Option<Value> {
     let mut dropped = 0usize;
     for block in &mut result.content {
         if let Content::Image { mime_type, data } = block {
-            if data.len() <= room {
-                room -= data.len();
+            let size = mime_type.len() + data.len();
+            if size <= room {
+                room -= size;
                 continue;
             }
             dropped += 1;

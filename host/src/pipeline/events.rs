@@ -74,6 +74,9 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         stage: Option<HookStage>,
         path: String,
+        /// Where the opened file really is on the host, when it was opened.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host_path: Option<String>,
         mode: Vec<&'static str>,
         outcome: &'static str,
         #[serde(skip_serializing_if = "Option::is_none")]

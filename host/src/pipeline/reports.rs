@@ -67,6 +67,7 @@ pub(crate) fn sink(
                 plugin,
                 stage,
                 path: open.path,
+                host_path: open.host_path,
                 mode: open.mode,
                 error: open.error,
             },

@@ -115,11 +115,19 @@ impl Rules {
         ))
     }
 
+    /// Whether `path`, resolved the way the file tools resolve it (`.` dropped, `..` taking back
+    /// the part before it), matches `rule`: `/scratch/.env/x/..` is `/scratch/.env`.
     fn matches(&self, rule: &Protected, path: &str) -> bool {
-        let parts: Vec<&str> = path
-            .split('/')
-            .filter(|part| !part.is_empty() && *part != ".")
-            .collect();
+        let mut parts: Vec<&str> = Vec::new();
+        for part in path.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                part => parts.push(part),
+            }
+        }
         if !rule.matches_suffix {
             return parts.last().is_some_and(|name| rule.matcher.is_match(name));
         }
