@@ -158,6 +158,15 @@ mod tests {
     }
 
     #[test]
+    fn control_characters_are_replaced_but_newlines_and_tabs_kept() {
+        assert_eq!(without_controls("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(
+            without_controls("a\u{1b}]0;owned\u{7}b\u{9b}c"),
+            "a\u{fffd}]0;owned\u{fffd}b\u{fffd}c"
+        );
+    }
+
+    #[test]
     fn long_text_is_cut_with_a_marker_on_a_character_boundary() {
         assert_eq!(cut("short", 10), "short");
         assert_eq!(cut("abcdef", 3), "abc…[3 more bytes]");
