@@ -233,15 +233,48 @@ async fn open_at(
             Err(ErrorCode::Quota)
         }
         Ok(slot) => {
-            let opened = HostDescriptor::open_at(
-                &mut state.filesystem(),
-                directory,
-                path_flags,
-                path,
-                open_flags,
-                flags,
-            )
-            .await;
+            let lookup = if open_flags.contains(OpenFlags::DIRECTORY) {
+                // Opening a FIFO or a device as a directory fails at once.
+                Lookup::Openable
+            } else {
+                lookup(state, &directory, path_flags, &path).await
+            };
+            let opened = match lookup {
+                Lookup::Missing if !open_flags.contains(OpenFlags::CREATE) => {
+                    drop(slot);
+                    return record(
+                        state,
+                        guest_path,
+                        open_flags,
+                        flags,
+                        Err(ErrorCode::NoEntry),
+                    );
+                }
+                Lookup::Blocking(kind) => {
+                    drop(slot);
+                    state.warn_limited(&format!(
+                        "refused to open a {kind}: only files and directories may be opened"
+                    ));
+                    return record(
+                        state,
+                        guest_path,
+                        open_flags,
+                        flags,
+                        Err(ErrorCode::Unsupported),
+                    );
+                }
+                Lookup::Openable | Lookup::Missing => {
+                    HostDescriptor::open_at(
+                        &mut state.filesystem(),
+                        directory,
+                        path_flags,
+                        path,
+                        open_flags,
+                        flags,
+                    )
+                    .await
+                }
+            };
             match opened {
                 Ok(descriptor) => {
                     state.open_files().opened(descriptor.rep(), slot);
@@ -257,6 +290,17 @@ async fn open_at(
             }
         }
     };
+    record(state, guest_path, open_flags, flags, outcome)
+}
+
+/// Reports an open (when opens are being recorded) and answers it.
+fn record(
+    state: &mut CallState,
+    guest_path: Option<String>,
+    open_flags: OpenFlags,
+    flags: DescriptorFlags,
+    outcome: Result<Resource<Descriptor>, ErrorCode>,
+) -> wasmtime::Result<(Result<Resource<Descriptor>, ErrorCode>,)> {
     if let Some(guest_path) = guest_path {
         let host_path = match &outcome {
             Ok(descriptor) => real_path(state, descriptor),
@@ -280,6 +324,55 @@ async fn open_at(
         }
     }
     Ok((outcome,))
+}
+
+/// What a path names, as far as opening it goes.
+enum Lookup {
+    /// A file or directory (or something the open itself will refuse).
+    Openable,
+    /// Nothing: unless the open creates it, it fails with `no-entry` (answered without a second
+    /// lookup, which keeps the probes for ignore files a walk makes cheap).
+    Missing,
+    /// Something whose opening could block a host thread: a FIFO (opening one waits for its other
+    /// end), a device or a socket.
+    Blocking(&'static str),
+}
+
+/// Looks `path` up through the sandbox, with the guest's own path flags. Files are read on the
+/// host's own threads (the granted directories allow it, for speed), so only regular files and
+/// directories may be opened.
+async fn lookup(
+    state: &mut CallState,
+    directory: &Resource<Descriptor>,
+    path_flags: PathFlags,
+    path: &str,
+) -> Lookup {
+    use wasmtime_wasi::p2::bindings::filesystem::types::DescriptorType;
+    let stat = HostDescriptor::stat_at(
+        &mut state.filesystem(),
+        Resource::new_borrow(directory.rep()),
+        path_flags,
+        path.to_string(),
+    )
+    .await;
+    let stat = match stat {
+        Ok(stat) => stat,
+        Err(err) => {
+            return match types::Host::convert_error_code(&mut state.filesystem(), err) {
+                Ok(ErrorCode::NoEntry) => Lookup::Missing,
+                _ => Lookup::Openable,
+            };
+        }
+    };
+    match stat.type_ {
+        DescriptorType::RegularFile | DescriptorType::Directory | DescriptorType::SymbolicLink => {
+            Lookup::Openable
+        }
+        DescriptorType::Fifo => Lookup::Blocking("FIFO"),
+        DescriptorType::CharacterDevice | DescriptorType::BlockDevice => Lookup::Blocking("device"),
+        DescriptorType::Socket => Lookup::Blocking("socket"),
+        DescriptorType::Unknown => Lookup::Blocking("file of unknown type"),
+    }
 }
 
 /// Where an opened descriptor really is on the host (its `/proc/self/fd` link), cut to a length:

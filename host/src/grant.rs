@@ -124,8 +124,10 @@ impl PluginGrant {
                     guest: dir.guest.clone(),
                     reason,
                 })?;
-                let dir_handle =
-                    Dir::new(handle, dir.access.perms(), dir.access.open_mode(), false);
+                // Filesystem calls run on the calling thread instead of a hop to a blocking-pool
+                // thread and back (most of a walk's cost otherwise); fs_gate.rs refuses to open
+                // anything that could block a thread (a FIFO, a device).
+                let dir_handle = Dir::new(handle, dir.access.perms(), dir.access.open_mode(), true);
                 Ok((dir_handle, dir.guest.clone()))
             })
             .collect()
@@ -136,6 +138,9 @@ impl PluginGrant {
     pub fn wasi_context(&self, stdout: OutputCapture, stderr: OutputCapture) -> WasiCtx {
         let mut builder = WasiCtxBuilder::new();
         builder
+            // Files and directories opened under a grant work on the calling thread, like the
+            // grant's own handle (see open_dirs).
+            .allow_blocking_current_thread(true)
             .stdout(stdout)
             .stderr(stderr)
             .max_random_size(MAX_RANDOM_BYTES)

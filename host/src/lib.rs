@@ -14,6 +14,7 @@ pub mod config;
 mod convert;
 pub mod engine;
 mod failure;
+mod file_streams;
 mod fs_gate;
 pub mod grant;
 mod json_lines;

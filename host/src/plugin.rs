@@ -144,6 +144,8 @@ impl PluginHost {
         // What the guest makes the host hold (header maps, request lines, body buffers, directory
         // listings) is charged to its memory limit (see resource_budget.rs).
         crate::resource_budget::shadow_in_linker(&mut linker)?;
+        // File streams read and write on the calling thread (see file_streams.rs).
+        crate::file_streams::shadow_in_linker(&mut linker)?;
         CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;

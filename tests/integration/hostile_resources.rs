@@ -325,3 +325,27 @@ fn the_output_limit_message_says_what_was_spent_on_what() {
         "{message}"
     );
 }
+
+#[test]
+fn a_fifo_in_a_granted_directory_is_refused_instead_of_blocking_a_host_thread() {
+    let ws = Workspace::new()
+        .plugin("fs", "fs")
+        .file("data/ok.txt", "fine\n")
+        .config("[plugins.fs]\ndirs = [{ host = \"data\", guest = \"/data\" }]\nlimits = { timeout = \"5s\" }\n");
+    let made = std::process::Command::new("mkfifo")
+        .arg(ws.path().join("data/pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    let result = ws.call("read_file", r#"{"path": "/data/pipe"}"#);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(4),
+        "it blocked"
+    );
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(
+        text(&ws.call("read_file", r#"{"path": "/data/ok.txt"}"#)),
+        "fine\n"
+    );
+}
