@@ -12,6 +12,7 @@ mod call_state;
 mod capture;
 pub mod config;
 mod convert;
+mod dir_listing;
 pub mod engine;
 mod failure;
 mod file_streams;

@@ -146,6 +146,8 @@ impl PluginHost {
         crate::resource_budget::shadow_in_linker(&mut linker)?;
         // File streams read and write on the calling thread (see file_streams.rs).
         crate::file_streams::shadow_in_linker(&mut linker)?;
+        // Directory listings read with their types from the directory (see dir_listing.rs).
+        crate::dir_listing::shadow_in_linker(&mut linker)?;
         CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
             state
         })?;

@@ -1,8 +1,8 @@
 //! What a guest makes the host hold in memory on its behalf counts against its memory limit, like
 //! its own linear memory: the bytes it puts into `wasi:http` objects (header maps, request
-//! methods, schemes, authorities and paths, the buffer behind each request or response body) and
-//! the directory listings it asks for (`read-directory` collects every entry of a directory up
-//! front, and every `headers()` call copies a header map). The functions that make those objects are
+//! methods, schemes, authorities and paths, the buffer behind each request or response body, the
+//! copy of a header map every `headers()` call makes) and the directory listings it asks for
+//! (dir_listing.rs reads a directory whole and charges it here). The functions that make those objects are
 //! shadowed in the linker by wrappers that call wasmtime's own implementation unchanged and charge
 //! what the new object holds to the call's memory limit, keyed by the object's handle; a handle the
 //! guest gave up (dropped, or passed on: headers moved into a request carry their charge with them)
@@ -13,10 +13,6 @@ use crate::call_state::CallState;
 use std::collections::HashMap;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
-use wasmtime_wasi::filesystem::WasiFilesystemView;
-use wasmtime_wasi::p2::bindings::filesystem::types::{
-    self as fs_types, Descriptor, DirectoryEntryStream, ErrorCode, HostDescriptor,
-};
 use wasmtime_wasi_http::WasiHttpView;
 use wasmtime_wasi_http::p2::bindings::http::types::{
     self as http_types, Fields, HeaderError, HostFields, HostIncomingResponse, HostOutgoingRequest,
@@ -24,10 +20,8 @@ use wasmtime_wasi_http::p2::bindings::http::types::{
     OutgoingResponse, Scheme,
 };
 
-/// The `wasi:http` and `wasi:filesystem` versions wasmtime 48 defines; guests importing any 0.2.x
-/// reach them.
+/// The `wasi:http` version wasmtime 48 defines; guests importing any 0.2.x reach it.
 const HTTP_TYPES: &str = "wasi:http/types@0.2.12";
-const FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
 
 /// What each header entry, string or directory entry costs besides its bytes.
 const ENTRY_OVERHEAD_BYTES: u64 = 64;
@@ -108,6 +102,11 @@ impl CallState {
         self.charge(kind, rep, held + bytes, what)
     }
 
+    /// Charges a directory listing the guest asked for (see dir_listing.rs).
+    pub(crate) fn charge_listing(&mut self, rep: u32, bytes: u64) -> wasmtime::Result<()> {
+        self.charge(Object::Listing, rep, bytes, "directory listings")
+    }
+
     /// A new object took handle `rep`: whatever was charged to an earlier object of that handle
     /// (which is gone) is given back.
     fn new_object(&mut self, kinds: &[Object], rep: u32) {
@@ -156,7 +155,7 @@ impl CallState {
                 .get(&Resource::<OutgoingBody>::new_borrow(rep))
                 .is_ok(),
             Object::Listing => table
-                .get(&Resource::<DirectoryEntryStream>::new_borrow(rep))
+                .get(&Resource::<crate::dir_listing::Listing>::new_borrow(rep))
                 .is_ok(),
         }
     }
@@ -384,11 +383,6 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
             Ok((body,))
         },
     )?;
-    let mut filesystem = linker.instance(FILESYSTEM_TYPES)?;
-    filesystem.func_wrap_async(
-        "[method]descriptor.read-directory",
-        |store, (directory,): (Resource<Descriptor>,)| Box::new(read_directory(store, directory)),
-    )?;
     linker.allow_shadowing(false);
     Ok(())
 }
@@ -406,44 +400,4 @@ fn header_outcome<T>(
         Ok(value) => Ok(Ok(value)),
         Err(err) => Ok(Err(http_types::Host::convert_header_error(view, err)?)),
     }
-}
-
-/// `read-directory`, charged for the listing it makes the host hold: its entries, counted by
-/// listing the directory through its own descriptor.
-async fn read_directory(
-    mut store: StoreContextMut<'_, CallState>,
-    directory: Resource<Descriptor>,
-) -> wasmtime::Result<(Result<Resource<DirectoryEntryStream>, ErrorCode>,)> {
-    let state = store.data_mut();
-    let size = listing_bytes(state, &directory);
-    let outcome = HostDescriptor::read_directory(&mut state.filesystem(), directory).await;
-    Ok((match outcome {
-        Ok(stream) => {
-            if let Some(size) = size {
-                state.charge(Object::Listing, stream.rep(), size, "directory listings")?;
-            }
-            Ok(stream)
-        }
-        Err(err) => Err(fs_types::Host::convert_error_code(
-            &mut state.filesystem(),
-            err,
-        )?),
-    },))
-}
-
-/// What listing the directory behind `directory` would hold: its entries' names plus overhead.
-/// `None` when it is not a directory (wasmtime then refuses the listing itself).
-fn listing_bytes(state: &mut CallState, directory: &Resource<Descriptor>) -> Option<u64> {
-    use std::os::fd::AsRawFd;
-    let fd = match state.table().get(directory).ok()? {
-        Descriptor::Dir(dir) => dir.dir.as_raw_fd(),
-        Descriptor::File(_) => return None,
-    };
-    let entries = std::fs::read_dir(format!("/proc/self/fd/{fd}")).ok()?;
-    Some(
-        entries
-            .filter_map(Result::ok)
-            .map(|entry| bytes(entry.file_name().as_encoded_bytes()))
-            .sum(),
-    )
 }
