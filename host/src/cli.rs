@@ -162,8 +162,10 @@ impl Cli {
         }
         let config = self.load_config()?;
         if matches!(self.command, Command::Lock) {
+            let deployment =
+                cordon::lock::deployment(config.audit_path.as_deref(), &config.hook_order);
             let pipeline = self.load_pipeline(config, None).await?;
-            return self.write_lock(&pipeline);
+            return self.write_lock(&pipeline, deployment);
         }
         let lock = if self.locked || config.locked {
             let path = self.lock_path();
@@ -290,11 +292,18 @@ impl Cli {
     }
 
     /// Approves every plugin that loaded, and says which did not.
-    fn write_lock(&self, pipeline: &Pipeline) -> anyhow::Result<ExitCode> {
+    fn write_lock(&self, pipeline: &Pipeline, deployment: Vec<String>) -> anyhow::Result<ExitCode> {
         let mut lock = Lockfile::default();
         for plugin in pipeline.registry().plugins() {
-            lock.approve(&plugin.id, &plugin.sha256, &plugin.grant);
+            lock.approve(
+                &plugin.id,
+                &plugin.sha256,
+                &plugin.grant,
+                cordon::declarations::lines(plugin),
+            );
         }
+        let deployment_line = deployment.join("; ");
+        lock.approve_deployment(deployment);
         let path = self.lock_path();
         lock.write(&path)?;
         let approved = pipeline.registry().plugins();
@@ -318,6 +327,7 @@ impl Cli {
                 ))?;
             }
         }
+        crate::render::stdout_line(&format!("  deployment: {deployment_line}"))?;
         for rejected in pipeline.registry().rejected() {
             crate::render::stdout_line(&format!(
                 "not approved (refused at load): {}: {}",

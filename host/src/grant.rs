@@ -19,7 +19,7 @@ use wasmtime_wasi::filesystem::Dir;
 use wasmtime_wasi::{FsPerms, OpenMode, WasiCtx, WasiCtxBuilder};
 
 /// The most random bytes one `get-random-bytes` call may ask for.
-const MAX_RANDOM_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_RANDOM_BYTES: u64 = 1 << 20;
 
 /// Read-only or read-write access to a granted directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,18 +156,6 @@ impl PluginGrant {
             builder.env(name, value);
         }
         builder.build()
-    }
-
-    /// A context with nothing granted, for `describe`.
-    pub fn empty_wasi_context(stdout: OutputCapture, stderr: OutputCapture) -> WasiCtx {
-        WasiCtxBuilder::new()
-            .stdout(stdout)
-            .stderr(stderr)
-            .max_random_size(MAX_RANDOM_BYTES)
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build()
     }
 }
 

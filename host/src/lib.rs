@@ -12,6 +12,8 @@ mod call_state;
 mod capture;
 pub mod config;
 mod convert;
+pub mod declarations;
+mod describe_context;
 mod dir_listing;
 pub mod engine;
 mod failure;
@@ -32,6 +34,7 @@ pub mod result;
 pub mod scaffold;
 pub mod schema;
 pub mod schema_cost;
+pub mod schema_work;
 pub mod tool_glob;
 pub mod utc_time;
 

@@ -2,8 +2,12 @@
 //! approved with: directories, env vars (and a digest of each fixed value), HTTP origins (with a
 //! digest of each secret header's template, so pointing a header at another secret is a change),
 //! the hook grant (which tools' calls its hook may see and change), a digest of its settings, and
-//! its limits. When loading is locked, a plugin that is new, changed, or whose grants changed or
-//! widened refuses to load, and the message says what changed. Secrets themselves are never
+//! its limits; and what it declared (declarations.rs: its tools and their schemas, its hook). The
+//! lock also records the deployment around the plugins: where the audit log goes and the order of
+//! hooks. When loading is locked, a plugin that is new, changed, whose grants changed or widened,
+//! or that declares something else refuses to load, and the message says what changed; an
+//! approved plugin that is missing or fails to load, or a changed deployment, stops cordon from
+//! starting (a deleted guard hook must not mean an unguarded host). Secrets themselves are never
 //! written: a digest is 64 bits of a SHA-256.
 
 use crate::grant::{Access, PluginGrant};
@@ -36,12 +40,18 @@ pub struct LockedPlugin {
     pub sha256: String,
     /// Every capability it was granted, one normalized line each.
     pub grants: Vec<String>,
+    /// What it declared (declarations.rs); absent in lockfiles written before cordon pinned it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub declares: Option<Vec<String>>,
 }
 
 /// The approved plugins by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Lockfile {
+    /// The deployment's settings that decide what watches the plugins ([`deployment`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<Vec<String>>,
     #[serde(default)]
     pub plugins: BTreeMap<String, LockedPlugin>,
 }
@@ -80,14 +90,106 @@ impl Lockfile {
         Ok(())
     }
 
-    pub fn approve(&mut self, id: &str, sha256: &[u8; 32], grant: &PluginGrant) {
+    pub fn approve(
+        &mut self,
+        id: &str,
+        sha256: &[u8; 32],
+        grant: &PluginGrant,
+        declarations: Vec<String>,
+    ) {
         self.plugins.insert(
             id.to_string(),
             LockedPlugin {
                 sha256: hex::encode(sha256),
                 grants: capabilities(grant),
+                declares: Some(declarations),
             },
         );
+    }
+
+    /// Whether what plugin `id` declared now is what it declared when it was approved.
+    pub fn check_declarations(&self, id: &str, declarations: &[String]) -> Result<(), String> {
+        let Some(locked) = self.plugins.get(id) else {
+            return Err("it is not in cordon.lock (a new plugin); review it, then run `cordon lock` to approve it".to_string());
+        };
+        let Some(approved) = &locked.declares else {
+            return Err("cordon.lock does not record what it declares (the lockfile predates that); review it, then run `cordon lock`".to_string());
+        };
+        let added: Vec<&str> = declarations
+            .iter()
+            .filter(|line| !approved.contains(line))
+            .map(String::as_str)
+            .collect();
+        let removed: Vec<&str> = approved
+            .iter()
+            .filter(|line| !declarations.contains(line))
+            .map(String::as_str)
+            .collect();
+        if added.is_empty() && removed.is_empty() {
+            return Ok(());
+        }
+        let mut changes = Vec::new();
+        if !added.is_empty() {
+            changes.push(format!("declared now: {}", added.join("; ")));
+        }
+        if !removed.is_empty() {
+            changes.push(format!("approved: {}", removed.join("; ")));
+        }
+        Err(format!(
+            "what it declares changed since it was locked (same file); {}; review it, then run `cordon lock`",
+            changes.join("; ")
+        ))
+    }
+
+    /// Records the deployment's settings ([`deployment`]).
+    pub fn approve_deployment(&mut self, lines: Vec<String>) {
+        self.deployment = Some(lines);
+    }
+
+    /// What keeps this lock's deployment from starting as it is now: a deployment setting that
+    /// changed, or an approved plugin that did not load (`loaded` are the ids that did; `refused`
+    /// says why others were refused, by id).
+    pub fn check_deployment(
+        &self,
+        lines: &[String],
+        loaded: &[&str],
+        refused: &BTreeMap<String, String>,
+    ) -> Result<(), String> {
+        let mut problems = Vec::new();
+        match &self.deployment {
+            None => problems.push(
+                "cordon.lock does not record the deployment (the lockfile predates that)"
+                    .to_string(),
+            ),
+            Some(approved) if approved.as_slice() != lines => problems.push(format!(
+                "the deployment changed: approved `{}`, now `{}`",
+                approved.join("; "),
+                lines.join("; ")
+            )),
+            Some(_) => {}
+        }
+        let missing: Vec<String> = self
+            .plugins
+            .keys()
+            .filter(|id| !loaded.contains(&id.as_str()))
+            .map(|id| match refused.get(id) {
+                Some(reason) => format!("{id} (refused: {reason})"),
+                None => format!("{id} (no {id}.wasm in the plugins directory)"),
+            })
+            .collect();
+        if !missing.is_empty() {
+            problems.push(format!(
+                "approved plugins did not load: {}",
+                missing.join(", ")
+            ));
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "{}; restore them, or review the change and run `cordon lock`",
+            problems.join("; ")
+        ))
     }
 
     /// Whether plugin `id` with this content and these grants was approved; otherwise what changed.
@@ -179,8 +281,30 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
     lines
 }
 
+/// The deployment's settings a lock pins: where the audit log goes (its directory resolved, so the
+/// same file reached from another working directory is the same) and which hooks run first.
+pub fn deployment(audit_path: Option<&Path>, hook_order: &[String]) -> Vec<String> {
+    let resolved = |path: &Path| -> PathBuf {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        match (
+            dir.unwrap_or(Path::new(".")).canonicalize(),
+            path.file_name(),
+        ) {
+            (Ok(dir), Some(name)) => dir.join(name),
+            _ => path.to_path_buf(),
+        }
+    };
+    vec![
+        match audit_path {
+            Some(path) => format!("audit {}", resolved(path).display()),
+            None => "audit none".to_string(),
+        },
+        format!("hooks order={}", hook_order.join(",")),
+    ]
+}
+
 /// `sha256:` and the first 16 hex digits of the SHA-256 of `bytes`.
-fn digest(bytes: &[u8]) -> String {
+pub(crate) fn digest(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     format!("sha256:{}", &hex::encode(Sha256::digest(bytes))[..16])
 }
@@ -227,7 +351,7 @@ mod tests {
     fn new_changed_and_widened_plugins_are_refused() {
         let mut lock = Lockfile::default();
         let approved = grant(&[("/data", Access::ReadOnly)]);
-        lock.approve("fs", &[1; 32], &approved);
+        lock.approve("fs", &[1; 32], &approved, vec![]);
         assert_eq!(lock.check("fs", &[1; 32], &approved), Ok(()));
         assert_eq!(
             lock.check("fs", &[1; 32], &PluginGrant::default()),
@@ -263,15 +387,15 @@ mod tests {
             ..PluginGrant::default()
         };
         let mut lock = Lockfile::default();
-        lock.approve("guard", &[1; 32], &PluginGrant::default());
+        lock.approve("guard", &[1; 32], &PluginGrant::default(), vec![]);
         let new = lock.check("guard", &[1; 32], &hooked(&[])).unwrap_err();
         assert!(new.contains("added: hook *"), "{new}");
-        lock.approve("guard", &[1; 32], &hooked(&["write_*"]));
+        lock.approve("guard", &[1; 32], &hooked(&["write_*"]), vec![]);
         assert_eq!(lock.check("guard", &[1; 32], &hooked(&["write_*"])), Ok(()));
         let wider = lock.check("guard", &[1; 32], &hooked(&["write_*", "read_*"]));
         assert!(wider.unwrap_err().contains("added: hook read_*"));
         assert!(lock.check("guard", &[1; 32], &hooked(&[])).is_err());
-        lock.approve("guard", &[1; 32], &hooked(&[]));
+        lock.approve("guard", &[1; 32], &hooked(&[]), vec![]);
         assert_eq!(
             lock.check("guard", &[1; 32], &hooked(&["edit_file"])),
             Ok(())
@@ -283,13 +407,58 @@ mod tests {
     }
 
     #[test]
+    fn other_declarations_are_refused_naming_what_changed() {
+        let mut lock = Lockfile::default();
+        let approved = vec!["tool read parallel title=a description=b schema=c".to_string()];
+        lock.approve("fs", &[1; 32], &PluginGrant::default(), approved.clone());
+        assert_eq!(lock.check_declarations("fs", &approved), Ok(()));
+        let now = vec![
+            "tool read parallel title=a description=b schema=c".to_string(),
+            "tool write parallel title=a description=b schema=d".to_string(),
+        ];
+        let err = lock.check_declarations("fs", &now).unwrap_err();
+        assert!(err.contains("declared now: tool write"), "{err}");
+        lock.plugins.get_mut("fs").unwrap().declares = None;
+        let old = lock.check_declarations("fs", &approved).unwrap_err();
+        assert!(old.contains("predates"), "{old}");
+    }
+
+    #[test]
+    fn a_missing_plugin_or_another_deployment_stops_a_locked_start() {
+        let mut lock = Lockfile::default();
+        lock.approve("fs", &[1; 32], &PluginGrant::default(), vec![]);
+        lock.approve("guard", &[1; 32], &PluginGrant::default(), vec![]);
+        let audited = deployment(Some(Path::new("audit.jsonl")), &[]);
+        lock.approve_deployment(audited.clone());
+        let none = BTreeMap::new();
+        assert_eq!(
+            lock.check_deployment(&audited, &["fs", "guard"], &none),
+            Ok(())
+        );
+        let missing = lock.check_deployment(&audited, &["fs"], &none).unwrap_err();
+        assert!(
+            missing.contains("did not load: guard (no guard.wasm in the plugins directory)"),
+            "{missing}"
+        );
+        let unaudited = lock
+            .check_deployment(&deployment(None, &[]), &["fs", "guard"], &none)
+            .unwrap_err();
+        assert!(
+            unaudited.contains("audit.jsonl; hooks order=`, now `audit none"),
+            "{unaudited}"
+        );
+    }
+
+    #[test]
     fn round_trips_through_the_file() {
         let mut lock = Lockfile::default();
         lock.approve(
             "fs",
             &[7; 32],
             &grant(&[("/a", Access::ReadOnly), ("/b", Access::ReadWrite)]),
+            vec!["tool read parallel title=t description=d schema=s".to_string()],
         );
+        lock.approve_deployment(deployment(None, &["guard".to_string()]));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cordon.lock");
         lock.write(&path).unwrap();

@@ -520,7 +520,7 @@ impl Plugin {
                 };
                 (
                     limits,
-                    PluginGrant::empty_wasi_context(stdout.clone(), stderr.clone()),
+                    crate::describe_context::describe_wasi_context(stdout.clone(), stderr.clone()),
                     OpenedDirs::from([]),
                 )
             }

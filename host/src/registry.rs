@@ -31,6 +31,17 @@ pub enum RegistryError {
     Engine(anyhow::Error),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error("loading is locked and the deployment is not the one approved in cordon.lock: {0}")]
+    Locked(String),
+}
+
+/// Under a lock, a plugin whose declarations are not the approved ones is refused.
+fn approved_declarations(plugin: Plugin, lock: Option<&Lockfile>) -> Result<Plugin, LoadError> {
+    if let Some(lock) = lock {
+        lock.check_declarations(&plugin.id, &crate::declarations::lines(&plugin))
+            .map_err(LoadError::NotApproved)?;
+    }
+    Ok(plugin)
 }
 
 /// How to build a registry.
@@ -112,7 +123,10 @@ impl Registry {
         };
         for (index, outcome) in outcomes {
             let file = &files[index];
-            match outcome.and_then(|plugin| registry.check_collisions(plugin)) {
+            let outcome = outcome
+                .and_then(|plugin| approved_declarations(plugin, lock.as_deref()))
+                .and_then(|plugin| registry.check_collisions(plugin));
+            match outcome {
                 Ok(plugin) => {
                     tracing::info!(plugin = %plugin.id, tools = plugin.tools.len(), source = ?plugin.compiled, "loaded plugin");
                     let plugin = Arc::new(plugin);
@@ -129,6 +143,20 @@ impl Registry {
                     });
                 }
             }
+        }
+        if let Some(lock) = &lock {
+            let loaded: Vec<&str> = registry.plugins.iter().map(|p| &*p.id).collect();
+            let deployment = crate::lock::deployment(
+                options.config.audit_path.as_deref(),
+                &options.config.hook_order,
+            );
+            let refused: BTreeMap<String, String> = registry
+                .rejected
+                .iter()
+                .map(|rejected| (plugin_id(&rejected.file), rejected.reason.clone()))
+                .collect();
+            lock.check_deployment(&deployment, &loaded, &refused)
+                .map_err(RegistryError::Locked)?;
         }
         Ok(registry)
     }

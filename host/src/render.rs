@@ -205,7 +205,8 @@ pub fn batch_results(results: &[ToolResult], as_json: bool) -> anyhow::Result<()
     for result in results {
         write_stdout(&format!(
             "── {} {} ──\n",
-            result.tool_call_id, result.tool_name
+            one_line(&result.tool_call_id),
+            one_line(&result.tool_name)
         ))?;
         call_result(result, false)?;
     }
@@ -217,6 +218,14 @@ pub fn event_line(event: &Event) {
     if let Ok(line) = serde_json::to_string(event) {
         crate::stdio_output::stderr_line(&line);
     }
+}
+
+/// `text` with every control character, line breaks included, replaced by U+FFFD: an id or a name
+/// from a batch file or a model cannot start a line of its own (a fake heading or result).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
 }
 
 fn first_sentence(text: &str) -> &str {

@@ -45,7 +45,11 @@ enum Object {
     RequestScheme,
     RequestAuthority,
     Response,
-    Body,
+    /// A request's body, keyed by the body's handle: its buffered chunks live on while either the
+    /// body or the request it belongs to (the request's handle here) does.
+    RequestBody(u32),
+    /// A response's body, likewise.
+    ResponseBody(u32),
     Listing,
 }
 
@@ -151,9 +155,22 @@ impl CallState {
             Object::Response => table
                 .get(&Resource::<OutgoingResponse>::new_borrow(rep))
                 .is_ok(),
-            Object::Body => table
-                .get(&Resource::<OutgoingBody>::new_borrow(rep))
-                .is_ok(),
+            Object::RequestBody(request) => {
+                table
+                    .get(&Resource::<OutgoingBody>::new_borrow(rep))
+                    .is_ok()
+                    || table
+                        .get(&Resource::<OutgoingRequest>::new_borrow(request))
+                        .is_ok()
+            }
+            Object::ResponseBody(response) => {
+                table
+                    .get(&Resource::<OutgoingBody>::new_borrow(rep))
+                    .is_ok()
+                    || table
+                        .get(&Resource::<OutgoingResponse>::new_borrow(response))
+                        .is_ok()
+            }
             Object::Listing => table
                 .get(&Resource::<crate::dir_listing::Listing>::new_borrow(rep))
                 .is_ok(),
@@ -363,10 +380,11 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
         "[method]outgoing-request.body",
         |mut store: StoreContextMut<'_, CallState>, (request,): (Resource<OutgoingRequest>,)| {
             let state = store.data_mut();
+            let owner = Object::RequestBody(request.rep());
             let body: Result<Resource<OutgoingBody>, ()> =
                 HostOutgoingRequest::body(&mut state.http(), request)?;
             if let Ok(body) = &body {
-                state.charge(Object::Body, body.rep(), body_bytes(), "HTTP bodies")?;
+                state.charge(owner, body.rep(), body_bytes(), "HTTP bodies")?;
             }
             Ok((body,))
         },
@@ -375,10 +393,11 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
         "[method]outgoing-response.body",
         |mut store: StoreContextMut<'_, CallState>, (response,): (Resource<OutgoingResponse>,)| {
             let state = store.data_mut();
+            let owner = Object::ResponseBody(response.rep());
             let body: Result<Resource<OutgoingBody>, ()> =
                 HostOutgoingResponse::body(&mut state.http(), response)?;
             if let Ok(body) = &body {
-                state.charge(Object::Body, body.rep(), body_bytes(), "HTTP bodies")?;
+                state.charge(owner, body.rep(), body_bytes(), "HTTP bodies")?;
             }
             Ok((body,))
         },

@@ -5,34 +5,44 @@
 //! and `patternProperties` use a linear-time regex engine (a pattern that needs backtracking, such
 //! as a look-ahead or a back-reference, is refused at load with the reason), references are never
 //! fetched, and a schema whose checks could multiply with the arguments' nesting is refused at load
-//! (see schema_cost.rs), so checking is linear in the arguments' size. Arguments up to [`INLINE_ARGUMENT_BYTES`] are checked where the call is being
-//! prepared (microseconds); larger ones on a blocking thread, at most [`VALIDATION_TIMEOUT`] long,
-//! so a costly check never stalls the async workers that serve other calls.
+//! (see schema_cost.rs), so checking is linear in the arguments' size. How much work one call's
+//! check may take is bounded before it runs (schema_work.rs): small checks run where the call is
+//! prepared, larger ones on a blocking thread, and arguments too large for the schema are refused
+//! unchecked, so a costly check never stalls the async workers that serve other calls.
 
+use crate::schema_work::{CONCURRENT_CHECKS, INLINE_WORK, MAX_PATTERN_BYTES, MAX_WORK, SchemaWork};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Semaphore;
 
 /// The largest parameters schema a tool may declare (its JSON text).
 pub const MAX_SCHEMA_BYTES: usize = 256 << 10;
-/// Arguments up to this size are validated inline.
-pub const INLINE_ARGUMENT_BYTES: usize = 16 << 10;
-/// The longest a validation of larger arguments may take before the call fails.
+/// The longest a check off the async workers may take, waiting for its slot included, before the
+/// call fails.
 pub const VALIDATION_TIMEOUT: Duration = Duration::from_secs(2);
-/// Size bound of one compiled `pattern` (regex program and lazy-DFA cache), in bytes.
-const MAX_PATTERN_BYTES: usize = 1 << 20;
+
+/// Slots for checks off the async workers, shared by every pipeline in the process.
+static CHECK_SLOTS: Semaphore = Semaphore::const_new(CONCURRENT_CHECKS);
 
 /// A tool's compiled argument schema. Cheap to clone.
 #[derive(Clone)]
 pub struct ArgumentSchema {
     schema: Arc<Value>,
     validator: Arc<jsonschema::Validator>,
+    work: SchemaWork,
 }
 
-/// A validation that ran past [`VALIDATION_TIMEOUT`].
+/// Why arguments were not checked.
 #[derive(Debug, thiserror::Error)]
-#[error("validating the arguments took longer than {} ms", VALIDATION_TIMEOUT.as_millis())]
-pub struct ValidationTimedOut;
+pub enum CheckRefused {
+    #[error("validating the arguments took longer than {} ms", VALIDATION_TIMEOUT.as_millis())]
+    TimedOut,
+    #[error(
+        "the arguments are {bytes} bytes, more than this tool's parameters schema can be checked against in bounded time (at most {most} bytes; its patterns and nesting set that size)"
+    )]
+    TooLarge { bytes: usize, most: u64 },
+}
 
 /// One way the arguments break the schema.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -69,7 +79,9 @@ impl ArgumentSchema {
                 shorten(&schema.to_string())
             ));
         }
-        crate::schema_cost::check(&schema)
+        let evaluations = crate::schema_cost::check(&schema)
+            .map_err(|reason| format!("the parameters schema is too costly to check: {reason}"))?;
+        let work = SchemaWork::of(&schema, evaluations)
             .map_err(|reason| format!("the parameters schema is too costly to check: {reason}"))?;
         if let Err(err) = jsonschema::meta::validate(&schema) {
             return Err(format!(
@@ -91,6 +103,7 @@ impl ArgumentSchema {
         Ok(Self {
             schema: Arc::new(schema),
             validator: Arc::new(validator),
+            work,
         })
     }
 
@@ -98,21 +111,42 @@ impl ArgumentSchema {
         &self.schema
     }
 
-    /// [`ArgumentSchema::check`], inline for arguments of up to [`INLINE_ARGUMENT_BYTES`] (their
-    /// JSON text is `size` bytes), else on a blocking thread bounded by [`VALIDATION_TIMEOUT`].
+    /// The most argument bytes a call to this tool may send.
+    pub fn max_argument_bytes(&self) -> u64 {
+        self.work.max_argument_bytes()
+    }
+
+    /// [`ArgumentSchema::check`] within bounded work (see schema_work.rs): inline when the
+    /// arguments (their JSON text is `size` bytes) are cheap to check, else on a blocking thread
+    /// within [`VALIDATION_TIMEOUT`]; refused when they could cost more than the bound.
     pub async fn check_bounded(
         &self,
         arguments: &Value,
         size: usize,
-    ) -> Result<Vec<Violation>, ValidationTimedOut> {
-        if size <= INLINE_ARGUMENT_BYTES {
+    ) -> Result<Vec<Violation>, CheckRefused> {
+        let work = self.work.of_arguments(size);
+        if work > MAX_WORK {
+            return Err(CheckRefused::TooLarge {
+                bytes: size,
+                most: self.work.max_argument_bytes(),
+            });
+        }
+        if work <= INLINE_WORK {
             return Ok(self.check(arguments));
         }
+        let deadline = tokio::time::Instant::now() + VALIDATION_TIMEOUT;
+        let slot = tokio::time::timeout_at(deadline, CHECK_SLOTS.acquire())
+            .await
+            .map_err(|_| CheckRefused::TimedOut)?
+            .map_err(|_| CheckRefused::TimedOut)?;
         let (schema, arguments) = (self.clone(), arguments.clone());
-        let check = tokio::task::spawn_blocking(move || schema.check(&arguments));
-        match tokio::time::timeout(VALIDATION_TIMEOUT, check).await {
+        let check = tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            schema.check(&arguments)
+        });
+        match tokio::time::timeout_at(deadline, check).await {
             Ok(Ok(violations)) => Ok(violations),
-            Ok(Err(_)) | Err(_) => Err(ValidationTimedOut),
+            Ok(Err(_)) | Err(_) => Err(CheckRefused::TimedOut),
         }
     }
 

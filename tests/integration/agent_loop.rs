@@ -382,6 +382,25 @@ fn a_malformed_reply_is_a_clear_error() {
     }
 }
 
+#[test]
+fn an_endless_reply_or_line_is_refused_without_holding_it() {
+    for (stream, bound) in [
+        (false, "the reply is over"),
+        (true, "a line of the event stream"),
+    ] {
+        let model = ScriptedModel::start(json!([{ "flood_mb": 100 }]));
+        let ws = workspace();
+        let mut args = vec!["hello"];
+        if !stream {
+            args.insert(0, "--no-stream");
+        }
+        let out = run(&ws, &model, &args, &[]);
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert_mentions(&out.stderr, bound);
+        assert_eq!(model.requests().len(), 1, "not retried");
+    }
+}
+
 const COUNT_SCHEMA: &str = r#"{"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}}, "required": ["count"], "additionalProperties": false}"#;
 
 #[test]

@@ -142,6 +142,7 @@ async fn host_objects_a_plugin_keeps_count_against_its_memory_limit() {
         ("requests", 65_000, 9_900),
         ("headers", 30_000, 9_900),
         ("bodies", 0, 9_900),
+        ("written_bodies", 65_536, 9_900),
         ("listings", 0, 5_000),
     ] {
         let args = serde_json::json!({ "kind": kind, "count": count, "bytes": bytes }).to_string();
@@ -232,6 +233,36 @@ async fn large_arguments_are_validated_off_the_async_workers_and_still_checked()
     assert!(!fine.is_error);
 }
 
+#[tokio::test]
+async fn arguments_too_costly_for_a_schemas_patterns_are_refused_unchecked() {
+    let pipeline = attacker("").pipeline().await;
+    let text_of = |bytes: usize| {
+        let s: String = (0..bytes)
+            .map(|i| if i % 3 == 0 { 'a' } else { 'b' })
+            .collect();
+        serde_json::json!({ "s": s }).to_string()
+    };
+    let large = call(&pipeline, "slow_pattern", &text_of(200_000)).await;
+    assert_eq!(
+        large.error_kind,
+        Some(cordon::ErrorKind::InvalidArguments),
+        "{large:?}"
+    );
+    let most = large.details["maxArgumentBytes"].as_u64().unwrap();
+    assert!(most < 200_000, "{large:?}");
+    assert!(
+        large.text().contains(&format!("at most {most} bytes")),
+        "{large:?}"
+    );
+    let small = call(&pipeline, "slow_pattern", &text_of(16_000)).await;
+    assert_eq!(
+        small.error_kind,
+        Some(cordon::ErrorKind::InvalidArguments),
+        "checked, and the pattern does not match: {small:?}"
+    );
+    assert!(small.text().contains("/s"), "{small:?}");
+}
+
 /// tests/fixtures_wat/memory_spread.wat: eight memories, each grown until refused.
 fn memory_spread_component() -> Vec<u8> {
     wat::parse_str(include_str!("../fixtures_wat/memory_spread.wat"))
@@ -308,6 +339,28 @@ async fn a_duplicate_call_id_in_a_batch_is_not_run_and_keeps_its_own_record() {
         ids.contains(&"same".to_string()) && ids.contains(&"same#2".to_string()),
         "{ids:?}"
     );
+
+    // A model that names a real call the way duplicates are named cannot merge two records.
+    std::fs::write(ws.path().join("audit.jsonl"), "").unwrap();
+    let calls = vec![
+        CallRequest::new("x#3", "echo", r#"{"text": "real"}"#),
+        CallRequest::new("x", "echo", r#"{"text": "one"}"#),
+        CallRequest::new("x", "echo", r#"{"text": "two"}"#),
+    ];
+    let results = pipeline.run(calls, &Default::default()).await;
+    assert_eq!(results[0].text(), "real");
+    let log = std::fs::read_to_string(ws.path().join("audit.jsonl")).unwrap();
+    let mut ids: Vec<String> = log
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["callId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["x", "x#3", "x#3.1"], "{log}");
 }
 
 #[test]

@@ -3,11 +3,22 @@
 
 use crate::support::{Workspace, probe, text};
 
-/// Why `file` was refused when `cordon ARGS list` loaded the workspace, if it was.
+/// Why `file` was refused when `cordon ARGS list` loaded the workspace, if it was. Under a lock,
+/// an approved plugin that is refused stops cordon from starting: the reason is then in what it
+/// printed, which must name the file.
 pub fn reason(ws: &Workspace, file: &str, args: &[&str]) -> Option<String> {
     let mut all = args.to_vec();
     all.extend(["list", "--json"]);
-    let list = ws.cordon(&all).json();
+    let run = ws.cordon(&all);
+    if run.code != 0 {
+        assert!(
+            run.stderr.contains("approved plugins did not load") && run.stderr.contains(file),
+            "{}",
+            run.stderr
+        );
+        return Some(run.stderr);
+    }
+    let list = run.json();
     list["rejected"]
         .as_array()
         .unwrap()
@@ -136,10 +147,11 @@ fn locked_loading_refuses_a_changed_secret_source_fixed_env_value_settings_or_li
         "no secret value in the lockfile: {lockfile}"
     );
     let loads = |ws: &Workspace| {
-        let list = ws
-            .cordon_with_env(&["--locked", "list", "--json"], &env)
-            .json();
-        list["rejected"]
+        let run = ws.cordon_with_env(&["--locked", "list", "--json"], &env);
+        if run.code != 0 {
+            return Some(run.stderr);
+        }
+        run.json()["rejected"]
             .as_array()
             .unwrap()
             .iter()
@@ -162,4 +174,100 @@ fn locked_loading_refuses_a_changed_secret_source_fixed_env_value_settings_or_li
         let reason = loads(&ws).unwrap_or_else(|| panic!("a changed {change} still loads"));
         assert!(reason.contains("changed or widened"), "{change}: {reason}");
     }
+}
+
+#[test]
+fn describe_sees_a_stopped_clock_and_the_same_random_numbers_every_time() {
+    let ws = Workspace::new().plugin("fixture_attacker", "attacker");
+    let declared = || {
+        let run = ws.cordon(&["describe", "shifting", "--json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.json()["parameters"]["description"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}", run.stdout))
+            .to_string()
+    };
+    let first = declared();
+    assert!(
+        first.starts_with("declared at 946684800 (monotonic 0) with luck "),
+        "{first}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(declared(), first, "what a plugin declares cannot drift");
+}
+
+#[test]
+fn a_lock_pins_what_each_plugin_declares() {
+    let ws = probe();
+    assert_eq!(ws.cordon(&["lock"]).code, 0);
+    let path = ws.path().join("cordon.lock");
+    let approved = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        approved.contains("\"tool echo parallel title="),
+        "{approved}"
+    );
+    assert_eq!(reason(&ws, "probe.wasm", &["--locked"]), None);
+
+    std::fs::write(
+        &path,
+        approved.replace("\"tool echo parallel", "\"tool echo sequential"),
+    )
+    .unwrap();
+    let why = reason(&ws, "probe.wasm", &["--locked"]).expect("refused");
+    assert!(
+        why.contains("what it declares changed since it was locked (same file)")
+            && why.contains("declared now: tool echo parallel")
+            && why.contains("approved: tool echo sequential"),
+        "{why}"
+    );
+
+    let declares = approved.find("declares = [").unwrap();
+    let end = declares + approved[declares..].find(']').unwrap() + 1;
+    std::fs::write(
+        &path,
+        format!("{}{}", &approved[..declares], &approved[end..]),
+    )
+    .unwrap();
+    let why = reason(&ws, "probe.wasm", &["--locked"]).expect("refused");
+    assert!(why.contains("predates that"), "{why}");
+}
+
+#[test]
+fn a_locked_start_refuses_a_deleted_hook_plugin_or_a_dropped_audit_log() {
+    let config = "[audit]\npath = \"audit.jsonl\"\n[plugins.guard]\nhook = true\n";
+    let ws = probe().plugin("guard", "guard").config(config);
+    let locked = ws.cordon(&["lock"]);
+    assert_eq!(locked.code, 0, "{}", locked.stderr);
+    assert!(
+        locked.stdout.contains("audit.jsonl; hooks order=\n"),
+        "{}",
+        locked.stdout
+    );
+    let echo = ["--locked", "call", "echo", r#"{"text": "ok"}"#];
+    assert_eq!(ws.cordon(&echo).code, 0);
+
+    let unaudited = ws.config("[plugins.guard]\nhook = true\n");
+    let run = unaudited.cordon(&echo);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("the deployment changed")
+            && run
+                .stderr
+                .contains("audit.jsonl; hooks order=`, now `audit none"),
+        "{}",
+        run.stderr
+    );
+
+    let unguarded = unaudited.config(config);
+    std::fs::remove_file(unguarded.plugin_path("guard")).unwrap();
+    let run = unguarded.cordon(&echo);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains(
+            "approved plugins did not load: guard (no guard.wasm in the plugins directory)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "nothing ran: {}", run.stdout);
 }

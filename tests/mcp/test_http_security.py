@@ -63,3 +63,28 @@ def test_no_public_address_without_a_token(cordon_bin, workspace):
     missing = subprocess.run([cordon_bin, "serve", "--http", "127.0.0.1:0", "--token-env", "CORDON_UNSET_TOKEN"],
                              cwd=workspace, env=server_env(workspace), capture_output=True, text=True, timeout=30)
     assert missing.returncode == 2 and "CORDON_UNSET_TOKEN" in missing.stderr
+
+
+def call(url, name, arguments, call_id=2):
+    body = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return httpx.post(url, json=body, headers=HEADERS, timeout=60)
+
+
+def test_an_oversized_request_is_refused_and_the_server_keeps_serving(http_server):
+    refused = call(http_server.url, "echo", {"text": "x" * (5 << 20)})
+    assert refused.status_code == 413
+    assert "over 4194304 bytes" in refused.text
+    assert call(http_server.url, "echo", {"text": "after"}).status_code == 200
+
+
+def test_requests_past_the_in_flight_bound_are_told_to_retry(cordon_bin, workspace):
+    from concurrent.futures import ThreadPoolExecutor
+    server = HttpServer(cordon_bin, workspace)
+    try:
+        with ThreadPoolExecutor(max_workers=80) as pool:
+            codes = list(pool.map(lambda i: call(server.url, "sleep", {"millis": 3000}, i).status_code, range(80)))
+        assert codes.count(200) >= 64 - 4 and 503 in codes, codes
+        assert set(codes) <= {200, 503}, codes
+        assert call(server.url, "echo", {"text": "after"}).status_code == 200
+    finally:
+        server.stop()

@@ -133,3 +133,36 @@ async def test_no_tool_logs_without_asking(stdio_server):
     async with Client(stdio_server, mode="auto", cache=None, logging_callback=on_log) as client:
         await client.call_tool("echo", {"text": "quiet"})
     assert received == []
+
+
+@pytest.fixture(scope="module")
+def reviewed_server(tmp_path_factory, cordon_bin, guest_dir):
+    """probe with the bundled redact hook reviewing every result."""
+    import shutil
+    from conftest import server_env
+    from mcp import StdioServerParameters
+    root = tmp_path_factory.mktemp("reviewed")
+    (root / "plugins").mkdir()
+    shutil.copy(guest_dir / "fixture_probe.wasm", root / "plugins" / "probe.wasm")
+    shutil.copy(guest_dir / "redact.wasm", root / "plugins" / "redact.wasm")
+    (root / "cordon.toml").write_text("[plugins.redact]\nhook = true\n")
+    (root / "cache").mkdir()
+    return StdioServerParameters(command=cordon_bin, args=["serve"], cwd=str(root), env=server_env(root))
+
+
+@pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+async def test_no_text_of_a_reviewed_tool_reaches_the_client_before_its_review(reviewed_server):
+    progress, logs = [], []
+
+    async def on_progress(step, total, message):
+        progress.append((step, message))
+
+    async def on_log(params):
+        logs.append(params)
+
+    async with Client(reviewed_server, mode="auto", cache=None, logging_callback=on_log, log_level="debug") as client:
+        result = await client.call_tool("progress", {"steps": 2, "millis": 10}, progress_callback=on_progress)
+        assert texts(result) == "done"
+        await client.call_tool("echo", {"text": "quiet"})
+    assert progress == [(1.0, None), (2.0, None)], progress
+    assert logs == [], logs

@@ -14,6 +14,8 @@ The script is {"replies": [STEP, ...]}; requests take steps in order. A STEP is 
   {"status": 429, "headers": {"Retry-After": "1"}, "error": "message"}   an HTTP error
   {"malformed": "text"}                            a 200 answer whose body is this text
   {"hang": true}                                   never answers (until the client goes away)
+  {"flood_mb": N}                                  a 200 answer of N MiB that never ends a line
+                                                   (an event stream when the request streams)
 Any step may add "delay_ms" (wait before answering) and "repeat": true (the step is used for
 every later request too). In reply text, {last_tool_result} becomes the content of the last tool
 result the request carries. Only the Python standard library is used.
@@ -199,6 +201,9 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(payload)
             return
+        if "flood_mb" in step:
+            self.flood(step["flood_mb"], bool(body.get("stream")))
+            return
         if "malformed" in step:
             self.send_whole(step["malformed"].encode(), "application/json")
             return
@@ -223,6 +228,20 @@ class Handler(BaseHTTPRequestHandler):
             return
         reply = anthropic_reply(step, text) if anthropic else openai_reply(step, text)
         self.send_whole(json.dumps(reply).encode(), "application/json")
+
+    def flood(self, mebibytes, stream):
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream" if stream else "application/json")
+        self.send_header("connection", "close")
+        self.end_headers()
+        chunk = (b"data: " if stream else b"") + b"x" * (1 << 20)
+        try:
+            for _ in range(mebibytes):
+                self.wfile.write(chunk)
+                chunk = b"x" * (1 << 20)
+        except OSError:
+            pass
+        self.close_connection = True
 
     def send_whole(self, payload, content_type):
         self.send_response(200)

@@ -194,7 +194,9 @@ impl ModelClient {
         let status = response.status().as_u16();
         if !response.status().is_success() {
             let retry_after = retry::requested_wait(response.headers());
-            let body = response.bytes().await.unwrap_or_default();
+            let body = read_bounded(response, MAX_ERROR_BYTES)
+                .await
+                .unwrap_or_default();
             let message = provider::error_message(&body);
             if retry::is_retryable(status) {
                 return Err(Failure::Transient {
@@ -221,10 +223,18 @@ impl ModelClient {
         if streamed {
             self.read_stream(response, observer).await
         } else {
-            let body = response.bytes().await.map_err(|err| Failure::Transient {
-                reason: describe_transport_error(&err),
-                retry_after: None,
-            })?;
+            let body = read_bounded(response, MAX_REPLY_BYTES)
+                .await
+                .map_err(|failure| match failure {
+                    BodyFailure::Transport(reason) => Failure::Transient {
+                        reason,
+                        retry_after: None,
+                    },
+                    BodyFailure::TooLarge => Failure::Final(ModelError::Malformed {
+                        url: self.url.clone(),
+                        reason: format!("the reply is over {MAX_REPLY_BYTES} bytes"),
+                    }),
+                })?;
             let reply = provider::parse_reply(self.provider, &body).map_err(|reason| {
                 Failure::Final(ModelError::Malformed {
                     url: self.url.clone(),
@@ -255,6 +265,7 @@ impl ModelClient {
         let mut assembler = StreamAssembler::new(self.provider);
         let mut complete = false;
         let mut on_text = |text: &str| observer.text_delta(text);
+        let mut received = 0usize;
         loop {
             let chunk = match response.chunk().await {
                 Ok(Some(chunk)) => chunk,
@@ -266,7 +277,13 @@ impl ModelClient {
                     )));
                 }
             };
-            for event in decoder.feed(&chunk) {
+            received += chunk.len();
+            if received > MAX_REPLY_BYTES {
+                return Err(malformed(format!(
+                    "the streamed reply is over {MAX_REPLY_BYTES} bytes"
+                )));
+            }
+            for event in decoder.feed(&chunk).map_err(&malformed)? {
                 if assembler.event(&event, &mut on_text).map_err(malformed)? == StreamState::Done {
                     complete = true;
                 }
@@ -281,6 +298,36 @@ impl ModelClient {
         }
         assembler.finish(complete).map_err(malformed)
     }
+}
+
+/// The most bytes of one reply read, streamed or not; a reply past it is malformed.
+pub const MAX_REPLY_BYTES: usize = 64 << 20;
+/// The most bytes of an error response read for its message.
+const MAX_ERROR_BYTES: usize = 64 << 10;
+
+/// Why a body was not read whole.
+enum BodyFailure {
+    Transport(String),
+    TooLarge,
+}
+
+/// Reads a response body of at most `limit` bytes.
+async fn read_bounded(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<bytes::Bytes, BodyFailure> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|err| BodyFailure::Transport(describe_transport_error(&err)))?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(BodyFailure::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.into())
 }
 
 fn read_key(var: &str) -> Result<String, ModelError> {

@@ -1,6 +1,9 @@
 //! MCP over streamable HTTP, stateless, so replicas can sit behind an ordinary load balancer. Safe by
 //! default: it binds to loopback, checks `Host` and `Origin` against allowlists (DNS rebinding), and
-//! refuses a non-loopback address unless a bearer token is required.
+//! refuses a non-loopback address unless a bearer token is required. What clients can make it hold
+//! is bounded: a request body is at most [`MAX_REQUEST_BYTES`], and at most
+//! [`MAX_REQUESTS_IN_FLIGHT`] requests holding at most [`MAX_BYTES_IN_FLIGHT`] between them are
+//! served at once; past that a client gets `503 Service Unavailable` with `Retry-After`.
 
 use super::McpServer;
 use axum::extract::{Request, State};
@@ -11,9 +14,25 @@ use rmcp::transport::streamable_http_server::session::never::NeverSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 
 /// The endpoint path.
 pub const MCP_PATH: &str = "/mcp";
+
+/// The largest request body accepted (a `tools/call` with its arguments).
+pub const MAX_REQUEST_BYTES: usize = 4 << 20;
+/// Requests served at once (a call waiting for a sandbox counts).
+pub const MAX_REQUESTS_IN_FLIGHT: usize = 64;
+/// Request body bytes held at once across the requests being served.
+pub const MAX_BYTES_IN_FLIGHT: usize = 32 << 20;
+/// The unit the body-bytes budget is counted in.
+const BUDGET_UNIT_BYTES: usize = 1 << 10;
+
+/// Slots for the requests being served and for the bytes of their bodies.
+struct InFlight {
+    requests: Semaphore,
+    kibibytes: Semaphore,
+}
 
 /// How to listen.
 #[derive(Debug, Clone)]
@@ -91,8 +110,16 @@ pub async fn serve(
         config,
     );
     let token: Arc<Option<String>> = Arc::new(options.token.clone());
+    let in_flight = Arc::new(InFlight {
+        requests: Semaphore::new(MAX_REQUESTS_IN_FLIGHT),
+        kibibytes: Semaphore::new(MAX_BYTES_IN_FLIGHT / BUDGET_UNIT_BYTES),
+    });
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(
+            in_flight,
+            bound_in_flight,
+        ))
         .layer(axum::middleware::from_fn_with_state(token, require_token));
 
     on_listening(local);
@@ -125,6 +152,55 @@ async fn require_token(
         }
     }
     next.run(request).await
+}
+
+/// Serves a request only within the bounds on requests and body bytes in flight, holding its
+/// slots until its response is ready.
+async fn bound_in_flight(
+    State(in_flight): State<Arc<InFlight>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Ok(_request_slot) = in_flight.requests.try_acquire() else {
+        return busy("too many requests are being served at once");
+    };
+    let (parts, body) = request.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
+        return too_large();
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
+        return too_large();
+    };
+    let units = bytes.len().div_ceil(BUDGET_UNIT_BYTES) as u32;
+    let Ok(_byte_slots) = in_flight.kibibytes.try_acquire_many(units) else {
+        return busy("too many request bytes are being served at once");
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+fn busy(why: &str) -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "1")],
+        format!("{why}; retry shortly"),
+    )
+        .into_response()
+}
+
+fn too_large() -> Response {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "the request body is over {MAX_REQUEST_BYTES} bytes, the most cordon accepts; send smaller tool arguments"
+        ),
+    )
+        .into_response()
 }
 
 /// Compares secrets in time that does not depend on where they differ.

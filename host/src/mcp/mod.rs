@@ -104,7 +104,8 @@ impl ServerHandler for McpServer {
             };
             return Ok(results::call_tool_result(self.pipeline.call(call, &options).await).into());
         }
-        let (sink, sending) = forwarder(context.peer.clone(), token, log_level);
+        let reviewed = self.pipeline.results_reviewed(&request.name);
+        let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
         let options = BatchOptions {
             cancel: context.ct.clone(),
             events: Some(sink),
@@ -169,11 +170,14 @@ const QUEUED_NOTIFICATIONS: usize = 1_024;
 /// Turns a call's events into notifications, sent in order by one task: progress updates become
 /// `notifications/progress` (when the request has a progress token; a tool's progress details may
 /// carry `progress` and `total` numbers, otherwise each update counts one step), and the tool's log
-/// lines at or above the client's level become `notifications/message`.
+/// lines at or above the client's level become `notifications/message`. When an after-hook reviews
+/// the tool's results (`reviewed`), no text of the tool's reaches the client before that review:
+/// progress goes out as numbers only and log lines stay in the host's log.
 fn forwarder(
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
     log_level: LogThreshold,
+    reviewed: bool,
 ) -> (EventSink, tokio::task::JoinHandle<()>) {
     let (sender, mut outgoing) = tokio::sync::mpsc::channel::<Outgoing>(QUEUED_NOTIFICATIONS);
     let sending = tokio::spawn(async move {
@@ -205,7 +209,7 @@ fn forwarder(
                 progress = progress.with_total(total);
             }
             let message = text_of(&content);
-            if !message.is_empty() {
+            if !message.is_empty() && !reviewed {
                 progress = progress.with_message(message);
             }
             let _ = sender.try_send(Outgoing::Progress(progress));
@@ -216,6 +220,9 @@ fn forwarder(
             message,
             ..
         } => {
+            if reviewed {
+                return;
+            }
             if let Some(line) = log_level.forward(level, &tool_name, message) {
                 let _ = sender.try_send(Outgoing::Log(line));
             }

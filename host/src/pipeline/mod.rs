@@ -121,6 +121,12 @@ impl Pipeline {
         self.inner.hooks.all()
     }
 
+    /// Whether an after-hook reviews `tool`'s results (and so whatever else of its text should wait
+    /// for that review: its progress messages and log lines are not forwarded to MCP clients).
+    pub fn results_reviewed(&self, tool: &str) -> bool {
+        self.inner.hooks.after(tool).next().is_some()
+    }
+
     /// The plugins whose hooks were not granted (and never run).
     pub fn ungranted_hooks(&self) -> &[Arc<Plugin>] {
         self.inner.hooks.ungranted()
@@ -175,13 +181,15 @@ impl Pipeline {
     }
 
     /// A call whose id an earlier call of the batch has: not run, so no two calls share a record.
-    /// Its events (and audit line) carry the id with its position, `id#N`, to stay apart.
+    /// Its events (and audit line) carry the id with its position, `id#N`, or another suffix when
+    /// a call of the batch already has that id (`taken` holds every id in use).
     fn refuse_duplicate(
         &self,
         index: usize,
         request: &CallRequest,
         started: Instant,
         emitter: &Emitter,
+        taken: &mut std::collections::HashSet<String>,
     ) -> ToolResult {
         let result = ToolResult::error(
             &request.id,
@@ -193,7 +201,13 @@ impl Pipeline {
             ),
             serde_json::json!({ "duplicateId": request.id }),
         );
-        let distinct = format!("{}#{}", request.id, index + 1);
+        let mut distinct = format!("{}#{}", request.id, index + 1);
+        let mut attempt = 1;
+        while taken.contains(&distinct) {
+            distinct = format!("{}#{}.{attempt}", request.id, index + 1);
+            attempt += 1;
+        }
+        taken.insert(distinct.clone());
         emitter.emit(|| Event::ToolExecutionStart {
             tool_call_id: distinct.clone(),
             tool_name: request.name.clone(),
@@ -219,10 +233,13 @@ impl Pipeline {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut ready = Vec::new();
         let mut ids = std::collections::HashSet::new();
+        let mut taken: std::collections::HashSet<String> =
+            calls.iter().map(|call| call.id.clone()).collect();
         for (index, request) in calls.iter().enumerate() {
             let started = Instant::now();
             if !ids.insert(request.id.as_str()) {
-                results[index] = Some(self.refuse_duplicate(index, request, started, &emitter));
+                results[index] =
+                    Some(self.refuse_duplicate(index, request, started, &emitter, &mut taken));
                 continue;
             }
             match self.prepare(request, cancel, &emitter).await {

@@ -7,7 +7,7 @@ use super::events::{Emitter, HookStage};
 use super::{CallRequest, Pipeline};
 use crate::plugin::{ExecutionMode, Plugin, ToolInfo};
 use crate::result::{ErrorKind, ToolResult};
-use crate::schema::Violation;
+use crate::schema::{CheckRefused, Violation};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -142,7 +142,7 @@ async fn check_schema(
 ) -> Option<ToolResult> {
     let violations = match tool.schema.check_bounded(arguments, size).await {
         Ok(violations) => violations,
-        Err(timed_out) => {
+        Err(timed_out @ CheckRefused::TimedOut) => {
             let limit_ms = crate::schema::VALIDATION_TIMEOUT.as_millis() as u64;
             return Some(ToolResult::error(
                 id,
@@ -153,6 +153,18 @@ async fn check_schema(
                     tool.name
                 ),
                 json!({ "limitMs": limit_ms, "stage": "validation" }),
+            ));
+        }
+        Err(too_large @ CheckRefused::TooLarge { bytes, most }) => {
+            return Some(ToolResult::error(
+                id,
+                &tool.name,
+                ErrorKind::InvalidArguments,
+                format!(
+                    "The call was not run: {too_large}. Send at most {most} bytes of arguments to {}.",
+                    tool.name
+                ),
+                json!({ "argumentBytes": bytes, "maxArgumentBytes": most }),
             ));
         }
     };
