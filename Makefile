@@ -105,7 +105,7 @@ demo: build
 test: test-rust test-mcp
 
 test-rust: host fixtures
-	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test -p cordon
+	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test -p cordon -p fs
 
 # `cordon serve` against third-party MCP clients: the Python SDK, the Inspector CLI and the
 # conformance suite (see tests/mcp/).

@@ -348,6 +348,9 @@ async fn lookup(
     path: &str,
 ) -> Lookup {
     use wasmtime_wasi::p2::bindings::filesystem::types::DescriptorType;
+    if let Some(lookup) = lookup_entry(state, directory, path_flags, path) {
+        return lookup;
+    }
     let stat = HostDescriptor::stat_at(
         &mut state.filesystem(),
         Resource::new_borrow(directory.rep()),
@@ -373,6 +376,40 @@ async fn lookup(
         DescriptorType::Socket => Lookup::Blocking("socket"),
         DescriptorType::Unknown => Lookup::Blocking("file of unknown type"),
     }
+}
+
+/// The quick lookup of a name directly inside an open directory (what a walk opens): one
+/// `fstatat` of that entry without following it, which cannot leave the directory. `None` when the
+/// path has more than one component or names a symlink the open would follow: the sandboxed
+/// lookup above decides those.
+fn lookup_entry(
+    state: &mut CallState,
+    directory: &Resource<Descriptor>,
+    path_flags: PathFlags,
+    path: &str,
+) -> Option<Lookup> {
+    use rustix::fs::{AtFlags, FileType};
+    use std::os::fd::AsFd;
+    if path.is_empty() || path == "." || path == ".." || path.contains(['/', '\0']) {
+        return None;
+    }
+    let Ok(Descriptor::Dir(dir)) = state.table().get(directory) else {
+        return None;
+    };
+    let kind = match rustix::fs::statat(dir.dir.as_fd(), path, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(stat) => FileType::from_raw_mode(stat.st_mode),
+        Err(rustix::io::Errno::NOENT) => return Some(Lookup::Missing),
+        Err(_) => return None,
+    };
+    Some(match kind {
+        FileType::RegularFile | FileType::Directory => Lookup::Openable,
+        FileType::Symlink if path_flags.contains(PathFlags::SYMLINK_FOLLOW) => return None,
+        FileType::Symlink => Lookup::Openable,
+        FileType::Fifo => Lookup::Blocking("FIFO"),
+        FileType::CharacterDevice | FileType::BlockDevice => Lookup::Blocking("device"),
+        FileType::Socket => Lookup::Blocking("socket"),
+        FileType::Unknown => return None,
+    })
 }
 
 /// Where an opened descriptor really is on the host (its `/proc/self/fd` link), cut to a length:

@@ -234,6 +234,34 @@ fn list_find_and_grep() {
     assert!(text(&bad).contains("invalid regex"), "{bad}");
 }
 
+/// `^` and `$` anchor at every line, whichever line of the file they are on, and a match is never
+/// made of two lines.
+#[test]
+fn grep_anchors_patterns_at_each_line_and_never_across_lines() {
+    let ws = Workspace::new()
+        .plugin("fs", "fs")
+        .file(
+            "src/a.rs",
+            "use a;\nfn main() {}\nuse b;\r\nlet used = 1;\n",
+        )
+        .config("[plugins.fs]\ndirs = [{ host = \"src\", guest = \"/src\" }]\n");
+    assert_eq!(
+        text(&ws.call("grep", r#"{"pattern": "^use "}"#)),
+        "/src/a.rs:1: use a;\n/src/a.rs:3: use b;"
+    );
+    assert_eq!(
+        text(&ws.call("grep", r#"{"pattern": "\\{\\}$"}"#)),
+        "/src/a.rs:2: fn main() {}"
+    );
+    assert_eq!(
+        text(&ws.call("grep", r#"{"pattern": ";$"}"#)),
+        "/src/a.rs:1: use a;\n/src/a.rs:3: use b;\n/src/a.rs:4: let used = 1;",
+        "a line ending in \\r\\n ends where $ says"
+    );
+    let across = ws.call("grep", r#"{"pattern": "\\{\\}\\suse"}"#);
+    assert_eq!(across["details"]["matches"], 0, "{across}");
+}
+
 #[test]
 fn without_a_grant_the_fs_plugin_has_no_files() {
     let ws = Workspace::new().plugin("fs", "fs").file("a.txt", "x");
@@ -303,6 +331,57 @@ fn find_and_grep_respect_gitignore_ignore_and_hidden_files_unless_asked() {
     );
     let grep_all = ws.call("grep", r#"{"pattern": "needle", "include_ignored": true}"#);
     assert_eq!(grep_all["details"]["matches"], 8, "{grep_all}");
+}
+
+/// Precedence as ripgrep decides it: a `.ignore` rule beats a `.gitignore` rule, a `!` rule keeps
+/// a hidden file, the rules of the directories above the one searched apply (inside a nested
+/// repository too, as `rg --no-require-git` does), a `.git/info/exclude` applies; and a tree
+/// deeper than the walk keeps directories open for is walked whole. The same answers as the
+/// `ignore` crate's own walker.
+#[test]
+fn ignore_rules_take_precedence_from_parents_nested_repositories_and_ignore_files() {
+    let deep_dir: String = (1..=80).map(|level| format!("d{level}/")).collect();
+    let deep_file = format!("tree/deep/{deep_dir}bottom.rs");
+    let mut ws = Workspace::new()
+        .plugin("fs", "fs")
+        .file("tree/.gitignore", "*.tmp\n!.keep-me\n")
+        .file("tree/.ignore", "!special.tmp\n")
+        .file("tree/vendor/.git/info/exclude", "excluded.rs\n")
+        .file("tree/vendor/.git/HEAD", "ref: refs/heads/main\n");
+    for path in [
+        "tree/.keep-me",
+        "tree/.other-hidden",
+        "tree/other.tmp",
+        "tree/special.tmp",
+        "tree/sub/a.tmp",
+        "tree/sub/b.rs",
+        "tree/vendor/x.tmp",
+        "tree/vendor/excluded.rs",
+        deep_file.as_str(),
+    ] {
+        ws = ws.file(path, "a needle here\n");
+    }
+    let ws = ws.config("[plugins.fs]\ndirs = [{ host = \"tree\", guest = \"/tree\" }]\n");
+    let bottom = format!("/tree/deep/{deep_dir}bottom.rs");
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "*"}"#)),
+        [
+            "/tree/.keep-me",
+            bottom.as_str(),
+            "/tree/special.tmp",
+            "/tree/sub/b.rs",
+        ]
+        .join("\n")
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "*", "path": "/tree/sub"}"#)),
+        "/tree/sub/b.rs",
+        "the parent's .gitignore applies to a search that starts below it"
+    );
+    let vendor = ws.call("find_files", r#"{"pattern": "*", "path": "/tree/vendor"}"#);
+    assert_eq!(vendor["details"]["matches"], 0, "{vendor}");
+    let grep = ws.call("grep", r#"{"pattern": "needle", "path": "/tree/deep"}"#);
+    assert_eq!(text(&grep), format!("{bottom}:1: a needle here"));
 }
 
 #[test]

@@ -40,10 +40,7 @@ impl Tool for FindFiles {
         let roots = Roots::granted();
         let (dir, pattern) = match (&args.path, args.pattern.strip_prefix('/')) {
             // An absolute pattern names its own directory: the granted one it lies in.
-            (None, Some(_)) => {
-                let (root, rest) = roots.split_absolute_pattern(&args.pattern)?;
-                (root, rest)
-            }
+            (None, Some(_)) => roots.split_absolute_pattern(&args.pattern)?,
             _ => {
                 let (dir, _) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
                 let relative = args
@@ -70,7 +67,9 @@ impl Tool for FindFiles {
         let skip = Skip {
             include_ignored: args.include_ignored,
         };
-        for file in files_under(&dir, skip) {
+        let (_, root) = roots.resolve(&dir.to_string_lossy())?;
+        for file in files_under(root, &dir, skip) {
+            let file = file.path;
             let relative = file.strip_prefix(&dir).unwrap_or(&file);
             if glob.is_match(relative) {
                 total += 1;

@@ -1,14 +1,14 @@
 //! `grep`: lines matching a regular expression, as `path:line: text`. Each file is read whole and
-//! searched once; only a file with a match is split into lines. Binary files (a NUL in their first
-//! 8 KiB, as ripgrep decides) are skipped; other bytes that are not UTF-8 are shown replaced.
+//! searched as one buffer (line_search.rs). Binary files (a NUL in their first 8 KiB, as ripgrep
+//! decides) are skipped; other bytes that are not UTF-8 are shown replaced.
 
+use crate::file_bytes::Read;
+use crate::line_search::LineMatcher;
 use crate::roots::Roots;
 use crate::text::clip;
 use crate::walk::{Skip, files_under};
 use cordon_sdk::prelude::*;
 use globset::GlobBuilder;
-use regex::bytes::RegexBuilder;
-use std::io::Read;
 
 const DEFAULT_LIMIT: usize = 100;
 const MAX_LINE_BYTES: usize = 300;
@@ -51,10 +51,8 @@ impl Tool for Grep {
 
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
         let roots = Roots::granted();
-        let (base, _) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
-        let regex = RegexBuilder::new(&args.pattern)
-            .case_insensitive(args.ignore_case)
-            .build()
+        let (base, root) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
+        let matcher = LineMatcher::new(&args.pattern, args.ignore_case)
             .map_err(|err| ToolError::new(format!("invalid regex {:?}: {err}", args.pattern)))?;
         let name_filter = match &args.glob {
             Some(glob) => Some(
@@ -72,35 +70,30 @@ impl Tool for Grep {
         let mut lines = Vec::new();
         let mut total = 0;
         let mut buffer = Vec::new();
-        for file in files_under(&base, skip) {
+        for found in files_under(root, &base, skip) {
+            let file = &found.path;
             if let Some(filter) = &name_filter
                 && !file.file_name().is_some_and(|name| filter.is_match(name))
             {
                 continue;
             }
-            if !read_small_file(&file, &mut buffer) {
+            if !matches!(found.read(MAX_FILE_BYTES, &mut buffer), Ok(Read::Whole)) {
                 continue;
             }
-            if buffer[..buffer.len().min(BINARY_PROBE_BYTES)].contains(&0)
-                || !regex.is_match(&buffer)
-            {
+            if buffer[..buffer.len().min(BINARY_PROBE_BYTES)].contains(&0) {
                 continue;
             }
-            for (index, line) in buffer.split(|&b| b == b'\n').enumerate() {
-                let line = line.strip_suffix(b"\r").unwrap_or(line);
-                if regex.is_match(line) {
-                    total += 1;
-                    if lines.len() < limit {
-                        let text = String::from_utf8_lossy(line);
-                        lines.push(format!(
-                            "{}:{}: {}",
-                            file.display(),
-                            index + 1,
-                            clip(&text, MAX_LINE_BYTES)
-                        ));
-                    }
+            matcher.each_match(&buffer, |number, line| {
+                total += 1;
+                if lines.len() < limit {
+                    let text = String::from_utf8_lossy(line);
+                    lines.push(format!(
+                        "{}:{number}: {}",
+                        file.display(),
+                        clip(&text, MAX_LINE_BYTES)
+                    ));
                 }
-            }
+            });
         }
         let mut out = if lines.is_empty() {
             format!("No matches for {:?} under {}", args.pattern, base.display())
@@ -115,19 +108,4 @@ impl Tool for Grep {
         }
         Ok(Output::text(out).with_details(json!({ "matches": total })))
     }
-}
-
-/// Reads `file` into `buffer` (reusing its allocation) if it is at most [`MAX_FILE_BYTES`]; one
-/// open, one size check on the open file, and reads as large as the host allows.
-fn read_small_file(file: &std::path::Path, buffer: &mut Vec<u8>) -> bool {
-    let Ok(mut handle) = std::fs::File::open(file) else {
-        return false;
-    };
-    let size = match handle.metadata() {
-        Ok(meta) if meta.len() <= MAX_FILE_BYTES => meta.len() as usize,
-        _ => return false,
-    };
-    buffer.clear();
-    buffer.reserve(size);
-    handle.read_to_end(buffer).is_ok()
 }

@@ -3,8 +3,11 @@
 //! also checks paths up front so the model gets a clear message naming what it may use.
 
 mod edit;
+mod file_bytes;
 mod find;
 mod grep;
+mod ignore_rules;
+mod line_search;
 mod list;
 mod read;
 mod roots;

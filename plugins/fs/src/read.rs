@@ -1,8 +1,10 @@
 //! `read_file`: a text file's lines, with offset and limit, truncated to a size budget.
 
+use crate::file_bytes::{Read, explain, read_file};
 use crate::roots::Roots;
 use crate::text::{clip, is_text};
 use cordon_sdk::prelude::*;
+use wasip2::filesystem::types::ErrorCode;
 
 const DEFAULT_LINE_LIMIT: usize = 2000;
 const MAX_OUTPUT_BYTES: usize = 50 * 1024;
@@ -32,15 +34,27 @@ impl Tool for ReadFile {
 
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
         let roots = Roots::granted();
-        let (path, _) = roots.resolve(&args.path)?;
-        let size = std::fs::metadata(&path)?.len();
-        if size > MAX_FILE_BYTES {
-            return Err(ToolError::new(format!(
-                "{} is {size} bytes, too large to read; use grep to find what you need",
-                path.display()
-            )));
+        let (path, root) = roots.resolve(&args.path)?;
+        let mut bytes = Vec::new();
+        match read_file(
+            &root.descriptor,
+            &root.relative(&path),
+            MAX_FILE_BYTES,
+            &mut bytes,
+        ) {
+            Ok(Read::Whole) => {}
+            Ok(Read::TooLarge(size)) => {
+                return Err(ToolError::new(format!(
+                    "{} is {size} bytes, too large to read; use grep to find what you need",
+                    path.display()
+                )));
+            }
+            Err(code @ (ErrorCode::Access | ErrorCode::NotPermitted)) => {
+                return Err(ToolError::denied(explain(&path, code)));
+            }
+            Err(code) => return Err(ToolError::new(explain(&path, code))),
         }
-        let bytes = std::fs::read(&path)?;
+        let size = bytes.len();
         if !is_text(&bytes) {
             return Err(ToolError::new(format!(
                 "{} is a binary file ({size} bytes); read_file only reads UTF-8 text",

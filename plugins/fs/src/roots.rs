@@ -2,13 +2,16 @@
 
 use cordon_sdk::ToolError;
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 use wasip2::filesystem::preopens::get_directories;
-use wasip2::filesystem::types::DescriptorFlags;
+use wasip2::filesystem::types::{Descriptor, DescriptorFlags};
 
 /// One granted directory, as the guest sees it.
 pub struct Root {
     pub path: PathBuf,
     pub writable: bool,
+    /// The directory's handle: the walks and reads open paths relative to it.
+    pub descriptor: Rc<Descriptor>,
 }
 
 /// Every directory this plugin was granted, in the operator's order.
@@ -25,6 +28,7 @@ impl Roots {
                         .map(|flags| flags.contains(DescriptorFlags::MUTATE_DIRECTORY))
                         .unwrap_or(false),
                     path: PathBuf::from(path),
+                    descriptor: Rc::new(descriptor),
                 })
                 .collect(),
         )
@@ -122,6 +126,17 @@ impl Roots {
             "{path:?} is outside the directories this tool may use: {}. Use a path inside one of them.",
             self.describe()
         ))
+    }
+}
+
+impl Root {
+    /// `path` (inside this directory, as [`Roots::resolve`] returns it) relative to it: `.` for
+    /// the directory itself.
+    pub fn relative(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.path) {
+            Ok(rest) if !rest.as_os_str().is_empty() => rest.to_string_lossy().into_owned(),
+            _ => ".".to_string(),
+        }
     }
 }
 
