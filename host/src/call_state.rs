@@ -139,6 +139,11 @@ impl MemoryLimiter {
         self.used = self.used.saturating_sub(bytes);
     }
 
+    /// Bytes left under the limit.
+    pub(crate) fn headroom(&self) -> usize {
+        self.limit.saturating_sub(self.used)
+    }
+
     /// Takes `bytes` more from the limit, if they fit.
     pub(crate) fn take(&mut self, bytes: usize) -> bool {
         match self.used.checked_add(bytes) {

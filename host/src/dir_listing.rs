@@ -2,7 +2,8 @@
 //! entries are read once with their types from the directory itself (`getdents`), where
 //! wasmtime-wasi's own listing stats every entry, which was a fifth of the cost of walking a tree.
 //! The listing is read whole when the guest asks for it, as wasmtime-wasi does, and what it holds
-//! is charged to the guest's memory limit (see resource_budget.rs). The resource, the call that
+//! is charged to the guest's memory limit (see resource_budget.rs); reading stops as soon as it
+//! would not fit under that limit, so a huge directory costs the host no more than the limit. The resource, the call that
 //! makes it and the call that reads it are all defined here, shadowing wasmtime-wasi's in the
 //! linker.
 
@@ -47,13 +48,15 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
         "[method]descriptor.read-directory",
         |mut store: StoreContextMut<'_, CallState>, (directory,): (Resource<Descriptor>,)| {
             let state = store.data_mut();
+            let headroom = state.listing_headroom();
             let listing = match state.table().get(&directory)? {
-                Descriptor::Dir(dir) => list(dir.dir.as_fd()),
-                Descriptor::File(_) => Err(ErrorCode::NotDirectory),
+                Descriptor::Dir(dir) => list(dir.dir.as_fd(), headroom),
+                Descriptor::File(_) => Err(Unlisted::Error(ErrorCode::NotDirectory)),
             };
             let listing = match listing {
                 Ok(listing) => listing,
-                Err(code) => return Ok((Err(code),)),
+                Err(Unlisted::Error(code)) => return Ok((Err(code),)),
+                Err(Unlisted::OverLimit) => return Err(state.listing_over_limit()),
             };
             let size = listing.bytes();
             let stream = state.table().push(listing)?;
@@ -85,16 +88,30 @@ impl Listing {
     }
 }
 
+/// Why a directory was not listed.
+enum Unlisted {
+    Error(ErrorCode),
+    /// Its entries would take more than the memory the call has left.
+    OverLimit,
+}
+
 /// The entries of the directory open at `dir`, without `.` and `..`, each with its type from the
-/// directory (a stat of the entry only where the filesystem does not say).
-fn list(dir: std::os::fd::BorrowedFd<'_>) -> Result<Listing, ErrorCode> {
-    let reader = rustix::fs::Dir::read_from(dir).map_err(error_code)?;
+/// directory (a stat of the entry only where the filesystem does not say); stops when they would
+/// hold more than `most_bytes`.
+fn list(dir: std::os::fd::BorrowedFd<'_>, most_bytes: u64) -> Result<Listing, Unlisted> {
+    let error = |err| Unlisted::Error(error_code(err));
+    let reader = rustix::fs::Dir::read_from(dir).map_err(error)?;
     let mut entries = VecDeque::new();
+    let mut held = 0u64;
     for entry in reader {
-        let entry = entry.map_err(error_code)?;
+        let entry = entry.map_err(error)?;
         let name = entry.file_name().to_bytes();
         if name == b"." || name == b".." {
             continue;
+        }
+        held += name.len() as u64 + ENTRY_OVERHEAD_BYTES;
+        if held > most_bytes {
+            return Err(Unlisted::OverLimit);
         }
         let Ok(name) = String::from_utf8(name.to_vec()) else {
             entries.push_back(Err(ErrorCode::IllegalByteSequence));
@@ -131,4 +148,23 @@ fn descriptor_type(kind: FileType) -> DescriptorType {
 
 fn error_code(err: rustix::io::Errno) -> ErrorCode {
     ErrorCode::from(std::io::Error::from(err))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_stops_reading_where_it_would_pass_the_memory_left() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..100 {
+            std::fs::write(dir.path().join(format!("{i:0>100}")), "").unwrap();
+        }
+        let handle = std::fs::File::open(dir.path()).unwrap();
+        let whole = list(handle.as_fd(), u64::MAX).ok().expect("listed");
+        assert_eq!(whole.entries.len(), 100);
+        assert_eq!(whole.bytes(), 100 * (100 + ENTRY_OVERHEAD_BYTES));
+        let cut = list(handle.as_fd(), 50 * (100 + ENTRY_OVERHEAD_BYTES));
+        assert!(matches!(cut, Err(Unlisted::OverLimit)));
+    }
 }

@@ -2,7 +2,8 @@
 //! wasmtime-wasi's own implementation:
 //! - `get-directories` hands the guest clones of the directory handles the plugin opened once at
 //!   load (see grant.rs), never a path opened anew;
-//! - `open-at` is bounded (a call holds at most [`MAX_OPEN_FILES_PER_CALL`] open files and
+//! - `open-at` never blocks (nonblocking_open.rs: a FIFO, device or socket is refused by what was
+//!   opened), is bounded (a call holds at most [`MAX_OPEN_FILES_PER_CALL`] open files and
 //!   directories, the process at most its `[host] max_open_files`; past either the open fails with
 //!   `quota`, so no plugin can exhaust the host's file descriptors) and reported for the audit log
 //!   and events: the path as the guest sees it (cut to a length), what it asked for, and whether the
@@ -12,6 +13,7 @@
 //! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
 
 use crate::call_state::{CallState, GuestReport, PathOpen, ReportSink};
+use crate::nonblocking_open::{self, Refused};
 use crate::report_budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -20,7 +22,7 @@ use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceType};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
 use wasmtime_wasi::p2::bindings::filesystem::types::{
-    self, Descriptor, DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
+    Descriptor, DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
 };
 
 /// The `wasi:filesystem` version wasmtime-wasi 48 defines; guests importing any 0.2.x reach it. The
@@ -233,59 +235,29 @@ async fn open_at(
             Err(ErrorCode::Quota)
         }
         Ok(slot) => {
-            let lookup = if open_flags.contains(OpenFlags::DIRECTORY) {
-                // Opening a FIFO or a device as a directory fails at once.
-                Lookup::Openable
-            } else {
-                lookup(state, &directory, path_flags, &path).await
-            };
-            let opened = match lookup {
-                Lookup::Missing if !open_flags.contains(OpenFlags::CREATE) => {
-                    drop(slot);
-                    return record(
-                        state,
-                        guest_path,
-                        open_flags,
-                        flags,
-                        Err(ErrorCode::NoEntry),
-                    );
+            let opened = match state.table().get(&directory)? {
+                Descriptor::Dir(dir) => {
+                    nonblocking_open::open_at(dir, path_flags, &path, open_flags, flags)
                 }
-                Lookup::Blocking(kind) => {
-                    drop(slot);
-                    state.warn_limited(&format!(
-                        "refused to open a {kind}: only files and directories may be opened"
-                    ));
-                    return record(
-                        state,
-                        guest_path,
-                        open_flags,
-                        flags,
-                        Err(ErrorCode::Unsupported),
-                    );
-                }
-                Lookup::Openable | Lookup::Missing => {
-                    HostDescriptor::open_at(
-                        &mut state.filesystem(),
-                        directory,
-                        path_flags,
-                        path,
-                        open_flags,
-                        flags,
-                    )
-                    .await
-                }
+                Descriptor::File(_) => Err(Refused::Error(ErrorCode::NotDirectory)),
             };
             match opened {
                 Ok(descriptor) => {
+                    let descriptor = state.table().push(descriptor)?;
                     state.open_files().opened(descriptor.rep(), slot);
                     Ok(descriptor)
                 }
-                Err(err) => {
+                Err(refused) => {
                     drop(slot);
-                    Err(types::Host::convert_error_code(
-                        &mut state.filesystem(),
-                        err,
-                    )?)
+                    Err(match refused {
+                        Refused::Error(code) => code,
+                        Refused::Blocking(kind) => {
+                            state.warn_limited(&format!(
+                                "refused to open a {kind}: only files and directories may be opened"
+                            ));
+                            ErrorCode::Unsupported
+                        }
+                    })
                 }
             }
         }
@@ -324,92 +296,6 @@ fn record(
         }
     }
     Ok((outcome,))
-}
-
-/// What a path names, as far as opening it goes.
-enum Lookup {
-    /// A file or directory (or something the open itself will refuse).
-    Openable,
-    /// Nothing: unless the open creates it, it fails with `no-entry` (answered without a second
-    /// lookup, which keeps the probes for ignore files a walk makes cheap).
-    Missing,
-    /// Something whose opening could block a host thread: a FIFO (opening one waits for its other
-    /// end), a device or a socket.
-    Blocking(&'static str),
-}
-
-/// Looks `path` up through the sandbox, with the guest's own path flags. Files are read on the
-/// host's own threads (the granted directories allow it, for speed), so only regular files and
-/// directories may be opened.
-async fn lookup(
-    state: &mut CallState,
-    directory: &Resource<Descriptor>,
-    path_flags: PathFlags,
-    path: &str,
-) -> Lookup {
-    use wasmtime_wasi::p2::bindings::filesystem::types::DescriptorType;
-    if let Some(lookup) = lookup_entry(state, directory, path_flags, path) {
-        return lookup;
-    }
-    let stat = HostDescriptor::stat_at(
-        &mut state.filesystem(),
-        Resource::new_borrow(directory.rep()),
-        path_flags,
-        path.to_string(),
-    )
-    .await;
-    let stat = match stat {
-        Ok(stat) => stat,
-        Err(err) => {
-            return match types::Host::convert_error_code(&mut state.filesystem(), err) {
-                Ok(ErrorCode::NoEntry) => Lookup::Missing,
-                _ => Lookup::Openable,
-            };
-        }
-    };
-    match stat.type_ {
-        DescriptorType::RegularFile | DescriptorType::Directory | DescriptorType::SymbolicLink => {
-            Lookup::Openable
-        }
-        DescriptorType::Fifo => Lookup::Blocking("FIFO"),
-        DescriptorType::CharacterDevice | DescriptorType::BlockDevice => Lookup::Blocking("device"),
-        DescriptorType::Socket => Lookup::Blocking("socket"),
-        DescriptorType::Unknown => Lookup::Blocking("file of unknown type"),
-    }
-}
-
-/// The quick lookup of a name directly inside an open directory (what a walk opens): one
-/// `fstatat` of that entry without following it, which cannot leave the directory. `None` when the
-/// path has more than one component or names a symlink the open would follow: the sandboxed
-/// lookup above decides those.
-fn lookup_entry(
-    state: &mut CallState,
-    directory: &Resource<Descriptor>,
-    path_flags: PathFlags,
-    path: &str,
-) -> Option<Lookup> {
-    use rustix::fs::{AtFlags, FileType};
-    use std::os::fd::AsFd;
-    if path.is_empty() || path == "." || path == ".." || path.contains(['/', '\0']) {
-        return None;
-    }
-    let Ok(Descriptor::Dir(dir)) = state.table().get(directory) else {
-        return None;
-    };
-    let kind = match rustix::fs::statat(dir.dir.as_fd(), path, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(stat) => FileType::from_raw_mode(stat.st_mode),
-        Err(rustix::io::Errno::NOENT) => return Some(Lookup::Missing),
-        Err(_) => return None,
-    };
-    Some(match kind {
-        FileType::RegularFile | FileType::Directory => Lookup::Openable,
-        FileType::Symlink if path_flags.contains(PathFlags::SYMLINK_FOLLOW) => return None,
-        FileType::Symlink => Lookup::Openable,
-        FileType::Fifo => Lookup::Blocking("FIFO"),
-        FileType::CharacterDevice | FileType::BlockDevice => Lookup::Blocking("device"),
-        FileType::Socket => Lookup::Blocking("socket"),
-        FileType::Unknown => return None,
-    })
 }
 
 /// Where an opened descriptor really is on the host (its `/proc/self/fd` link), cut to a length:

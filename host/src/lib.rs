@@ -25,6 +25,7 @@ pub mod limits;
 pub mod lock;
 pub mod mcp;
 pub mod net;
+mod nonblocking_open;
 pub mod pipeline;
 pub mod plugin;
 pub mod registry;

@@ -204,11 +204,31 @@ impl Lockfile {
                 locked.sha256
             ));
         }
-        let every_tool_hook = locked.grants.iter().any(|cap| cap == "hook *");
-        let added: Vec<String> = capabilities(grant)
+        let current = capabilities(grant);
+        // A hook is a power over other plugins' calls and, for a guard or a redactor, the
+        // protection the operator approved: a hook grant removed or narrowed is a change too.
+        let hook_lines = |lines: &[String]| -> Vec<String> {
+            lines
+                .iter()
+                .filter(|cap| cap.starts_with("hook "))
+                .cloned()
+                .collect()
+        };
+        let (approved_hook, hook_now) = (hook_lines(&locked.grants), hook_lines(&current));
+        if approved_hook != hook_now {
+            let shown = |lines: &[String]| match lines.is_empty() {
+                true => "no hook".to_string(),
+                false => lines.join(", "),
+            };
+            return Err(format!(
+                "its hook grant changed since it was locked: approved {}, now {}; restore it, or review the change and run `cordon lock`",
+                shown(&approved_hook),
+                shown(&hook_now)
+            ));
+        }
+        let added: Vec<String> = current
             .into_iter()
             .filter(|cap| !locked.grants.contains(cap))
-            .filter(|cap| !(every_tool_hook && cap.starts_with("hook ")))
             .collect();
         if !added.is_empty() {
             return Err(format!(
@@ -378,7 +398,7 @@ mod tests {
     }
 
     #[test]
-    fn a_new_or_wider_hook_grant_needs_approval_and_a_narrower_one_does_not() {
+    fn a_hook_grant_added_widened_narrowed_or_removed_needs_approval() {
         use crate::grant::HookGrant;
         let hooked = |tools: &[&str]| PluginGrant {
             hook: Some(HookGrant {
@@ -389,20 +409,25 @@ mod tests {
         let mut lock = Lockfile::default();
         lock.approve("guard", &[1; 32], &PluginGrant::default(), vec![]);
         let new = lock.check("guard", &[1; 32], &hooked(&[])).unwrap_err();
-        assert!(new.contains("added: hook *"), "{new}");
+        assert!(new.contains("approved no hook, now hook *"), "{new}");
         lock.approve("guard", &[1; 32], &hooked(&["write_*"]), vec![]);
         assert_eq!(lock.check("guard", &[1; 32], &hooked(&["write_*"])), Ok(()));
         let wider = lock.check("guard", &[1; 32], &hooked(&["write_*", "read_*"]));
-        assert!(wider.unwrap_err().contains("added: hook read_*"));
+        assert!(wider.unwrap_err().contains("now hook read_*, hook write_*"));
         assert!(lock.check("guard", &[1; 32], &hooked(&[])).is_err());
         lock.approve("guard", &[1; 32], &hooked(&[]), vec![]);
-        assert_eq!(
-            lock.check("guard", &[1; 32], &hooked(&["edit_file"])),
-            Ok(())
+        let narrowed = lock.check("guard", &[1; 32], &hooked(&["edit_file"]));
+        assert!(
+            narrowed
+                .unwrap_err()
+                .contains("approved hook *, now hook edit_file"),
+            "a narrowed hook stops protecting calls it was approved to see"
         );
-        assert_eq!(
-            lock.check("guard", &[1; 32], &PluginGrant::default()),
-            Ok(())
+        let removed = lock.check("guard", &[1; 32], &PluginGrant::default());
+        assert!(
+            removed
+                .unwrap_err()
+                .contains("approved hook *, now no hook")
         );
     }
 

@@ -106,6 +106,21 @@ impl CallState {
         self.charge(kind, rep, held + bytes, what)
     }
 
+    /// How many bytes a directory listing may still take before the memory limit (after giving back
+    /// the charges of objects that are gone): the listing stops reading there.
+    pub(crate) fn listing_headroom(&mut self) -> u64 {
+        self.give_back_dead_objects();
+        self.limiter.headroom() as u64
+    }
+
+    /// A listing outgrew [`CallState::listing_headroom`]: the call ends out of memory.
+    pub(crate) fn listing_over_limit(&mut self) -> wasmtime::Error {
+        self.limiter.denied = true;
+        wasmtime::format_err!(
+            "the plugin made the host hold more memory in directory listings than its memory limit allows"
+        )
+    }
+
     /// Charges a directory listing the guest asked for (see dir_listing.rs).
     pub(crate) fn charge_listing(&mut self, rep: u32, bytes: u64) -> wasmtime::Result<()> {
         self.charge(Object::Listing, rep, bytes, "directory listings")

@@ -132,7 +132,7 @@ impl ArgumentSchema {
             });
         }
         if work <= INLINE_WORK {
-            return Ok(self.check(arguments));
+            return Ok(self.check_sized(arguments, size));
         }
         let deadline = tokio::time::Instant::now() + VALIDATION_TIMEOUT;
         let slot = tokio::time::timeout_at(deadline, CHECK_SLOTS.acquire())
@@ -142,7 +142,7 @@ impl ArgumentSchema {
         let (schema, arguments) = (self.clone(), arguments.clone());
         let check = tokio::task::spawn_blocking(move || {
             let _slot = slot;
-            schema.check(&arguments)
+            schema.check_sized(&arguments, size)
         });
         match tokio::time::timeout_at(deadline, check).await {
             Ok(Ok(violations)) => Ok(violations),
@@ -153,6 +153,12 @@ impl ArgumentSchema {
     /// The violations of the schema by `arguments` (the first [`MAX_VIOLATIONS`], each message cut
     /// to a length); empty when they are valid.
     pub fn check(&self, arguments: &Value) -> Vec<Violation> {
+        let size = serde_json::to_string(arguments).map_or(usize::MAX, |text| text.len());
+        self.check_sized(arguments, size)
+    }
+
+    /// [`ArgumentSchema::check`] of arguments whose JSON text is `size` bytes.
+    fn check_sized(&self, arguments: &Value, size: usize) -> Vec<Violation> {
         let depth = crate::schema_cost::depth(arguments);
         if depth > crate::schema_cost::MAX_ARGUMENT_DEPTH {
             return vec![Violation {
@@ -163,6 +169,19 @@ impl ArgumentSchema {
                 ),
             }];
         }
+        if !self.work.lists_every_violation(size) {
+            let first = match self.validator.validate(arguments) {
+                Ok(()) => return Vec::new(),
+                Err(err) => violation(&err),
+            };
+            return vec![
+                first,
+                Violation {
+                    pointer: String::new(),
+                    message: "further violations are not listed for arguments this large against this schema; fix this one and call again".to_string(),
+                },
+            ];
+        }
         let mut violations: Vec<Violation> = Vec::new();
         let mut more = 0usize;
         for err in self.validator.iter_errors(arguments) {
@@ -170,10 +189,7 @@ impl ArgumentSchema {
                 more += 1;
                 continue;
             }
-            violations.push(Violation {
-                pointer: crate::report_budget::cut(err.instance_path().as_str(), 256),
-                message: crate::report_budget::cut(&err.to_string(), 512),
-            });
+            violations.push(violation(&err));
         }
         if more > 0 {
             violations.push(Violation {
@@ -187,6 +203,13 @@ impl ArgumentSchema {
 
 /// Violations reported per call.
 const MAX_VIOLATIONS: usize = 50;
+
+fn violation(err: &jsonschema::ValidationError<'_>) -> Violation {
+    Violation {
+        pointer: crate::report_budget::cut(err.instance_path().as_str(), 256),
+        message: crate::report_budget::cut(&err.to_string(), 512),
+    }
+}
 
 fn pointer_or_root(pointer: &str) -> &str {
     if pointer.is_empty() {
@@ -250,7 +273,7 @@ mod tests {
         assert!(schema.check(&json!({ "x": "a".repeat(10_000) })).is_empty());
         let started = std::time::Instant::now();
         let violations = schema.check(&json!({ "x": format!("{}b", "a".repeat(100_000)) }));
-        assert_eq!(violations.len(), 1);
+        assert_eq!(violations[0].pointer, "/x", "{violations:?}");
         assert!(
             started.elapsed() < Duration::from_secs(1),
             "{:?}",

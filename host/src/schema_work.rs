@@ -22,22 +22,36 @@ pub const CONCURRENT_CHECKS: usize = 2;
 const STEPS_PER_EVALUATION: u64 = 64;
 /// The largest automaton one `pattern` may compile to, in bytes.
 pub const MAX_PATTERN_BYTES: usize = 1 << 20;
+/// Every violation of invalid arguments is listed only when the most there could be (argument
+/// bytes times [`SchemaWork::violations_per_byte`]) is at most this; otherwise only the first,
+/// which the validator finds without building the others (each is an allocation, and a 3-byte `{}`
+/// can break a `required` list of thousands of names).
+const MAX_LISTED_VIOLATIONS_WORK: u64 = 1 << 16;
 
 /// The bound on the work of checking arguments against one schema.
 #[derive(Clone, Copy, Debug)]
 pub struct SchemaWork {
     per_byte: u64,
+    violations_per_byte: u64,
 }
 
 impl SchemaWork {
     /// The bound for `schema`, whose values are each checked against at most `evaluations`
-    /// subschemas; an error names a pattern too large to compile.
+    /// subschemas; an error names a pattern too large to compile. A keyword with a list
+    /// (`required`, `enum`, `dependentRequired`) costs a step per entry.
     pub fn of(schema: &Value, evaluations: f64) -> Result<Self, String> {
         let states = largest_pattern(schema)?;
+        let list = longest_list(schema);
         let evaluations = (evaluations.ceil() as u64).max(1);
         Ok(Self {
-            per_byte: evaluations.saturating_mul(STEPS_PER_EVALUATION + states),
+            per_byte: evaluations.saturating_mul(STEPS_PER_EVALUATION + states + list),
+            violations_per_byte: evaluations.saturating_add(list),
         })
+    }
+
+    /// Whether every violation of `bytes` of invalid arguments may be listed, or only the first.
+    pub fn lists_every_violation(&self, bytes: usize) -> bool {
+        (bytes as u64).saturating_mul(self.violations_per_byte) <= MAX_LISTED_VIOLATIONS_WORK
     }
 
     /// Steps one byte of arguments may cost.
@@ -84,6 +98,26 @@ fn largest_pattern(value: &Value) -> Result<u64, String> {
         _ => {}
     }
     Ok(largest)
+}
+
+/// The most entries of the lists one subschema checks a value against: its `required` names, its
+/// `enum` values and its `dependentRequired` (or array `dependencies`) names together.
+fn longest_list(value: &Value) -> u64 {
+    let length = |value: Option<&Value>| value.and_then(Value::as_array).map_or(0, Vec::len) as u64;
+    match value {
+        Value::Object(map) => {
+            let dependent = ["dependentRequired", "dependencies"]
+                .iter()
+                .filter_map(|key| map.get(*key).and_then(Value::as_object))
+                .flat_map(|names| names.values())
+                .map(|names| length(Some(names)))
+                .sum::<u64>();
+            let own = length(map.get("required")) + length(map.get("enum")) + dependent;
+            map.values().map(longest_list).fold(own, u64::max)
+        }
+        Value::Array(items) => items.iter().map(longest_list).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// States of the automaton `pattern` compiles to, as jsonschema translates it. A pattern that is

@@ -143,7 +143,8 @@ hook = true
     let reason = crate::lockfile::reason(&widened, "attacker.wasm", &["--locked"])
         .expect("the widened hook grant is refused");
     assert!(
-        reason.contains("grants changed or widened") && reason.contains("added: hook *"),
+        reason.contains("hook grant changed")
+            && reason.contains("approved hook list_dir, now hook *"),
         "{reason}"
     );
 }

@@ -263,6 +263,44 @@ async fn arguments_too_costly_for_a_schemas_patterns_are_refused_unchecked() {
     assert!(small.text().contains("/s"), "{small:?}");
 }
 
+/// A `required` list of 10,000 names over items sent as `{}`: every item breaks it 10,000 times.
+/// Only the first violation is built (listing them all took seconds and GBs), and the list's
+/// length counts in the work bound.
+#[tokio::test]
+async fn a_long_required_list_costs_its_length_and_lists_only_the_first_violation() {
+    let pipeline = attacker("").pipeline().await;
+    let items = |count: usize| {
+        let xs: Vec<serde_json::Value> = (0..count).map(|_| serde_json::json!({})).collect();
+        serde_json::json!({ "xs": xs }).to_string()
+    };
+    for count in [300, 7_000] {
+        let started = std::time::Instant::now();
+        let result = call(&pipeline, "many_required", &items(count)).await;
+        assert_eq!(
+            result.error_kind,
+            Some(cordon::ErrorKind::InvalidArguments),
+            "{result:?}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{count} items took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            result.text().contains("k0")
+                && result.text().contains("further violations are not listed"),
+            "{result:?}"
+        );
+    }
+    let huge = call(&pipeline, "many_required", &items(100_000)).await;
+    assert!(
+        huge.text().contains("at most"),
+        "refused unchecked: {huge:?}"
+    );
+    let valid = call(&pipeline, "many_required", r#"{"xs": []}"#).await;
+    assert_eq!(valid.text(), "ran", "{valid:?}");
+}
+
 /// tests/fixtures_wat/memory_spread.wat: eight memories, each grown until refused.
 fn memory_spread_component() -> Vec<u8> {
     wat::parse_str(include_str!("../fixtures_wat/memory_spread.wat"))
@@ -376,6 +414,47 @@ fn the_output_limit_message_says_what_was_spent_on_what() {
         message.contains("a result of 8016 bytes after 10064 bytes of log and progress messages")
             && message.contains("output limit of 16 KiB"),
         "{message}"
+    );
+}
+
+/// The FIFO check is made on what was opened, not on a lookup before it: a plugin swapping a FIFO
+/// and a file under one name while another call opens that name cannot make the open wait for
+/// the FIFO's writer (which no timeout could interrupt).
+#[test]
+fn a_fifo_swapped_in_under_a_name_being_opened_never_blocks_the_open() {
+    let ws = Workspace::new()
+        .plugin("fixture_attacker", "attacker")
+        .file("race/reg", "plain\n")
+        .config("[plugins.attacker]\ndirs = [{ host = \"race\", guest = \"/race\", mode = \"rw\" }]\nlimits = { timeout = \"10s\" }\n");
+    let made = std::process::Command::new("mkfifo")
+        .arg(ws.path().join("race/fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(
+        ws.path().join("batch.json"),
+        r#"[{"id": "swap", "name": "fifo_swap", "arguments": {"millis": 1500}},
+            {"id": "open", "name": "fifo_open", "arguments": {"millis": 1500}}]"#,
+    )
+    .unwrap();
+    let mut child = ws
+        .cordon_command(&["batch", "batch.json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("the batch hung: an open waited on the FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        printed.contains("swapped") && printed.contains("opened"),
+        "both calls ended with their own results: {printed}"
     );
 }
 

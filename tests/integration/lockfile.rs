@@ -271,3 +271,28 @@ fn a_locked_start_refuses_a_deleted_hook_plugin_or_a_dropped_audit_log() {
     );
     assert!(run.stdout.is_empty(), "nothing ran: {}", run.stdout);
 }
+
+/// The guard still loads, but its hook grant is narrowed or gone: it would protect nothing, so a
+/// locked start refuses it.
+#[test]
+fn a_locked_start_refuses_a_narrowed_or_removed_hook_grant() {
+    let config = "[audit]\npath = \"audit.jsonl\"\n[plugins.guard]\nhook = true\n";
+    let mut ws = probe().plugin("guard", "guard").config(config);
+    assert_eq!(ws.cordon(&["lock"]).code, 0);
+    let echo = ["--locked", "call", "echo", r#"{"text": "ok"}"#];
+    for weakened in [
+        "[audit]\npath = \"audit.jsonl\"\n[plugins.guard]\nhook = [\"nothing_matches\"]\n",
+        "[audit]\npath = \"audit.jsonl\"\n",
+    ] {
+        ws = ws.config(weakened);
+        let reason =
+            reason(&ws, "guard.wasm", &["--locked"]).expect("the weakened hook is refused");
+        assert!(
+            reason.contains("hook grant changed") && reason.contains("approved hook *, now"),
+            "{reason}"
+        );
+        let run = ws.cordon(&echo);
+        assert_ne!(run.code, 0, "a locked start refuses it");
+        assert!(run.stdout.is_empty(), "nothing ran: {}", run.stdout);
+    }
+}

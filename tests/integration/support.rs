@@ -129,16 +129,24 @@ impl Workspace {
     }
 
     pub fn cordon_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let output = Command::new(env!("CARGO_BIN_EXE_cordon"))
+        let output = self
+            .cordon_command(args)
+            .envs(env.iter().copied())
+            .output()
+            .expect("run cordon");
+        Run::from(output)
+    }
+
+    /// `cordon ARGS` in the workspace with no stdin, to be started by the test.
+    pub fn cordon_command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cordon"));
+        command
             .args(args)
             .current_dir(self.path())
             .env("XDG_CACHE_HOME", self.cache_home())
             .env_remove("RUST_LOG")
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .output()
-            .expect("run cordon");
-        Run::from(output)
+            .stdin(Stdio::null());
+        command
     }
 
     /// Runs `cordon call TOOL ARGS --json` and returns the result object.

@@ -88,3 +88,32 @@ def test_requests_past_the_in_flight_bound_are_told_to_retry(cordon_bin, workspa
         assert call(server.url, "echo", {"text": "after"}).status_code == 200
     finally:
         server.stop()
+
+
+def test_idle_connections_are_bounded_and_closed_at_the_header_deadline(cordon_bin, workspace):
+    """Connections that never send a request cannot hold the server's file descriptors: past 256
+    open at once a new one is answered 503 and closed, and each is closed 10 s after it last sent
+    nothing; then the server answers as before."""
+    import socket
+    import time
+    from urllib.parse import urlparse
+
+    server = HttpServer(cordon_bin, workspace)
+    address = urlparse(server.url)
+    idle = []
+    try:
+        for _ in range(300):
+            idle.append(socket.create_connection((address.hostname, address.port), timeout=5))
+        time.sleep(0.5)
+        descriptors = len(os.listdir(f"/proc/{server.process.pid}/fd"))
+        assert descriptors < 256 + 64, f"the server holds {descriptors} descriptors"
+        refused = idle[-1].recv(1024)
+        assert refused.startswith(b"HTTP/1.1 503") and b"Retry-After" in refused, refused
+        # The held ones are closed by the server once the header deadline passes.
+        idle[0].settimeout(20)
+        assert idle[0].recv(1024) == b"", "closed by the server at the deadline"
+        assert call(server.url, "echo", {"text": "after"}).status_code == 200
+    finally:
+        for connection in idle:
+            connection.close()
+        server.stop()

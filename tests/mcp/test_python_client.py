@@ -155,14 +155,16 @@ async def test_no_text_of_a_reviewed_tool_reaches_the_client_before_its_review(r
     progress, logs = [], []
 
     async def on_progress(step, total, message):
-        progress.append((step, message))
+        progress.append((step, total, message))
 
     async def on_log(params):
         logs.append(params)
 
     async with Client(reviewed_server, mode="auto", cache=None, logging_callback=on_log, log_level="debug") as client:
-        result = await client.call_tool("progress", {"steps": 2, "millis": 10}, progress_callback=on_progress)
+        arguments = {"steps": 2, "millis": 10, "numbers": True}
+        result = await client.call_tool("progress", arguments, progress_callback=on_progress)
         assert texts(result) == "done"
         await client.call_tool("echo", {"text": "quiet"})
-    assert progress == [(1.0, None), (2.0, None)], progress
+    # Not the tool's own numbers either (step * 1000 + 65 could be a byte of a secret): the host's count.
+    assert progress == [(1.0, None, None), (2.0, None, None)], progress
     assert logs == [], logs

@@ -1,9 +1,12 @@
 //! MCP over streamable HTTP, stateless, so replicas can sit behind an ordinary load balancer. Safe by
 //! default: it binds to loopback, checks `Host` and `Origin` against allowlists (DNS rebinding), and
 //! refuses a non-loopback address unless a bearer token is required. What clients can make it hold
-//! is bounded: a request body is at most [`MAX_REQUEST_BYTES`], and at most
-//! [`MAX_REQUESTS_IN_FLIGHT`] requests holding at most [`MAX_BYTES_IN_FLIGHT`] between them are
-//! served at once; past that a client gets `503 Service Unavailable` with `Retry-After`.
+//! is bounded: at most [`MAX_CONNECTIONS`] connections are open at once (past that a new one is
+//! answered `503` and closed), a connection that does not send a request's headers within
+//! [`HEADER_DEADLINE`] (a new one, or one idle between requests) is closed, a request body is at
+//! most [`MAX_REQUEST_BYTES`], and at most [`MAX_REQUESTS_IN_FLIGHT`] requests holding at most
+//! [`MAX_BYTES_IN_FLIGHT`] between them are served at once; past that a client gets
+//! `503 Service Unavailable` with `Retry-After`.
 
 use super::McpServer;
 use axum::extract::{Request, State};
@@ -25,6 +28,12 @@ pub const MAX_REQUEST_BYTES: usize = 4 << 20;
 pub const MAX_REQUESTS_IN_FLIGHT: usize = 64;
 /// Request body bytes held at once across the requests being served.
 pub const MAX_BYTES_IN_FLIGHT: usize = 32 << 20;
+/// Connections open at once; each holds a file descriptor.
+pub const MAX_CONNECTIONS: usize = 256;
+/// How long a connection may take to send a request's headers, and stay idle between requests.
+pub const HEADER_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+/// What a connection past [`MAX_CONNECTIONS`] is told before it is closed.
+const TOO_MANY_CONNECTIONS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 /// The unit the body-bytes budget is counted in.
 const BUDGET_UNIT_BYTES: usize = 1 << 10;
 
@@ -123,9 +132,40 @@ pub async fn serve(
         .layer(axum::middleware::from_fn_with_state(token, require_token));
 
     on_listening(local);
-    axum::serve(listener, app)
-        .await
-        .map_err(HttpServeError::Serve)
+    accept_connections(listener, app).await
+}
+
+/// Serves each accepted connection (HTTP/1.1) on its own task, at most [`MAX_CONNECTIONS`] at once.
+async fn accept_connections(listener: tokio::net::TcpListener, app: axum::Router) -> ! {
+    let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(err) => {
+                // Out of file descriptors or a connection reset before it was accepted: wait a
+                // little rather than spin.
+                tracing::warn!("accepting an MCP HTTP connection failed: {err}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = open.clone().try_acquire_owned() else {
+            // A fresh socket's send buffer takes these few bytes at once; then it is closed.
+            let _ = stream.try_write(TOO_MANY_CONNECTIONS);
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        tokio::spawn(async move {
+            let _slot = slot;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_DEADLINE);
+            let connection =
+                builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let _ = connection.await;
+        });
+    }
 }
 
 /// Rejects requests without the right bearer token (when one is required).

@@ -171,8 +171,9 @@ const QUEUED_NOTIFICATIONS: usize = 1_024;
 /// `notifications/progress` (when the request has a progress token; a tool's progress details may
 /// carry `progress` and `total` numbers, otherwise each update counts one step), and the tool's log
 /// lines at or above the client's level become `notifications/message`. When an after-hook reviews
-/// the tool's results (`reviewed`), no text of the tool's reaches the client before that review:
-/// progress goes out as numbers only and log lines stay in the host's log.
+/// the tool's results (`reviewed`), nothing the tool chose reaches the client before that review:
+/// progress goes out as the host's count of updates only (no message, no numbers of the tool's)
+/// and log lines stay in the host's log.
 fn forwarder(
     peer: Peer<RoleServer>,
     token: Option<ProgressToken>,
@@ -200,12 +201,19 @@ fn forwarder(
             let mut step = steps
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            *step = details
-                .get("progress")
-                .and_then(serde_json::Value::as_f64)
-                .unwrap_or(*step + 1.0);
+            // A reviewed tool's own numbers could carry what the review would withhold: its
+            // updates are counted by the host instead.
+            *step = match reviewed {
+                true => *step + 1.0,
+                false => details
+                    .get("progress")
+                    .and_then(serde_json::Value::as_f64)
+                    .unwrap_or(*step + 1.0),
+            };
             let mut progress = ProgressNotificationParam::new(token.clone(), *step);
-            if let Some(total) = details.get("total").and_then(serde_json::Value::as_f64) {
+            if let Some(total) = details.get("total").and_then(serde_json::Value::as_f64)
+                && !reviewed
+            {
                 progress = progress.with_total(total);
             }
             let message = text_of(&content);
