@@ -129,11 +129,17 @@ tests/mcp/node_modules/.installed: tests/mcp/package-lock.json
 fuzz: host
 	PROPTEST_CASES=$${PROPTEST_CASES:-20000} cargo test -p cordon --test integration fuzz -- --test-threads 2
 
-# One run of every benchmark (host/benches/suite/), printed and written to BENCHMARKS.md.
-bench: host fixtures
+# One run of every benchmark (host/benches/suite/), printed and written to BENCHMARKS.md. ripgrep,
+# which the real-repository section compares with, is installed for it into a cache directory (it
+# is not a dependency of cordon).
+BENCH_TOOLS := $(HOME)/.cache/cordon-bench-tools
+bench: host fixtures $(BENCH_TOOLS)/bin/rg
 	cargo build -p cordon -p mcp_echo_server
 	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_BIN=$(CORDON) CORDON_MCP_ECHO_BIN=$(CARGO_TARGET_DIR)/debug/mcp_echo_server \
-		cargo bench -p cordon --profile dev --bench suite
+		CORDON_BENCH_RG=$(BENCH_TOOLS)/bin/rg cargo bench -p cordon --profile dev --bench suite
+
+$(BENCH_TOOLS)/bin/rg:
+	CARGO_TARGET_DIR=$(BENCH_TOOLS)/target cargo install ripgrep --version 15.2.0 --locked --root $(BENCH_TOOLS)
 
 lint: toolchain
 	cargo fmt --all --check

@@ -4,8 +4,8 @@
 //! thread (granted directories allow blocking it, for speed), and opening a FIFO waits for its
 //! other end, which neither the epoch nor a timeout can interrupt. So every open asks for
 //! `O_NONBLOCK`, then the opened descriptor's own type decides: a FIFO, device or socket is closed
-//! and refused; a file or directory has `O_NONBLOCK` cleared and goes to the guest. What is
-//! checked is what was opened, so swapping a FIFO in between cannot win a race.
+//! and refused; a file or directory goes to the guest (the flag changes nothing for those). What
+//! is checked is what was opened, so swapping a FIFO in between cannot win a race.
 
 use std::os::fd::AsFd;
 use std::path::Path;
@@ -94,12 +94,9 @@ pub fn open_at(
             return Err(Refused::Blocking("file of unknown type"));
         }
     }
-    let status = rustix::fs::fcntl_getfl(opened.as_fd())
-        .and_then(|status| {
-            rustix::fs::fcntl_setfl(opened.as_fd(), status - rustix::fs::OFlags::NONBLOCK)
-        })
-        .map_err(|err| Refused::Error(ErrorCode::from(std::io::Error::from(err))));
-    status?;
+    // `O_NONBLOCK` stays set: on Linux it has no effect on regular files and directories (their
+    // reads and listings wait for the disk either way), and clearing it would cost two system
+    // calls per open.
     // Directories and files opened beneath a grant may block the calling thread, as the grant's.
     let allow_blocking = true;
     Ok(match kind {
