@@ -128,14 +128,14 @@ impl Walk {
         });
         Some(())
     }
+}
 
-    fn skips(&self, path: &Path, name: &str, is_dir: bool) -> bool {
-        name == ".git"
-            || self
-                .rules
-                .as_ref()
-                .is_some_and(|rules| rules.skips(path, name, is_dir))
-    }
+/// Whether the walk leaves out the entry at `path`: `.git` always, else what the rules skip.
+fn skips(rules: &Option<IgnoreRules>, path: &Path, name: &str, is_dir: bool) -> bool {
+    name == ".git"
+        || rules
+            .as_ref()
+            .is_some_and(|rules| rules.skips(path, name, is_dir))
 }
 
 impl Iterator for Walk {
@@ -155,31 +155,36 @@ impl Iterator for Walk {
                 continue;
             };
             let path = level.path.join(&name);
-            let relative = if level.relative == "." {
-                name.clone()
-            } else {
-                format!("{}/{name}", level.relative)
+            let is_dir = match kind {
+                DescriptorType::RegularFile => false,
+                DescriptorType::Directory => true,
+                _ => continue,
             };
-            // Open from the parent's handle by name, or from the granted directory by the whole
+            if skips(&self.rules, &path, &name, is_dir) {
+                continue;
+            }
+            // The path from the granted directory, needed for a directory (its level) and to open
+            // anything below a level not kept open.
+            let relative = match level.relative.as_str() {
+                _ if !is_dir && level.dir.is_some() => String::new(),
+                "." => name.clone(),
+                parent => format!("{parent}/{name}"),
+            };
+            // Opened from the parent's handle by name, or from the granted directory by the whole
             // relative path when the parent is not kept open.
             let (from, name_in_from) = match &level.dir {
-                Some(dir) => (dir.clone(), name.clone()),
+                Some(dir) => (dir.clone(), name),
                 None => (self.root.clone(), relative.clone()),
             };
-            match kind {
-                DescriptorType::RegularFile if !self.skips(&path, &name, false) => {
-                    return Some(FoundFile {
-                        path,
-                        dir: from,
-                        name: name_in_from,
-                    });
-                }
-                DescriptorType::Directory if !self.skips(&path, &name, true) => {
-                    // An unreadable directory is left out, as ripgrep does.
-                    let _ = self.enter(path, relative, from, &name_in_from);
-                }
-                _ => {}
+            if !is_dir {
+                return Some(FoundFile {
+                    path,
+                    dir: from,
+                    name: name_in_from,
+                });
             }
+            // An unreadable directory is left out, as ripgrep does.
+            let _ = self.enter(path, relative, from, &name_in_from);
         }
     }
 }
