@@ -117,3 +117,25 @@ def test_idle_connections_are_bounded_and_closed_at_the_header_deadline(cordon_b
         for connection in idle:
             connection.close()
         server.stop()
+
+
+def test_a_request_body_that_never_arrives_is_cut_off_at_its_deadline(http_server):
+    """Headers that promise a body, then silence: the request slot is given back after 10 s with 408."""
+    import socket
+    import time
+    from urllib.parse import urlparse
+
+    address = urlparse(http_server.url)
+    with socket.create_connection((address.hostname, address.port), timeout=30) as stalled:
+        stalled.sendall(
+            f"POST {address.path} HTTP/1.1\r\nHost: {address.hostname}:{address.port}\r\n"
+            "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+            "Content-Length: 100000\r\n\r\n{".encode()
+        )
+        started = time.monotonic()
+        answer = stalled.recv(4096)
+        waited = time.monotonic() - started
+    assert answer.startswith(b"HTTP/1.1 408"), answer
+    assert b"did not arrive within 10 s" in answer, answer
+    assert 8 < waited < 20, waited
+    assert call(http_server.url, "echo", {"text": "after"}).status_code == 200

@@ -4,7 +4,7 @@
 //! is bounded: at most [`MAX_CONNECTIONS`] connections are open at once (past that a new one is
 //! answered `503` and closed), a connection that does not send a request's headers within
 //! [`HEADER_DEADLINE`] (a new one, or one idle between requests) is closed, a request body is at
-//! most [`MAX_REQUEST_BYTES`], and at most [`MAX_REQUESTS_IN_FLIGHT`] requests holding at most
+//! most [`MAX_REQUEST_BYTES`] and must arrive within [`BODY_DEADLINE`], and at most [`MAX_REQUESTS_IN_FLIGHT`] requests holding at most
 //! [`MAX_BYTES_IN_FLIGHT`] between them are served at once; past that a client gets
 //! `503 Service Unavailable` with `Retry-After`.
 
@@ -32,6 +32,9 @@ pub const MAX_BYTES_IN_FLIGHT: usize = 32 << 20;
 pub const MAX_CONNECTIONS: usize = 256;
 /// How long a connection may take to send a request's headers, and stay idle between requests.
 pub const HEADER_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a request's body may take to arrive once its headers have (its request slot is held
+/// meanwhile).
+pub const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 /// What a connection past [`MAX_CONNECTIONS`] is told before it is closed.
 const TOO_MANY_CONNECTIONS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 /// The unit the body-bytes budget is counted in.
@@ -213,9 +216,14 @@ async fn bound_in_flight(
     if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
         return too_large();
     }
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
-        return too_large();
-    };
+    let bytes =
+        match tokio::time::timeout(BODY_DEADLINE, axum::body::to_bytes(body, MAX_REQUEST_BYTES))
+            .await
+        {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(_)) => return too_large(),
+            Err(_) => return body_too_slow(),
+        };
     let units = bytes.len().div_ceil(BUDGET_UNIT_BYTES) as u32;
     let Ok(_byte_slots) = in_flight.kibibytes.try_acquire_many(units) else {
         return busy("too many request bytes are being served at once");
@@ -229,6 +237,18 @@ fn busy(why: &str) -> Response {
         StatusCode::SERVICE_UNAVAILABLE,
         [(header::RETRY_AFTER, "1")],
         format!("{why}; retry shortly"),
+    )
+        .into_response()
+}
+
+fn body_too_slow() -> Response {
+    (
+        StatusCode::REQUEST_TIMEOUT,
+        [(header::CONNECTION, "close")],
+        format!(
+            "the request body did not arrive within {} s",
+            BODY_DEADLINE.as_secs()
+        ),
     )
         .into_response()
 }
