@@ -2,6 +2,9 @@
 //! `describe`, and its grant. Every call runs in a fresh `Store` instantiated from the
 //! `InstancePre`, with the plugin's limits, and ends as a value, never a crash.
 
+mod component_file;
+mod declared;
+
 use crate::bindings::{self, CordonPlugin, CordonPluginPre};
 use crate::cache::{CompileCache, CompileSource};
 use crate::call_state::{CallSetup, CallState, ReportSink};
@@ -17,7 +20,9 @@ use crate::net::{ConnectionPool, GateSetup, HttpGate};
 use crate::report_budget::ReportBudget;
 use crate::result::{Content, ErrorKind, MAX_CONTENT_BLOCKS, ToolResult};
 use crate::schema::ArgumentSchema;
-use sha2::{Digest, Sha256};
+use component_file::{check_component_header, hash_file, read_unchanged};
+pub use declared::{MAX_SCHEMA_BYTES_PER_PLUGIN, MAX_TOOLS_PER_PLUGIN, is_valid_tool_name};
+use declared::{check_declarations, tool_info};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -612,139 +617,6 @@ fn too_many_blocks(what: &str, blocks: usize) -> String {
     )
 }
 
-/// The sha256 of a file and its first bytes (enough for the header check), read in chunks: the
-/// whole file is only read into memory when it has to be compiled.
-fn hash_file(path: &Path) -> std::io::Result<([u8; 32], Vec<u8>)> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut header = Vec::with_capacity(8);
-    let mut buffer = vec![0u8; 128 << 10];
-    loop {
-        let n = match file.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
-        };
-        if header.len() < 8 {
-            let take = (8 - header.len()).min(n);
-            header.extend_from_slice(&buffer[..take]);
-        }
-        hasher.update(&buffer[..n]);
-    }
-    Ok((hasher.finalize().into(), header))
-}
-
-/// The file's bytes for compiling, refused if they are no longer the bytes that were hashed (and
-/// checked against pins and the lockfile).
-fn read_unchanged(path: &Path, sha256: &[u8; 32]) -> wasmtime::Result<Vec<u8>> {
-    let bytes = std::fs::read(path)?;
-    if Sha256::digest(&bytes).as_slice() != sha256 {
-        wasmtime::bail!("the file changed while it was being loaded; load the plugins again");
-    }
-    Ok(bytes)
-}
-
-/// A friendly refusal for files that are not components at all.
-fn check_component_header(bytes: &[u8]) -> Result<(), LoadError> {
-    const COMPONENT_LAYER: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
-    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
-        return Err(LoadError::NotAComponent(
-            "it is not a WebAssembly file (no \\0asm header); build the plugin for wasm32-wasip2"
-                .into(),
-        ));
-    }
-    if bytes[4..8] != COMPONENT_LAYER {
-        return Err(LoadError::NotAComponent(
-            "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// The most tools one plugin may declare.
-pub const MAX_TOOLS_PER_PLUGIN: usize = 256;
-/// The most bytes of parameters schemas one plugin may declare, all its tools together.
-pub const MAX_SCHEMA_BYTES_PER_PLUGIN: usize = 4 << 20;
-/// The most tool globs a hook may declare.
-const MAX_HOOK_GLOBS: usize = 256;
-
-/// Refuses a `describe` answer that is too large to be a real plugin's, or that names one tool
-/// twice, before anything in it is compiled.
-fn check_declarations(info: &bindings::PluginInfo) -> Result<(), LoadError> {
-    if info.tools.len() > MAX_TOOLS_PER_PLUGIN {
-        return Err(LoadError::Describe(format!(
-            "it declares {} tools; a plugin may declare at most {MAX_TOOLS_PER_PLUGIN}",
-            info.tools.len()
-        )));
-    }
-    let schema_bytes: usize = info.tools.iter().map(|t| t.parameters.len()).sum();
-    if schema_bytes > MAX_SCHEMA_BYTES_PER_PLUGIN {
-        return Err(LoadError::Describe(format!(
-            "its tools' parameters schemas total {schema_bytes} bytes; at most {MAX_SCHEMA_BYTES_PER_PLUGIN}"
-        )));
-    }
-    let mut names = std::collections::HashSet::new();
-    if let Some(tool) = info.tools.iter().find(|t| !names.insert(t.name.as_str())) {
-        return Err(LoadError::InvalidTool {
-            tool: tool.name.clone(),
-            reason: "it is declared twice by this plugin; tool names must be unique".into(),
-        });
-    }
-    if let Some(hook) = &info.hook
-        && (hook.tools.len() > MAX_HOOK_GLOBS
-            || hook
-                .tools
-                .iter()
-                .any(|glob| !crate::tool_glob::is_valid(glob)))
-    {
-        return Err(LoadError::Describe(format!(
-            "its hook declares {} tool globs, some not valid; a hook may declare at most {MAX_HOOK_GLOBS} globs of tool-name characters, `*` and `?`",
-            hook.tools.len()
-        )));
-    }
-    Ok(())
-}
-
-/// Checks one declared tool: its name and its schema.
-fn tool_info(spec: bindings::ToolSpec) -> Result<ToolInfo, LoadError> {
-    let invalid = |reason: String| LoadError::InvalidTool {
-        tool: spec.name.clone(),
-        reason,
-    };
-    if !is_valid_tool_name(&spec.name) {
-        return Err(invalid(
-            "tool names must match ^[a-zA-Z0-9_-]{1,64}$".into(),
-        ));
-    }
-    let schema_json: serde_json::Value = serde_json::from_str(&spec.parameters)
-        .map_err(|err| invalid(format!("the parameters schema is not JSON: {err}")))?;
-    let schema = ArgumentSchema::compile(schema_json).map_err(invalid)?;
-    Ok(ToolInfo {
-        label: if spec.label.is_empty() {
-            spec.name.clone()
-        } else {
-            spec.label
-        },
-        name: spec.name,
-        description: spec.description,
-        schema,
-        execution_mode: match spec.execution_mode {
-            bindings::ExecutionMode::Parallel => ExecutionMode::Parallel,
-            bindings::ExecutionMode::Sequential => ExecutionMode::Sequential,
-        },
-    })
-}
-
-/// OpenAI's rule for function names: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn is_valid_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
 /// The innermost message of an error chain, without wasmtime's backtraces.
 fn root_cause(err: &wasmtime::Error) -> String {
     err.chain()
@@ -765,29 +637,6 @@ fn log_stdio(plugin: &str, call: &str, state: &CallState) {
                 "{}",
                 text.trim_end()
             );
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tool_names_follow_openai_rule() {
-        let long = "a".repeat(65);
-        let cases = [
-            ("read_file", true),
-            ("a-b_C9", true),
-            ("x", true),
-            ("", false),
-            ("read file", false),
-            ("read.file", false),
-            ("é", false),
-            (long.as_str(), false),
-        ];
-        for (name, valid) in cases {
-            assert_eq!(is_valid_tool_name(name), valid, "{name:?}");
         }
     }
 }
