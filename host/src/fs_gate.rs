@@ -12,7 +12,8 @@
 //!
 //! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
 
-use crate::call_state::{CallState, GuestReport, PathOpen, ReportSink};
+use crate::call_state::CallState;
+use crate::guest_report::{GuestReport, PathOpen, ReportSink};
 use crate::nonblocking_open::{self, Refused};
 use crate::report_budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
 use std::collections::{HashMap, HashSet};

@@ -20,6 +20,7 @@ mod failure;
 mod file_streams;
 mod fs_gate;
 pub mod grant;
+mod guest_report;
 mod json_lines;
 pub mod limits;
 pub mod lock;
@@ -39,7 +40,7 @@ pub mod schema_work;
 pub mod tool_glob;
 pub mod utc_time;
 
-pub use call_state::{
+pub use guest_report::{
     GuestReport, HttpAttempt, LogLevel, LogLine, OmittedRecords, PathOpen, ProgressUpdate,
     ReportSink,
 };

@@ -4,7 +4,7 @@
 //! (SEP-2577) but older clients still use it, so this file alone allows the deprecated rmcp items.
 #![allow(deprecated)]
 
-use crate::call_state::LogLevel;
+use crate::guest_report::LogLevel;
 use rmcp::RoleServer;
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotificationParam, RequestMetaObject, ServerCapabilities,

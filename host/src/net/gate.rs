@@ -12,7 +12,7 @@
 use super::address::is_non_public;
 use super::body::BoundedBody;
 use super::grant::{HttpGrant, RequestTarget, Scheme, ambiguous_segment, is_never_sent};
-use crate::call_state::{GuestReport, HttpAttempt, ReportSink};
+use crate::guest_report::{GuestReport, HttpAttempt, ReportSink};
 use crate::report_budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
 use http_body_util::BodyExt;
 use std::future::Future;

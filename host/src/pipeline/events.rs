@@ -3,7 +3,7 @@
 //! sandbox made it), records left out past their bounds, end, and every hook decision. Events carry
 //! the call id and are delivered as they happen, in the order they happen.
 
-use crate::call_state::LogLevel;
+use crate::guest_report::LogLevel;
 use crate::report_budget::Omitted;
 use crate::result::{Content, ErrorKind};
 use serde::Serialize;

@@ -3,7 +3,7 @@
 //! own, or a hook's (with its stage). Reports that arrive after the sandbox ended are dropped.
 
 use super::events::{Emitter, Event, HookStage};
-use crate::call_state::{GuestReport, ReportSink};
+use crate::guest_report::{GuestReport, ReportSink};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 

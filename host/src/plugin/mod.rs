@@ -7,13 +7,14 @@ mod declared;
 
 use crate::bindings::{self, CordonPlugin, CordonPluginPre};
 use crate::cache::{CompileCache, CompileSource};
-use crate::call_state::{CallSetup, CallState, ReportSink};
+use crate::call_state::{CallSetup, CallState};
 use crate::capture::OutputCapture;
 use crate::convert;
 use crate::engine::EngineSettings;
 use crate::failure::{self, Failure, human_bytes};
 use crate::fs_gate::{OpenFiles, ProcessFiles};
 use crate::grant::{OpenDirError, OpenedDirs, PluginGrant};
+use crate::guest_report::ReportSink;
 use crate::limits::{DESCRIBE_TIMEOUT, Limits};
 use crate::lock::Lockfile;
 use crate::net::{ConnectionPool, GateSetup, HttpGate};
