@@ -26,6 +26,8 @@ const ENTRY_OVERHEAD_BYTES: u64 = 64;
 /// One directory's entries, read when it was listed.
 pub struct Listing {
     entries: VecDeque<Result<DirectoryEntry, ErrorCode>>,
+    /// What the listing holds in host memory: each name and [`ENTRY_OVERHEAD_BYTES`] per entry.
+    bytes: u64,
 }
 
 /// Replaces `read-directory`, `read-directory-entry` and the listing resource itself in a linker
@@ -58,7 +60,7 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
                 Err(Unlisted::Error(code)) => return Ok((Err(code),)),
                 Err(Unlisted::OverLimit) => return Err(state.listing_over_limit()),
             };
-            let size = listing.bytes();
+            let size = listing.bytes;
             let stream = state.table().push(listing)?;
             state.charge_listing(stream.rep(), size)?;
             Ok((Ok(stream),))
@@ -73,19 +75,6 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
     )?;
     linker.allow_shadowing(false);
     Ok(())
-}
-
-impl Listing {
-    /// What the listing holds in host memory.
-    fn bytes(&self) -> u64 {
-        self.entries
-            .iter()
-            .map(|entry| match entry {
-                Ok(entry) => entry.name.len() as u64 + ENTRY_OVERHEAD_BYTES,
-                Err(_) => ENTRY_OVERHEAD_BYTES,
-            })
-            .sum()
-    }
 }
 
 /// Why a directory was not listed.
@@ -109,11 +98,13 @@ fn list(dir: std::os::fd::BorrowedFd<'_>, most_bytes: u64) -> Result<Listing, Un
         if name == b"." || name == b".." {
             continue;
         }
-        held += name.len() as u64 + ENTRY_OVERHEAD_BYTES;
+        let name = String::from_utf8(name.to_vec());
+        // A name that is not UTF-8 is not kept, only its error.
+        held += ENTRY_OVERHEAD_BYTES + name.as_ref().map_or(0, |name| name.len() as u64);
         if held > most_bytes {
             return Err(Unlisted::OverLimit);
         }
-        let Ok(name) = String::from_utf8(name.to_vec()) else {
+        let Ok(name) = name else {
             entries.push_back(Err(ErrorCode::IllegalByteSequence));
             continue;
         };
@@ -130,7 +121,10 @@ fn list(dir: std::os::fd::BorrowedFd<'_>, most_bytes: u64) -> Result<Listing, Un
             name,
         }));
     }
-    Ok(Listing { entries })
+    Ok(Listing {
+        entries,
+        bytes: held,
+    })
 }
 
 fn descriptor_type(kind: FileType) -> DescriptorType {
@@ -163,7 +157,7 @@ mod tests {
         let handle = std::fs::File::open(dir.path()).unwrap();
         let whole = list(handle.as_fd(), u64::MAX).ok().expect("listed");
         assert_eq!(whole.entries.len(), 100);
-        assert_eq!(whole.bytes(), 100 * (100 + ENTRY_OVERHEAD_BYTES));
+        assert_eq!(whole.bytes, 100 * (100 + ENTRY_OVERHEAD_BYTES));
         let cut = list(handle.as_fd(), 50 * (100 + ENTRY_OVERHEAD_BYTES));
         assert!(matches!(cut, Err(Unlisted::OverLimit)));
     }

@@ -417,6 +417,15 @@ fn the_output_limit_message_says_what_was_spent_on_what() {
     );
 }
 
+/// Makes a FIFO at `path` with the system's `mkfifo`.
+fn make_fifo(path: &std::path::Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
 /// The FIFO check is made on what was opened, not on a lookup before it: a plugin swapping a FIFO
 /// and a file under one name while another call opens that name cannot make the open wait for
 /// the FIFO's writer (which no timeout could interrupt).
@@ -426,11 +435,7 @@ fn a_fifo_swapped_in_under_a_name_being_opened_never_blocks_the_open() {
         .plugin("fixture_attacker", "attacker")
         .file("race/reg", "plain\n")
         .config("[plugins.attacker]\ndirs = [{ host = \"race\", guest = \"/race\", mode = \"rw\" }]\nlimits = { timeout = \"10s\" }\n");
-    let made = std::process::Command::new("mkfifo")
-        .arg(ws.path().join("race/fifo"))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    make_fifo(&ws.path().join("race/fifo"));
     std::fs::write(
         ws.path().join("batch.json"),
         r#"[{"id": "swap", "name": "fifo_swap", "arguments": {"millis": 1500}},
@@ -464,11 +469,7 @@ fn a_fifo_in_a_granted_directory_is_refused_instead_of_blocking_a_host_thread() 
         .plugin("fs", "fs")
         .file("data/ok.txt", "fine\n")
         .config("[plugins.fs]\ndirs = [{ host = \"data\", guest = \"/data\" }]\nlimits = { timeout = \"5s\" }\n");
-    let made = std::process::Command::new("mkfifo")
-        .arg(ws.path().join("data/pipe"))
-        .status()
-        .unwrap();
-    assert!(made.success());
+    make_fifo(&ws.path().join("data/pipe"));
     let started = std::time::Instant::now();
     let result = ws.call("read_file", r#"{"path": "/data/pipe"}"#);
     assert!(

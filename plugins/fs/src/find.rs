@@ -38,17 +38,20 @@ impl Tool for FindFiles {
 
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
         let roots = Roots::granted();
-        let (dir, pattern) = match (&args.path, args.pattern.strip_prefix('/')) {
+        let (dir, root, pattern) = match (&args.path, args.pattern.strip_prefix('/')) {
             // An absolute pattern names its own directory: the granted one it lies in.
-            (None, Some(_)) => roots.split_absolute_pattern(&args.pattern)?,
+            (None, Some(_)) => {
+                let (root, rest) = roots.split_absolute_pattern(&args.pattern)?;
+                (root.path.clone(), root, rest)
+            }
             _ => {
-                let (dir, _) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
+                let (dir, root) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
                 let relative = args
                     .pattern
                     .strip_prefix(&format!("{}/", dir.display()))
                     .unwrap_or(&args.pattern)
                     .to_string();
-                (dir, relative)
+                (dir, root, relative)
             }
         };
         let pattern = if pattern.contains('/') {
@@ -67,7 +70,6 @@ impl Tool for FindFiles {
         let skip = Skip {
             include_ignored: args.include_ignored,
         };
-        let (_, root) = roots.resolve(&dir.to_string_lossy())?;
         for file in files_under(root, &dir, skip) {
             let file = file.path;
             let relative = file.strip_prefix(&dir).unwrap_or(&file);

@@ -76,7 +76,7 @@ impl Roots {
 
     /// An absolute glob pattern split into the granted directory it lies in and the pattern
     /// relative to it (`/repo/src/*.rs` with `/repo` granted: `/repo` and `src/*.rs`).
-    pub fn split_absolute_pattern(&self, pattern: &str) -> Result<(PathBuf, String), ToolError> {
+    pub fn split_absolute_pattern(&self, pattern: &str) -> Result<(&Root, String), ToolError> {
         let root = self
             .0
             .iter()
@@ -90,7 +90,7 @@ impl Roots {
         let prefix = root.path.to_string_lossy();
         let rest = pattern[prefix.len()..].trim_start_matches('/');
         let rest = if rest.is_empty() { "**" } else { rest };
-        Ok((root.path.clone(), rest.to_string()))
+        Ok((root, rest.to_string()))
     }
 
     /// Like [`Roots::resolve`], and the directory must be granted read-write.
