@@ -32,6 +32,9 @@ ZIG_TOOLCHAIN := $(BUILD_VENV)/.zig-installed
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
+# The host's crates: the runtime library, the agent loop, the MCP server, the scaffolding, and the
+# `cordon` binary on top (crates/).
+HOST_CRATES := -p cordon-runtime -p cordon-agent -p cordon-mcp -p cordon-scaffold -p cordon
 
 .PHONY: build demo test test-rust test-mcp mcp-clients fuzz bench toolchain host plugins fixtures lint clean
 
@@ -105,7 +108,7 @@ demo: build
 test: test-rust test-mcp
 
 test-rust: host fixtures
-	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test -p cordon -p fs
+	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p fs
 
 # `cordon serve` against third-party MCP clients: the Python SDK, the Inspector CLI and the
 # conformance suite (see tests/mcp/).
@@ -129,7 +132,7 @@ tests/mcp/node_modules/.installed: tests/mcp/package-lock.json
 fuzz: host
 	PROPTEST_CASES=$${PROPTEST_CASES:-20000} cargo test -p cordon --test integration fuzz -- --test-threads 2
 
-# One run of every benchmark (host/benches/suite/), printed and written to BENCHMARKS.md. ripgrep,
+# One run of every benchmark (crates/cordon/benches/suite/), printed and written to BENCHMARKS.md. ripgrep,
 # which the real-repository section compares with, is installed for it into a cache directory (it
 # is not a dependency of cordon).
 BENCH_TOOLS := $(HOME)/.cache/cordon-bench-tools
@@ -143,7 +146,7 @@ $(BENCH_TOOLS)/bin/rg:
 
 lint: toolchain
 	cargo fmt --all --check
-	cargo clippy -p cordon --all-targets -- -D warnings
+	cargo clippy $(HOST_CRATES) --all-targets -- -D warnings
 	cargo clippy --target wasm32-wasip2 $(addprefix -p ,cordon-sdk $(BUNDLED) $(FIXTURE_PACKAGES)) -- -D warnings
 
 clean:

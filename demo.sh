@@ -10,7 +10,7 @@ step() { printf '\n\033[1m$ cordon %s\033[0m\n' "$*"; "$CORDON" "$@"; echo "(exi
 step list
 step describe edit_file
 step call read_file '{"path": "README.md", "limit": 8}'
-step call grep '{"pattern": "fn is_valid_tool_name", "path": "host/src"}'
+step call grep '{"pattern": "fn is_valid_tool_name", "path": "crates/runtime/src"}'
 step call find_files '{"pattern": "*.wit"}'
 step call write_file '{"path": "/scratch/notes.md", "content": "# Notes\nstatus: draft\n"}'
 step call edit_file '{"path": "/scratch/notes.md", "old_text": "status: draft", "new_text": "status: reviewed"}'

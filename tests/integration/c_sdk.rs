@@ -57,7 +57,7 @@ fn a_c_tool_hashes_granted_files_only() {
 
 #[test]
 fn the_hash_plugins_native_test_passes() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/hash");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/hash");
     assert_eq!(
         crate::support::run_native_c_test(&root, &["test_sha256.c", "sha256.c"]),
         "ok\n"

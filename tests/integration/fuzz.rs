@@ -2,9 +2,9 @@
 //! and argument validation against arbitrary schemas. None may panic, whatever the input. CI runs a
 //! short fixed number of cases; `make fuzz` runs many more (PROPTEST_CASES).
 
-use cordon::config::Config;
-use cordon::pipeline::parse_batch;
-use cordon::schema::ArgumentSchema;
+use cordon_runtime::config::Config;
+use cordon_runtime::pipeline::parse_batch;
+use cordon_runtime::schema::ArgumentSchema;
 use proptest::prelude::*;
 use serde_json::Value;
 use std::path::Path;

@@ -4,7 +4,7 @@
 //! says otherwise (hostile_hooks.rs has the ungranted and adversarial cases).
 
 use crate::support::{Workspace, event_trail, kind, probe, run_with_events, text};
-use cordon::pipeline::CallRequest;
+use cordon_runtime::pipeline::CallRequest;
 use tokio_util::sync::CancellationToken;
 
 /// The probe plus scripted hooks `hook_a`, `hook_b` (granted), configured by `config`.
@@ -66,7 +66,10 @@ async fn a_block_stops_the_chain_and_names_the_hook() {
         r#"{"path": "/out/blocked.txt", "content": "x"}"#,
     )];
     let (results, events) = run_with_events(&pipeline, calls, CancellationToken::new()).await;
-    assert_eq!(results[0].error_kind, Some(cordon::ErrorKind::Blocked));
+    assert_eq!(
+        results[0].error_kind,
+        Some(cordon_runtime::ErrorKind::Blocked)
+    );
     assert_eq!(
         results[0].text(),
         "The call was blocked by hook `hook_a`: A says no"
@@ -78,7 +81,7 @@ async fn a_block_stops_the_chain_and_names_the_hook() {
     );
     let decisions: Vec<serde_json::Value> = events
         .iter()
-        .filter(|e| matches!(e, cordon::Event::HookDecision { .. }))
+        .filter(|e| matches!(e, cordon_runtime::Event::HookDecision { .. }))
         .map(|e| serde_json::to_value(e).unwrap())
         .collect();
     assert_eq!(decisions.len(), 1, "hook_b is never asked: {decisions:?}");

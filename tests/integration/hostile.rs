@@ -7,7 +7,7 @@
 //! other worlds, tampered cache entries).
 
 use crate::support::{Workspace, call};
-use cordon::{ErrorKind, Pipeline, ToolResult};
+use cordon_runtime::{ErrorKind, Pipeline, ToolResult};
 
 const GRANTS: &str = r#"
 [plugins.hostile]
@@ -335,7 +335,7 @@ async fn a_table_grow_bomb_is_out_of_memory_and_the_next_call_works() {
     );
     assert_eq!(
         result.details["limitTableElements"],
-        cordon::limits::MAX_TABLE_ELEMENTS
+        cordon_runtime::capabilities::limits::MAX_TABLE_ELEMENTS
     );
     assert!(result.text().contains("grow a table"), "{}", result.text());
     assert_eq!(call(&pipeline, "ping", "{}").await.text(), "pong");

@@ -4,7 +4,7 @@
 //! replacement is held to its output limit.
 
 use crate::support::{Workspace, kind, run_with_events, text};
-use cordon::pipeline::CallRequest;
+use cordon_runtime::pipeline::CallRequest;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -217,7 +217,7 @@ async fn a_hooks_requests_and_opens_are_in_the_events_and_the_audit_line() {
     );
     let requests: Vec<serde_json::Value> = events
         .iter()
-        .filter(|e| matches!(e, cordon::Event::HttpRequest { .. }))
+        .filter(|e| matches!(e, cordon_runtime::Event::HttpRequest { .. }))
         .map(|e| serde_json::to_value(e).unwrap())
         .collect();
     assert_eq!(requests.len(), 2, "{requests:?}");

@@ -182,7 +182,9 @@ async fn the_process_holds_no_more_connections_than_its_own_limit() {
     let args =
         format!(r#"{{"authority": "{server}", "path": "/big", "count": 25, "hold_ms": 500}}"#);
     let calls = (0..3)
-        .map(|i| cordon::pipeline::CallRequest::new(format!("c{i}"), "http_hold", args.clone()))
+        .map(|i| {
+            cordon_runtime::pipeline::CallRequest::new(format!("c{i}"), "http_hold", args.clone())
+        })
         .collect();
     let results = pipeline.run(calls, &Default::default()).await;
     let held: u64 = results

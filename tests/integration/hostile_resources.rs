@@ -4,7 +4,7 @@
 //! of a batch never share an identity.
 
 use crate::support::{Workspace, call, kind, run_with_events, text};
-use cordon::pipeline::CallRequest;
+use cordon_runtime::pipeline::CallRequest;
 use tokio_util::sync::CancellationToken;
 
 fn attacker(config: &str) -> Workspace {
@@ -31,7 +31,7 @@ async fn refused_requests_with_long_paths_cost_a_bounded_record() {
     let urls: Vec<usize> = events
         .iter()
         .filter_map(|e| match e {
-            cordon::Event::HttpRequest { url, .. } => Some(url.len()),
+            cordon_runtime::Event::HttpRequest { url, .. } => Some(url.len()),
             _ => None,
         })
         .collect();
@@ -45,7 +45,7 @@ async fn refused_requests_with_long_paths_cost_a_bounded_record() {
         "each URL is cut past 1 KiB"
     );
     let omitted = events.iter().find_map(|e| match e {
-        cordon::Event::RecordsOmitted { omitted, .. } => Some(omitted.http),
+        cordon_runtime::Event::RecordsOmitted { omitted, .. } => Some(omitted.http),
         _ => None,
     });
     assert_eq!(omitted, Some(2_000));
@@ -149,7 +149,7 @@ async fn host_objects_a_plugin_keeps_count_against_its_memory_limit() {
         let result = call(&pipeline, "hoard", &args).await;
         assert_eq!(
             result.error_kind,
-            Some(cordon::ErrorKind::OutOfMemory),
+            Some(cordon_runtime::ErrorKind::OutOfMemory),
             "{kind}: {result:?}"
         );
     }
@@ -216,7 +216,7 @@ async fn large_arguments_are_validated_off_the_async_workers_and_still_checked()
     .await;
     assert_eq!(
         result.error_kind,
-        Some(cordon::ErrorKind::InvalidArguments),
+        Some(cordon_runtime::ErrorKind::InvalidArguments),
         "{result:?}"
     );
     assert!(
@@ -245,7 +245,7 @@ async fn arguments_too_costly_for_a_schemas_patterns_are_refused_unchecked() {
     let large = call(&pipeline, "slow_pattern", &text_of(200_000)).await;
     assert_eq!(
         large.error_kind,
-        Some(cordon::ErrorKind::InvalidArguments),
+        Some(cordon_runtime::ErrorKind::InvalidArguments),
         "{large:?}"
     );
     let most = large.details["maxArgumentBytes"].as_u64().unwrap();
@@ -257,7 +257,7 @@ async fn arguments_too_costly_for_a_schemas_patterns_are_refused_unchecked() {
     let small = call(&pipeline, "slow_pattern", &text_of(16_000)).await;
     assert_eq!(
         small.error_kind,
-        Some(cordon::ErrorKind::InvalidArguments),
+        Some(cordon_runtime::ErrorKind::InvalidArguments),
         "checked, and the pattern does not match: {small:?}"
     );
     assert!(small.text().contains("/s"), "{small:?}");
@@ -278,7 +278,7 @@ async fn a_long_required_list_costs_its_length_and_lists_only_the_first_violatio
         let result = call(&pipeline, "many_required", &items(count)).await;
         assert_eq!(
             result.error_kind,
-            Some(cordon::ErrorKind::InvalidArguments),
+            Some(cordon_runtime::ErrorKind::InvalidArguments),
             "{result:?}"
         );
         assert!(
@@ -345,7 +345,8 @@ fn duplicate_call_ids_are_a_usage_error_in_a_batch_file() {
 #[tokio::test]
 async fn a_duplicate_call_id_in_a_batch_is_not_run_and_keeps_its_own_record() {
     let ws = crate::support::probe().config("[audit]\npath = \"audit.jsonl\"\n");
-    let audit = cordon::pipeline::audit::AuditLog::open(&ws.path().join("audit.jsonl")).unwrap();
+    let audit =
+        cordon_runtime::pipeline::audit::AuditLog::open(&ws.path().join("audit.jsonl")).unwrap();
     let pipeline = ws.pipeline().await.with_audit_log(audit);
     let calls = vec![
         CallRequest::new("same", "echo", r#"{"text": "first"}"#),
@@ -355,7 +356,7 @@ async fn a_duplicate_call_id_in_a_batch_is_not_run_and_keeps_its_own_record() {
     assert_eq!(results[0].text(), "first");
     assert_eq!(
         results[1].error_kind,
-        Some(cordon::ErrorKind::InvalidArguments)
+        Some(cordon_runtime::ErrorKind::InvalidArguments)
     );
     assert!(
         results[1].text().contains("already has the id \"same\""),

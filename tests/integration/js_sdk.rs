@@ -145,7 +145,7 @@ fn hooks_and_tool_context_written_in_javascript() {
 
 #[test]
 fn the_json_query_plugins_own_tests_pass_in_node() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let ran = std::process::Command::new("node")
         .args(["--test", "plugins/json_query/test_path.js"])
         .current_dir(&root)

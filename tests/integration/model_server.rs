@@ -20,7 +20,7 @@ impl ScriptedModel {
         let script = dir.path().join("script.json");
         std::fs::write(&script, serde_json::json!({ "replies": steps }).to_string()).unwrap();
         let server = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/scripted_model/scripted_model.py");
+            .join("../../tests/scripted_model/scripted_model.py");
         let mut child = Command::new("python3")
             .arg(&server)
             .arg(&script)

@@ -2,8 +2,8 @@
 //! OpenAI-form input, progress events and cancellation.
 
 use crate::support::{Workspace, event_trail, kind, probe, run_with_events, text};
-use cordon::ErrorKind;
-use cordon::pipeline::CallRequest;
+use cordon_runtime::ErrorKind;
+use cordon_runtime::pipeline::CallRequest;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -11,7 +11,7 @@ fn sleep(id: &str, millis: u64) -> CallRequest {
     CallRequest::new(id, "sleep", format!(r#"{{"millis": {millis}}}"#))
 }
 
-fn ends(events: &[cordon::Event]) -> Vec<String> {
+fn ends(events: &[cordon_runtime::Event]) -> Vec<String> {
     event_trail(events)
         .into_iter()
         .filter(|(kind, _)| kind == "tool_execution_end")
@@ -210,7 +210,7 @@ async fn progress_events_arrive_between_start_and_end() {
     let updates: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
-            cordon::Event::ToolExecutionUpdate { content, .. } => Some(
+            cordon_runtime::Event::ToolExecutionUpdate { content, .. } => Some(
                 serde_json::to_value(content).unwrap()[0]["text"]
                     .as_str()
                     .unwrap()

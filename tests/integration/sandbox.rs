@@ -2,7 +2,7 @@
 //! stdio confinement. These use the library so several calls share one loaded plugin.
 
 use crate::support::{call, kind, probe, text};
-use cordon::ErrorKind;
+use cordon_runtime::ErrorKind;
 use std::time::{Duration, Instant};
 
 const LIMITS: &str = r#"

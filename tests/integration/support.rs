@@ -1,10 +1,10 @@
 //! Test helpers: a temporary workspace with a plugins dir and a config, the `cordon` binary, and
 //! the guest components `make test` built.
 
-use cordon::cache::CompileCache;
-use cordon::config::Config;
-use cordon::pipeline::{BatchOptions, CallRequest, Pipeline};
-use cordon::{Registry, RegistryOptions, ToolResult};
+use cordon_runtime::CompileCache;
+use cordon_runtime::config::Config;
+use cordon_runtime::pipeline::{BatchOptions, CallRequest, Pipeline};
+use cordon_runtime::{Registry, RegistryOptions, ToolResult};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -234,9 +234,9 @@ pub async fn run_with_events(
     pipeline: &Pipeline,
     calls: Vec<CallRequest>,
     cancel: tokio_util::sync::CancellationToken,
-) -> (Vec<ToolResult>, Vec<cordon::Event>) {
+) -> (Vec<ToolResult>, Vec<cordon_runtime::Event>) {
     let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let sink: cordon::pipeline::events::EventSink = {
+    let sink: cordon_runtime::pipeline::events::EventSink = {
         let events = events.clone();
         std::sync::Arc::new(move |event| events.lock().unwrap().push(event))
     };
@@ -254,7 +254,7 @@ pub async fn run_with_events(
 }
 
 /// `(type, call id)` of each event, e.g. `("tool_execution_end", "a")`.
-pub fn event_trail(events: &[cordon::Event]) -> Vec<(String, String)> {
+pub fn event_trail(events: &[cordon_runtime::Event]) -> Vec<(String, String)> {
     events
         .iter()
         .map(|event| {

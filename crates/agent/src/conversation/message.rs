@@ -1,0 +1,124 @@
+//! The conversation as cordon keeps it, independent of any provider: system, user, assistant and
+//! tool messages. Transcripts store exactly these, one JSON object per line; each provider module
+//! translates them to its own wire format.
+
+use cordon_runtime::report::{ErrorKind, ToolResult};
+use serde::{Deserialize, Serialize};
+
+/// One message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        #[serde(default)]
+        content: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+        #[serde(default)]
+        stop: StopReason,
+    },
+    /// The result of one tool call; a step's results follow its assistant message in call order.
+    Tool(ToolOutcome),
+}
+
+/// A tool call as the model made it. The arguments stay raw text: they may not even be JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// Why the model stopped writing its reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its answer.
+    #[default]
+    End,
+    /// It wants its tool calls run.
+    ToolCalls,
+    /// It ran into the output token limit: its reply, and any tool call in it, is cut off.
+    Length,
+    /// Something else (a content filter, a stop sequence, a reason cordon does not know).
+    Other,
+}
+
+/// A tool result as the model will see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub is_error: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    pub content: String,
+}
+
+impl ToolOutcome {
+    /// The text of a pipeline result; images are named, not inlined.
+    pub fn from_result(result: &ToolResult) -> Self {
+        let content = result
+            .content
+            .iter()
+            .map(|block| match block {
+                cordon_runtime::report::Content::Text { text } => text.clone(),
+                cordon_runtime::report::Content::Image { mime_type, data } => {
+                    format!("[image: {mime_type}, {} bytes]", data.len())
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        Self {
+            tool_call_id: result.tool_call_id.clone(),
+            tool_name: result.tool_name.clone(),
+            is_error: result.is_error,
+            error_kind: result.error_kind,
+            content,
+        }
+    }
+
+    /// An error result made by the loop itself (the call never reached the pipeline).
+    pub fn error(call: &ToolCall, kind: ErrorKind, text: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            is_error: true,
+            error_kind: Some(kind),
+            content: text.into(),
+        }
+    }
+
+    /// The content with the error spelled out, for providers without an error flag (OpenAI).
+    pub fn content_with_error_prefix(&self) -> String {
+        match (self.is_error, self.error_kind) {
+            (false, _) => self.content.clone(),
+            (true, Some(kind)) => format!("Error ({kind}): {}", self.content),
+            (true, None) => format!("Error: {}", self.content),
+        }
+    }
+}
+
+/// The model's reply to one request.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reply {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub stop: StopReason,
+}
+
+impl Reply {
+    pub fn into_message(self) -> Message {
+        Message::Assistant {
+            content: self.text,
+            tool_calls: self.tool_calls,
+            stop: self.stop,
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Cordon's own agent loop (`cordon run`, `cordon chat`): a model proposes tool calls, the
+//! pipeline runs them in sandboxes, the results go back in call order, until the model answers.
+//!
+//! - `conversation/`: the messages (`message.rs`), their JSON-lines transcript, tool calls that
+//!   small models write as text, and what a live view or an event stream is told (`observer.rs`).
+//! - `model/`: HTTP to the model API (`client.rs`), retries, server-sent events, and the OpenAI
+//!   Chat Completions and Anthropic Messages wire formats (`provider/`).
+//! - `session/`: the loop itself ([`Agent`]), the default system prompt, and `--output-schema`
+//!   with its `final_result` tool (`contract.rs`).
+
+mod conversation;
+mod model;
+mod session;
+
+pub use conversation::message::{Message, Reply, StopReason, ToolCall, ToolOutcome};
+pub use conversation::observer::{AgentObserver, Unobserved};
+pub use conversation::transcript::{
+    Loaded, TranscriptError, TranscriptWriter, load as load_transcript,
+};
+pub use model::client::{ModelClient, ModelError};
+pub use model::provider::ToolSpec;
+pub use session::contract::{FINAL_RESULT, OutputContract};
+pub use session::{Agent, AgentError, AgentOptions, Answer};

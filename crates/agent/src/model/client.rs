@@ -1,0 +1,364 @@
+//! The HTTP side of talking to a model: one request per step, posted with reqwest, retried on
+//! 429/5xx/no answer (see `retry.rs`), read whole or as a stream of server-sent events, and
+//! cancellable at any point. The API key is read from the environment once and sent only in
+//! request headers; it never reaches logs, errors or transcripts.
+
+use crate::conversation::message::{Message, Reply};
+use crate::conversation::observer::AgentObserver;
+use crate::model::provider::{self, Request, StreamAssembler, StreamState, ToolSpec};
+use crate::model::retry::{self, RetryPolicy};
+use crate::model::sse::SseDecoder;
+use cordon_runtime::config::{ModelSettings, Provider};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Why a model request produced no reply.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error(
+        "no model is configured: set `model` under [model] in cordon.toml, or pass --model NAME"
+    )]
+    NoModel,
+    #[error(
+        "the API key variable {var} is not set (or empty): export {var}=... or name another variable with --api-key-env / [model] api_key_env"
+    )]
+    MissingKey { var: String },
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+    #[error("the model API at {url} refused the request (HTTP {status}): {message}{hint}")]
+    Refused {
+        url: String,
+        status: u16,
+        message: String,
+        hint: &'static str,
+    },
+    #[error("the model API at {url} failed {attempts} time(s) in a row; the last failure: {last}")]
+    GaveUp {
+        url: String,
+        attempts: u32,
+        last: String,
+    },
+    #[error("the model API at {url} sent a reply cordon cannot read: {reason}")]
+    Malformed { url: String, reason: String },
+    #[error("the model request was cancelled")]
+    Cancelled,
+}
+
+/// A configured connection to one model API.
+pub struct ModelClient {
+    http: reqwest::Client,
+    provider: Provider,
+    url: String,
+    model: String,
+    key: Option<String>,
+    settings: ModelSettings,
+}
+
+/// One failed attempt: worth retrying (and after how long the server wants), or final.
+enum Failure {
+    Transient {
+        reason: String,
+        retry_after: Option<Duration>,
+    },
+    Final(ModelError),
+}
+
+impl ModelClient {
+    /// Checks the settings and reads the API key from the environment.
+    pub fn new(settings: &ModelSettings) -> Result<Self, ModelError> {
+        let model = settings.model.clone().ok_or(ModelError::NoModel)?;
+        let provider = settings.provider;
+        let key = match &settings.api_key_env {
+            Some(var) => Some(read_key(var)?),
+            None => {
+                let var = provider.default_api_key_env();
+                match (provider, read_key(var)) {
+                    (_, Ok(key)) => Some(key),
+                    // Local OpenAI-compatible servers take no key.
+                    (Provider::OpenAi, Err(_)) => None,
+                    (Provider::Anthropic, Err(err)) => return Err(err),
+                }
+            }
+        };
+        let base = settings
+            .base_url
+            .clone()
+            .unwrap_or_else(|| provider.default_base_url().to_string());
+        let http = reqwest::Client::builder()
+            .connect_timeout(settings.timeout.min(Duration::from_secs(30)))
+            .read_timeout(settings.timeout)
+            .user_agent(concat!("cordon/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|err| ModelError::Client(err.to_string()))?;
+        Ok(Self {
+            http,
+            provider,
+            url: provider::endpoint(provider, &base),
+            model,
+            key,
+            settings: settings.clone(),
+        })
+    }
+
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Sends the conversation and the offered tools; returns the model's reply. Streamed text
+    /// goes to `observer` as it arrives.
+    pub async fn complete(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        observer: &dyn AgentObserver,
+        cancel: &CancellationToken,
+    ) -> Result<Reply, ModelError> {
+        let body = provider::request_body(
+            self.provider,
+            &Request {
+                model: &self.model,
+                messages,
+                tools,
+                settings: &self.settings,
+                stream: self.settings.stream,
+            },
+        );
+        // Serialised once; every attempt sends the same shared bytes.
+        let body = bytes::Bytes::from(serde_json::to_vec(&body).expect("a JSON value serialises"));
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(ModelError::Cancelled),
+            reply = self.with_retries(&body, observer) => reply,
+        }
+    }
+
+    async fn with_retries(
+        &self,
+        body: &bytes::Bytes,
+        observer: &dyn AgentObserver,
+    ) -> Result<Reply, ModelError> {
+        let policy = RetryPolicy {
+            retries: self.settings.retries,
+            first_delay: self.settings.retry_delay,
+        };
+        let mut retry = 0;
+        loop {
+            match self.attempt(body, observer).await {
+                Ok(reply) => return Ok(reply),
+                Err(Failure::Final(err)) => return Err(err),
+                Err(Failure::Transient {
+                    reason,
+                    retry_after,
+                }) => {
+                    if retry >= policy.retries {
+                        return Err(ModelError::GaveUp {
+                            url: self.url.clone(),
+                            attempts: retry + 1,
+                            last: reason,
+                        });
+                    }
+                    retry += 1;
+                    let delay = policy.delay(retry, retry_after);
+                    tracing::info!(retry, ?delay, %reason, "retrying the model request");
+                    observer.retry(retry, delay, &reason);
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: &bytes::Bytes,
+        observer: &dyn AgentObserver,
+    ) -> Result<Reply, Failure> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .body(body.clone());
+        if self.settings.stream {
+            request = request.header("accept", "text/event-stream");
+        }
+        for (name, value) in provider::auth_headers(self.provider, self.key.as_deref()) {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.map_err(|err| Failure::Transient {
+            reason: describe_transport_error(&err),
+            retry_after: None,
+        })?;
+        let status = response.status().as_u16();
+        if !response.status().is_success() {
+            let retry_after = retry::requested_wait(response.headers());
+            let body = read_bounded(response, MAX_ERROR_BYTES)
+                .await
+                .unwrap_or_default();
+            let message = provider::error_message(&body);
+            if retry::is_retryable(status) {
+                return Err(Failure::Transient {
+                    reason: format!("HTTP {status}: {message}"),
+                    retry_after,
+                });
+            }
+            return Err(Failure::Final(ModelError::Refused {
+                url: self.url.clone(),
+                status,
+                message,
+                hint: match status {
+                    401 | 403 => " (check the API key and --api-key-env)",
+                    404 => " (check --base-url and --model)",
+                    _ => "",
+                },
+            }));
+        }
+        let streamed = response
+            .headers()
+            .get("content-type")
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("text/event-stream"));
+        if streamed {
+            self.read_stream(response, observer).await
+        } else {
+            let body = read_bounded(response, MAX_REPLY_BYTES)
+                .await
+                .map_err(|failure| match failure {
+                    BodyFailure::Transport(reason) => Failure::Transient {
+                        reason,
+                        retry_after: None,
+                    },
+                    BodyFailure::TooLarge => Failure::Final(ModelError::Malformed {
+                        url: self.url.clone(),
+                        reason: format!("the reply is over {MAX_REPLY_BYTES} bytes"),
+                    }),
+                })?;
+            let reply = provider::parse_reply(self.provider, &body).map_err(|reason| {
+                Failure::Final(ModelError::Malformed {
+                    url: self.url.clone(),
+                    reason,
+                })
+            })?;
+            if !reply.text.is_empty() {
+                observer.text_delta(&reply.text);
+            }
+            Ok(reply)
+        }
+    }
+
+    /// Reads server-sent events until the provider says the reply is complete. Once text has
+    /// been shown, a broken stream is not retried (it would be shown twice): it is an error.
+    async fn read_stream(
+        &self,
+        mut response: reqwest::Response,
+        observer: &dyn AgentObserver,
+    ) -> Result<Reply, Failure> {
+        let malformed = |reason: String| {
+            Failure::Final(ModelError::Malformed {
+                url: self.url.clone(),
+                reason,
+            })
+        };
+        let mut decoder = SseDecoder::default();
+        let mut assembler = StreamAssembler::new(self.provider);
+        let mut complete = false;
+        let mut on_text = |text: &str| observer.text_delta(text);
+        let mut received = 0usize;
+        loop {
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(err) => {
+                    return Err(malformed(format!(
+                        "the stream broke off: {}",
+                        describe_transport_error(&err)
+                    )));
+                }
+            };
+            received += chunk.len();
+            if received > MAX_REPLY_BYTES {
+                return Err(malformed(format!(
+                    "the streamed reply is over {MAX_REPLY_BYTES} bytes"
+                )));
+            }
+            for event in decoder.feed(&chunk).map_err(&malformed)? {
+                if assembler.event(&event, &mut on_text).map_err(malformed)? == StreamState::Done {
+                    complete = true;
+                }
+            }
+            if complete {
+                break;
+            }
+        }
+        if !complete && let Some(event) = decoder.finish() {
+            complete =
+                assembler.event(&event, &mut on_text).map_err(malformed)? == StreamState::Done;
+        }
+        assembler.finish(complete).map_err(malformed)
+    }
+}
+
+/// The most bytes of one reply read, streamed or not; a reply past it is malformed.
+pub const MAX_REPLY_BYTES: usize = 64 << 20;
+/// The most bytes of an error response read for its message.
+const MAX_ERROR_BYTES: usize = 64 << 10;
+
+/// Why a body was not read whole.
+enum BodyFailure {
+    Transport(String),
+    TooLarge,
+}
+
+/// Reads a response body of at most `limit` bytes.
+async fn read_bounded(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<bytes::Bytes, BodyFailure> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|err| BodyFailure::Transport(describe_transport_error(&err)))?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(BodyFailure::TooLarge);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.into())
+}
+
+fn read_key(var: &str) -> Result<String, ModelError> {
+    match std::env::var(var) {
+        Ok(key) if !key.trim().is_empty() => Ok(key.trim().to_string()),
+        _ => Err(ModelError::MissingKey {
+            var: var.to_string(),
+        }),
+    }
+}
+
+/// A transport error in words, without the URL's query (which never carries the key anyway).
+fn describe_transport_error(err: &reqwest::Error) -> String {
+    let what = if err.is_timeout() {
+        "timed out"
+    } else if err.is_connect() {
+        "could not connect"
+    } else if err.is_body() || err.is_decode() {
+        "the response body failed"
+    } else {
+        "the request failed"
+    };
+    let mut detail = String::new();
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        detail = cause.to_string();
+        source = cause.source();
+    }
+    if detail.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {detail}")
+    }
+}

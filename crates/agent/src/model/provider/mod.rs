@@ -1,0 +1,217 @@
+//! The two wire protocols the agent loop speaks: OpenAI Chat Completions (`openai.rs`) and the
+//! Anthropic Messages API (`anthropic.rs`). Each turns cordon's messages and tool specs into a
+//! request body, and a response (whole, or streamed as server-sent events) back into a [`Reply`].
+
+mod anthropic;
+mod openai;
+
+use crate::conversation::message::{Message, Reply};
+use crate::model::sse::SseEvent;
+use cordon_runtime::config::{ModelSettings, Provider};
+use serde_json::Value;
+
+/// A tool as offered to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments (always an object schema).
+    pub parameters: Value,
+}
+
+/// Everything one request carries.
+pub struct Request<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+    pub settings: &'a ModelSettings,
+    pub stream: bool,
+}
+
+/// The URL requests are posted to.
+pub fn endpoint(provider: Provider, base_url: &str) -> String {
+    match provider {
+        Provider::OpenAi => format!("{base_url}/chat/completions"),
+        Provider::Anthropic => format!("{base_url}/messages"),
+    }
+}
+
+/// The headers that carry the API key (none without a key) and the protocol version.
+pub fn auth_headers(provider: Provider, key: Option<&str>) -> Vec<(&'static str, String)> {
+    match provider {
+        Provider::OpenAi => key
+            .map(|key| vec![("authorization", format!("Bearer {key}"))])
+            .unwrap_or_default(),
+        Provider::Anthropic => {
+            let mut headers = vec![("anthropic-version", "2023-06-01".to_string())];
+            if let Some(key) = key {
+                headers.push(("x-api-key", key.to_string()));
+            }
+            headers
+        }
+    }
+}
+
+/// The JSON body of a request.
+pub fn request_body(provider: Provider, request: &Request<'_>) -> Value {
+    match provider {
+        Provider::OpenAi => openai::request_body(request),
+        Provider::Anthropic => anthropic::request_body(request),
+    }
+}
+
+/// A whole (non-streamed) response body as a reply; `Err` says what is wrong with it.
+pub fn parse_reply(provider: Provider, body: &[u8]) -> Result<Reply, String> {
+    let body: Value = serde_json::from_slice(body).map_err(|err| {
+        format!(
+            "the response is not JSON ({err}): {}",
+            preview(&String::from_utf8_lossy(body))
+        )
+    })?;
+    if let Some(message) = error_in(&body) {
+        return Err(format!("the provider reported an error: {message}"));
+    }
+    match provider {
+        Provider::OpenAi => openai::parse_reply(&body),
+        Provider::Anthropic => anthropic::parse_reply(&body),
+    }
+}
+
+/// Assembles a streamed reply from its events.
+pub enum StreamAssembler {
+    OpenAi(openai::Stream),
+    Anthropic(anthropic::Stream),
+}
+
+/// Whether the stream said it is complete.
+#[derive(Debug, PartialEq, Eq)]
+pub enum StreamState {
+    Open,
+    Done,
+}
+
+impl StreamAssembler {
+    pub fn new(provider: Provider) -> Self {
+        match provider {
+            Provider::OpenAi => Self::OpenAi(openai::Stream::default()),
+            Provider::Anthropic => Self::Anthropic(anthropic::Stream::default()),
+        }
+    }
+
+    /// Takes one event; text deltas go to `on_text` as they arrive.
+    pub fn event(
+        &mut self,
+        event: &SseEvent,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<StreamState, String> {
+        match self {
+            Self::OpenAi(stream) => stream.event(event, on_text),
+            Self::Anthropic(stream) => stream.event(event, on_text),
+        }
+    }
+
+    /// The reply assembled so far; `Err` when the stream ended before it said it was complete.
+    pub fn finish(self, complete: bool) -> Result<Reply, String> {
+        match self {
+            Self::OpenAi(stream) => stream.finish(complete),
+            Self::Anthropic(stream) => stream.finish(complete),
+        }
+    }
+}
+
+/// The provider's own explanation in an error body (`{"error": {"message": ...}}` for both), or
+/// the start of the body.
+pub fn error_message(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|value| error_in(&value))
+        .unwrap_or_else(|| preview(&String::from_utf8_lossy(body)))
+}
+
+fn error_in(body: &Value) -> Option<String> {
+    let error = body.get("error")?;
+    if let Some(text) = error.as_str() {
+        return Some(text.to_string());
+    }
+    let message = error.get("message").and_then(Value::as_str)?;
+    Some(match error.get("type").and_then(Value::as_str) {
+        Some(kind) => format!("{message} ({kind})"),
+        None => message.to_string(),
+    })
+}
+
+/// At most 300 characters of `text`, for error messages.
+pub fn preview(text: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        return "(empty body)".into();
+    }
+    match text.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// A tool call's arguments as a JSON object, for protocols that carry objects (Anthropic): text
+/// that is not a JSON object becomes `{}` (the pipeline reported it as `invalid_arguments`).
+fn arguments_object(arguments: &str) -> Value {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(value @ Value::Object(_)) => value,
+        _ => Value::Object(Default::default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::sse::SseDecoder;
+    use proptest::prelude::*;
+
+    /// Fragments that real streams are made of, so random mixes get past the JSON parser.
+    fn fragment() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n".to_string()),
+            Just("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":\"{\"}}]}}]}\n\n".to_string()),
+            Just("data: {\"choices\":[{\"finish_reason\":\"length\"}]}\n\n".to_string()),
+            Just("data: [DONE]\n\n".to_string()),
+            Just("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"x\"}}\n\n".to_string()),
+            Just("data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\"}}\n\n".to_string()),
+            Just("data: {\"type\":\"content_block_delta\",\"index\":99999999999,\"delta\":{}}\n\n".to_string()),
+            Just("data: {\"type\":\"message_stop\"}\n\n".to_string()),
+            Just("data: {\"error\":{\"message\":\"boom\"}}\n\n".to_string()),
+            "[ -~]{0,40}",
+            proptest::collection::vec(any::<u8>(), 0..40)
+                .prop_map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+        ]
+    }
+
+    proptest! {
+        /// Whatever a server streams, assembling it ends in a reply or an error, never a panic.
+        #[test]
+        fn any_stream_ends_in_a_reply_or_an_error(
+            parts in proptest::collection::vec(fragment(), 0..12),
+            split in 1usize..64,
+            anthropic in any::<bool>(),
+        ) {
+            let provider = if anthropic { Provider::Anthropic } else { Provider::OpenAi };
+            let bytes = parts.concat().into_bytes();
+            let mut decoder = SseDecoder::default();
+            let mut assembler = StreamAssembler::new(provider);
+            let mut done = false;
+            let mut failed = false;
+            for chunk in bytes.chunks(split) {
+                for event in decoder.feed(chunk).unwrap_or_default() {
+                    match assembler.event(&event, &mut |_| {}) {
+                        Ok(StreamState::Done) => done = true,
+                        Ok(StreamState::Open) => {}
+                        Err(_) => failed = true,
+                    }
+                }
+            }
+            if !failed {
+                let _ = assembler.finish(done);
+            }
+            let _ = parse_reply(provider, &bytes);
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The output contract of `cordon run --output-schema`: a `final_result` tool whose parameters are
+//! the schema, which the model must call to finish. Its arguments are validated here (not by a
+//! plugin); an invalid call goes back to the model as an error result, at most twice.
+
+use crate::model::provider::ToolSpec;
+use cordon_runtime::schema::{ArgumentSchema, Violation};
+use serde_json::{Value, json};
+
+/// The tool the model finishes with.
+pub const FINAL_RESULT: &str = "final_result";
+
+/// Invalid `final_result` calls answered with an error before the run fails.
+pub const MAX_RETRIES: u32 = 2;
+
+/// A schema the final answer must match.
+pub struct OutputContract {
+    schema: ArgumentSchema,
+    /// The user's schema is not an object schema: it is offered wrapped as `{"result": ...}`.
+    wrapped: bool,
+}
+
+/// What a `final_result` call amounts to.
+pub enum Verdict {
+    /// The answer, unwrapped.
+    Accepted(Value),
+    /// What is wrong, for the model and, in the end, the user.
+    Rejected(Vec<String>),
+}
+
+impl OutputContract {
+    /// Compiles the schema; a schema that is not for an object is wrapped in one.
+    pub fn new(schema: Value) -> Result<Self, String> {
+        let wrapped = schema.get("type") != Some(&Value::String("object".into()));
+        let parameters = if wrapped {
+            json!({
+                "type": "object",
+                "properties": { "result": schema },
+                "required": ["result"],
+                "additionalProperties": false,
+            })
+        } else {
+            schema
+        };
+        let schema = ArgumentSchema::compile(parameters)
+            .map_err(|err| err.replace("parameters schema", "output schema"))?;
+        Ok(Self { schema, wrapped })
+    }
+
+    pub fn tool_spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: FINAL_RESULT.into(),
+            description: "Give your final answer. Call this exactly once, when you are done; its \
+                          arguments are the answer and must match its schema."
+                .into(),
+            parameters: self.schema.as_json().clone(),
+        }
+    }
+
+    /// What the system prompt adds so the model knows how to finish.
+    pub fn instructions(&self) -> &'static str {
+        "You must finish by calling the `final_result` tool with your answer as its arguments, \
+         matching its schema exactly. Do not answer in plain text."
+    }
+
+    pub fn check(&self, arguments: &str) -> Verdict {
+        let value: Value = match serde_json::from_str(arguments) {
+            Ok(value) => value,
+            Err(err) => {
+                return Verdict::Rejected(vec![format!("the arguments are not JSON: {err}")]);
+            }
+        };
+        let violations = self.schema.check(&value);
+        if !violations.is_empty() {
+            return Verdict::Rejected(violations.iter().map(Violation::to_string).collect());
+        }
+        Verdict::Accepted(if self.wrapped {
+            value.get("result").cloned().unwrap_or(Value::Null)
+        } else {
+            value
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_answers_are_validated_as_they_are() {
+        let contract = OutputContract::new(json!({
+            "type": "object",
+            "properties": { "count": { "type": "integer" } },
+            "required": ["count"]
+        }))
+        .unwrap();
+        assert!(
+            matches!(contract.check(r#"{"count": 3}"#), Verdict::Accepted(v) if v == json!({"count": 3}))
+        );
+        let Verdict::Rejected(errors) = contract.check(r#"{"count": "three"}"#) else {
+            panic!("a string count must be rejected");
+        };
+        assert!(errors[0].contains("/count"), "{errors:?}");
+        assert!(matches!(contract.check("{"), Verdict::Rejected(_)));
+    }
+
+    #[test]
+    fn other_schemas_are_wrapped_and_unwrapped() {
+        let contract =
+            OutputContract::new(json!({ "type": "array", "items": { "type": "string" } })).unwrap();
+        assert_eq!(
+            contract.tool_spec().parameters["required"],
+            json!(["result"])
+        );
+        assert!(
+            matches!(contract.check(r#"{"result": ["a"]}"#), Verdict::Accepted(v) if v == json!(["a"]))
+        );
+        assert!(OutputContract::new(json!({ "type": "no-such-type" })).is_err());
+    }
+}

@@ -1,0 +1,336 @@
+//! What `cordon run` and `cordon chat` show while they work. Text: streamed to stdout as it
+//! arrives when stdout is a terminal, otherwise only the final answer is printed (so pipes get a
+//! clean answer). Activity on stderr: on a terminal a spinner line over the running tools and one
+//! line per finished call (name, arguments, duration, error kind); off a terminal the finished
+//! lines only; with `--events`, JSON lines instead.
+
+use crate::cli::stdio_output::{stderr_line, stderr_write, stdout_write};
+use cordon_agent::{AgentObserver, Reply, StopReason};
+use cordon_runtime::pipeline::Event;
+use cordon_runtime::report::budget::without_controls;
+use serde_json::json;
+use std::io::IsTerminal as _;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How activity is shown on stderr.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// A spinner and finished-call lines (stderr is a terminal).
+    Live,
+    /// Finished-call lines only.
+    Lines,
+    /// JSON lines (`--events`).
+    Events,
+}
+
+/// Where the model's text goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum TextOut {
+    /// Streamed to stdout as it arrives.
+    StreamStdout,
+    /// Streamed to stderr (the answer on stdout is JSON, under an output contract).
+    StreamStderr,
+    /// Kept for the caller to print once the turn ends.
+    Hold,
+}
+
+pub struct LiveView {
+    activity: Activity,
+    text: TextOut,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// What the spinner says is going on, and since when; `None`: no spinner.
+    waiting: Option<(String, Instant)>,
+    running: Vec<Running>,
+    /// The spinner line is drawn and must be cleared before other output.
+    drawn: bool,
+    /// Streamed text has not ended with a newline yet.
+    open_text_line: bool,
+    frame: usize,
+}
+
+struct Running {
+    id: String,
+    label: String,
+    started: Instant,
+}
+
+const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+impl LiveView {
+    /// Picks the modes from `--events`, the output contract and what the streams are.
+    pub fn new(events: bool, structured_answer: bool) -> Arc<Self> {
+        let activity = if events {
+            Activity::Events
+        } else if std::io::stderr().is_terminal() {
+            Activity::Live
+        } else {
+            Activity::Lines
+        };
+        let text = if structured_answer {
+            if activity == Activity::Events {
+                TextOut::Hold
+            } else {
+                TextOut::StreamStderr
+            }
+        } else if std::io::stdout().is_terminal() {
+            TextOut::StreamStdout
+        } else {
+            TextOut::Hold
+        };
+        let view = Arc::new(Self {
+            activity,
+            text,
+            state: Mutex::new(State::default()),
+        });
+        if activity == Activity::Live {
+            let ticking = Arc::downgrade(&view);
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_millis(100));
+                while let Some(view) = ticking.upgrade() {
+                    view.redraw();
+                    drop(view);
+                    tick.tick().await;
+                }
+            });
+        }
+        view
+    }
+
+    /// Whether the caller must print the answer itself (it was not streamed to stdout).
+    pub fn answer_was_streamed(&self) -> bool {
+        self.text == TextOut::StreamStdout
+    }
+
+    /// Ends the turn's output: a newline after streamed text, the spinner cleared.
+    pub fn finish_turn(&self) {
+        let mut state = self.lock();
+        state.waiting = None;
+        self.clear(&mut state);
+        if state.open_text_line {
+            state.open_text_line = false;
+            match self.text {
+                TextOut::StreamStdout => {
+                    let _ = stdout_write("\n");
+                }
+                TextOut::StreamStderr => stderr_write(b"\n"),
+                TextOut::Hold => {}
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn redraw(&self) {
+        let mut state = self.lock();
+        let Some((what, since)) = &state.waiting else {
+            return;
+        };
+        let what = if state.running.is_empty() {
+            what.clone()
+        } else {
+            state
+                .running
+                .iter()
+                .map(|r| r.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let elapsed = since.elapsed().as_secs_f64();
+        state.frame = (state.frame + 1) % FRAMES.len();
+        let line = format!(
+            "{} {} ({elapsed:.1}s)",
+            FRAMES[state.frame],
+            without_controls(&what)
+        );
+        let width = terminal_width();
+        let line: String = line.chars().take(width.saturating_sub(1)).collect();
+        stderr_write(format!("\r\x1b[2K{line}").as_bytes());
+        state.drawn = true;
+    }
+
+    fn clear(&self, state: &mut State) {
+        if state.drawn {
+            stderr_write(b"\r\x1b[2K");
+            state.drawn = false;
+        }
+    }
+
+    /// Prints a line on stderr above the spinner.
+    fn line(&self, text: &str) {
+        let mut state = self.lock();
+        self.clear(&mut state);
+        if state.open_text_line && self.text == TextOut::StreamStdout {
+            let _ = stdout_write("\n");
+            state.open_text_line = false;
+        }
+        stderr_line(&without_controls(text));
+    }
+
+    fn json_line(&self, value: serde_json::Value) {
+        stderr_line(&value.to_string());
+    }
+}
+
+impl AgentObserver for LiveView {
+    fn model_request(&self, step: u32) {
+        match self.activity {
+            Activity::Events => self.json_line(json!({"type": "model_request", "step": step})),
+            Activity::Live => {
+                self.lock().waiting = Some((
+                    format!("waiting for the model (step {step})"),
+                    Instant::now(),
+                ));
+            }
+            Activity::Lines => {}
+        }
+    }
+
+    fn text_delta(&self, text: &str) {
+        let mut state = self.lock();
+        state.waiting = None;
+        self.clear(&mut state);
+        match self.text {
+            TextOut::StreamStdout => {
+                let _ = stdout_write(&without_controls(text));
+            }
+            TextOut::StreamStderr => stderr_write(without_controls(text).as_bytes()),
+            TextOut::Hold => {}
+        }
+        if !text.is_empty() {
+            state.open_text_line = !text.ends_with('\n');
+        }
+        drop(state);
+        if self.activity == Activity::Events {
+            self.json_line(json!({"type": "text_delta", "text": text}));
+        }
+    }
+
+    fn retry(&self, retry: u32, delay: Duration, reason: &str) {
+        match self.activity {
+            Activity::Events => self.json_line(json!({
+                "type": "model_retry", "retry": retry, "delayMs": delay.as_millis() as u64, "reason": reason,
+            })),
+            _ => self.line(&format!(
+                "  ↻ model request failed ({reason}); retry {retry} in {:.1}s",
+                delay.as_secs_f64()
+            )),
+        }
+    }
+
+    fn model_reply(&self, reply: &Reply) {
+        {
+            let mut state = self.lock();
+            state.waiting = None;
+            self.clear(&mut state);
+        }
+        if self.activity == Activity::Events {
+            self.json_line(json!({
+                "type": "model_reply",
+                "stop": reply.stop,
+                "text": reply.text,
+                "toolCalls": reply.tool_calls,
+            }));
+        } else if reply.stop == StopReason::Length {
+            self.line("  ⚠ the reply was cut off by the output token limit (max_tokens)");
+        }
+        if !reply.tool_calls.is_empty() {
+            let mut state = self.lock();
+            state.waiting = Some(("running tools".into(), Instant::now()));
+        }
+    }
+
+    fn tool_event(&self, event: &Event) {
+        if self.activity == Activity::Events {
+            if let Ok(value) = serde_json::to_value(event) {
+                self.json_line(value);
+            }
+            return;
+        }
+        match event {
+            Event::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                arguments,
+            } => {
+                let mut state = self.lock();
+                state.running.push(Running {
+                    id: tool_call_id.clone(),
+                    label: format!("{tool_name}({})", summarize(arguments)),
+                    started: Instant::now(),
+                });
+            }
+            Event::ToolExecutionEnd {
+                tool_call_id,
+                is_error,
+                error_kind,
+                ..
+            } => {
+                let finished = {
+                    let mut state = self.lock();
+                    let position = state.running.iter().position(|r| &r.id == tool_call_id);
+                    position.map(|p| state.running.remove(p))
+                };
+                let Some(call) = finished else { return };
+                let took = format_duration(call.started.elapsed());
+                let line = match (is_error, error_kind) {
+                    (false, _) => format!("  ✓ {} {took}", call.label),
+                    (true, Some(kind)) => format!("  ✗ {} {took}: {kind}", call.label),
+                    (true, None) => format!("  ✗ {} {took}", call.label),
+                };
+                self.line(&line);
+            }
+            Event::HookDecision {
+                tool_name,
+                hook,
+                decision: "block",
+                reason,
+                ..
+            } => self.line(&format!(
+                "  ⛔ {hook} blocked {tool_name}: {}",
+                reason.as_deref().unwrap_or("no reason given")
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// Arguments in one short line: `path="README.md", limit=3`.
+fn summarize(arguments: &serde_json::Value) -> String {
+    let text = match arguments.as_object() {
+        Some(object) => object
+            .iter()
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => arguments.to_string(),
+    };
+    if text.chars().count() > 60 {
+        format!("{}…", text.chars().take(59).collect::<String>())
+    } else {
+        text
+    }
+}
+
+fn format_duration(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        format!("{} ms", duration.as_millis())
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
+    }
+}
+
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|columns| columns.parse().ok())
+        .unwrap_or(100)
+}

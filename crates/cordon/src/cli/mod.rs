@@ -1,0 +1,469 @@
+//! Command-line interface: clap types and dispatch to the library. Output formatting lives in
+//! `render.rs`; no logic here beyond wiring.
+
+mod agent;
+mod interrupt;
+mod live_view;
+pub mod render;
+pub mod stdio_output;
+
+use crate::cli::interrupt::interrupt_watcher;
+use anyhow::{Context as _, bail};
+use clap::{Parser, Subcommand};
+use cordon_runtime::CompileCache;
+use cordon_runtime::capabilities::lock::Lockfile;
+use cordon_runtime::config::Config;
+use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline, parse_batch};
+use cordon_runtime::{Registry, RegistryOptions};
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Run AI-agent tools as sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "cordon", version, about)]
+pub struct Cli {
+    /// Directory holding the plugin components (`*.wasm`).
+    #[arg(long, global = true, default_value = "plugins", value_name = "DIR")]
+    pub plugins: PathBuf,
+    /// The operator's grants and limits [default: ./cordon.toml when present].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Load only the plugins approved in the lockfile (also `[host] locked = true`).
+    #[arg(long, global = true)]
+    pub locked: bool,
+    /// The lockfile [default: cordon.lock beside the config file, or in the current directory].
+    #[arg(long, global = true, value_name = "FILE")]
+    pub lock_file: Option<PathBuf>,
+    /// Compile every plugin afresh instead of using the on-disk compile cache.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
+    /// The active tool set, comma-separated [default: `[agent] tools`, or every tool].
+    #[arg(long, global = true, value_name = "A,B,C", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Log more to stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the tools and hooks of every loaded plugin, and the plugins that were refused.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve the plugins as they are now: write their sha256 and grants to the lockfile.
+    Lock,
+    /// Start a plugin project in the plugins directory from a working template.
+    New {
+        /// The plugin's name (lowercase letters, digits and _).
+        name: String,
+        /// The language of the project.
+        #[arg(long, value_parser = language_parser(), default_value = "rust")]
+        lang: cordon_scaffold::Language,
+    },
+    /// Build a plugin project (Rust, Python, JavaScript or C) into the plugins directory as NAME.wasm.
+    Build {
+        /// The project directory [default: the current directory].
+        dir: Option<PathBuf>,
+    },
+    /// Show one tool's description and parameters schema.
+    Describe {
+        tool: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a batch of tool calls (a JSON array) and print the results in call order.
+    /// Exit code 0 when every result succeeded, 1 when any is an error.
+    Batch {
+        /// File holding the calls, or `-` for stdin [default: -].
+        file: Option<PathBuf>,
+        /// Print the results as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Stream events (start, update, log, HTTP request, path open, end, hook decision) as JSON
+        /// lines on stderr.
+        #[arg(long)]
+        events: bool,
+    },
+    /// Serve the active tools over MCP: stdio by default, streamable HTTP with --http.
+    Serve {
+        /// Speak streamable HTTP on this address instead of stdio.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8808")]
+        http: Option<std::net::SocketAddr>,
+        /// Require `Authorization: Bearer <token>`, the token read from this environment variable.
+        #[arg(long, value_name = "NAME")]
+        token_env: Option<String>,
+        /// Also accept this `Host` header value (repeatable), e.g. the name behind a load balancer.
+        #[arg(long, value_name = "HOST")]
+        allow_host: Vec<String>,
+        /// Also accept requests from this browser origin (repeatable), e.g. https://app.example.com.
+        #[arg(long, value_name = "ORIGIN")]
+        allow_origin: Vec<String>,
+    },
+    /// Run the agent loop on a prompt: the model calls the active tools until it answers.
+    /// Exit code 0 with an answer, 1 without one, 2 on a setup error, 130 when cancelled.
+    Run {
+        /// The prompt, or `-` to read it from stdin [default: stdin].
+        prompt: Option<String>,
+        /// Make the model finish by calling `final_result` with arguments matching this JSON
+        /// Schema; print them as JSON.
+        #[arg(long, value_name = "FILE.json")]
+        output_schema: Option<PathBuf>,
+        #[command(flatten)]
+        session: crate::cli::agent::SessionArgs,
+    },
+    /// Talk with the agent loop, one prompt per line, keeping the conversation.
+    Chat {
+        #[command(flatten)]
+        session: crate::cli::agent::SessionArgs,
+    },
+    /// Call one tool. Exit code 0 on success, 1 when the result is an error.
+    Call {
+        tool: String,
+        /// Arguments as a JSON object, or `-` to read them from stdin [default: {}].
+        args: Option<String>,
+        /// Print the whole result as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The call id reported in the result.
+        #[arg(long, default_value = "call-1")]
+        id: String,
+        /// Stream events (start, update, log, HTTP request, path open, end, hook decision) as JSON
+        /// lines on stderr.
+        #[arg(long)]
+        events: bool,
+    },
+}
+
+impl Cli {
+    pub async fn run(self) -> anyhow::Result<ExitCode> {
+        match &self.command {
+            Command::New { name, lang } => {
+                let project = cordon_scaffold::create(name, *lang, &self.plugins)?;
+                crate::cli::render::stdout_line(&format!(
+                    "created {}; build it with: cordon build {}",
+                    project.display(),
+                    project.display()
+                ))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            Command::Build { dir } => {
+                let output = cordon_scaffold::build(
+                    dir.as_deref().unwrap_or(std::path::Path::new(".")),
+                    &self.plugins,
+                )?;
+                crate::cli::render::stdout_line(&format!("built {}", output.display()))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            _ => {}
+        }
+        let config = self.load_config()?;
+        if matches!(self.command, Command::Lock) {
+            let deployment = cordon_runtime::capabilities::lock::deployment(
+                config.audit_path.as_deref(),
+                &config.hook_order,
+            );
+            let pipeline = self.load_pipeline(config, None).await?;
+            return self.write_lock(&pipeline, deployment);
+        }
+        let lock = if self.locked || config.locked {
+            let path = self.lock_path();
+            Some(
+                Lockfile::load(&path)
+                    .with_context(|| "loading is locked (--locked or [host] locked = true)")?,
+            )
+        } else {
+            None
+        };
+        let model = config.model.clone();
+        let agent = config.agent.clone();
+        let pipeline = self.load_pipeline(config, lock).await?;
+        match self.command {
+            Command::Run {
+                ref prompt,
+                ref output_schema,
+                ref session,
+            } => {
+                crate::cli::agent::run(
+                    pipeline,
+                    &model,
+                    &agent,
+                    session,
+                    prompt.as_deref(),
+                    output_schema.as_deref(),
+                )
+                .await
+            }
+            Command::Chat { ref session } => {
+                crate::cli::agent::chat(pipeline, &model, &agent, session).await
+            }
+            Command::Lock | Command::New { .. } | Command::Build { .. } => {
+                unreachable!("handled above")
+            }
+            Command::List { json } => {
+                render::list(&pipeline, json)?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Describe { ref tool, json } => {
+                let Some((plugin, info)) = pipeline.registry().tool(tool) else {
+                    bail!(
+                        "no tool named {tool:?}; available tools: {}",
+                        pipeline.registry().tool_names().join(", ")
+                    );
+                };
+                render::describe(plugin, info, pipeline.is_active(tool), json)?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Call {
+                ref tool,
+                ref args,
+                json,
+                ref id,
+                events,
+            } => {
+                let arguments = read_arguments(args.as_deref())?;
+                let request = CallRequest::new(id.clone(), tool.clone(), arguments);
+                let results = run_batch(&pipeline, vec![request], events).await;
+                render::call_result(&results[0], json)?;
+                Ok(exit_code(&results))
+            }
+            Command::Serve {
+                http,
+                ref token_env,
+                ref allow_host,
+                ref allow_origin,
+            } => {
+                let server = cordon_mcp::McpServer::new(pipeline);
+                match http {
+                    None => server.serve_stdio().await?,
+                    Some(addr) => {
+                        let token = read_token(token_env.as_deref())?;
+                        let options = cordon_mcp::http::HttpOptions {
+                            addr,
+                            token,
+                            allowed_hosts: allow_host.clone(),
+                            allowed_origins: allow_origin.clone(),
+                        };
+                        cordon_mcp::http::serve(server, options, |local| {
+                            crate::cli::stdio_output::stderr_line(&format!(
+                                "cordon: serving MCP (streamable HTTP) at http://{local}{}",
+                                cordon_mcp::http::MCP_PATH
+                            ))
+                        })
+                        .await?;
+                    }
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Batch {
+                ref file,
+                json,
+                events,
+            } => {
+                let text = read_input(file.as_deref())?;
+                let calls = parse_batch(&text)?;
+                let results = run_batch(&pipeline, calls, events).await;
+                render::batch_results(&results, json)?;
+                Ok(exit_code(&results))
+            }
+        }
+    }
+
+    fn load_config(&self) -> anyhow::Result<Config> {
+        Ok(match &self.config {
+            Some(path) => Config::load(path)?,
+            None if PathBuf::from("cordon.toml").is_file() => Config::load("cordon.toml".as_ref())?,
+            None => Config::default(),
+        })
+    }
+
+    /// `--lock-file`, or cordon.lock beside the config file, or in the current directory.
+    fn lock_path(&self) -> PathBuf {
+        if let Some(path) = &self.lock_file {
+            return path.clone();
+        }
+        let dir = self
+            .config
+            .as_deref()
+            .and_then(std::path::Path::parent)
+            .filter(|d| !d.as_os_str().is_empty());
+        dir.unwrap_or(std::path::Path::new(".")).join("cordon.lock")
+    }
+
+    /// Approves every plugin that loaded, and says which did not.
+    fn write_lock(&self, pipeline: &Pipeline, deployment: Vec<String>) -> anyhow::Result<ExitCode> {
+        let mut lock = Lockfile::default();
+        for plugin in pipeline.registry().plugins() {
+            lock.approve(
+                &plugin.id,
+                &plugin.sha256,
+                &plugin.grant,
+                cordon_runtime::registry::declarations::lines(plugin),
+            );
+        }
+        let deployment_line = deployment.join("; ");
+        lock.approve_deployment(deployment);
+        let path = self.lock_path();
+        lock.write(&path)?;
+        let approved = pipeline.registry().plugins();
+        crate::cli::render::stdout_line(&format!(
+            "wrote {}: {} plugin(s) approved:",
+            path.display(),
+            approved.len()
+        ))?;
+        for plugin in approved {
+            let grants = cordon_runtime::capabilities::lock::capabilities(&plugin.grant);
+            let grants = if grants.is_empty() {
+                "no grants".to_string()
+            } else {
+                grants.join("; ")
+            };
+            crate::cli::render::stdout_line(&format!("  {}: {grants}", plugin.id))?;
+            if plugin.hook.is_some() && plugin.grant.hook.is_none() {
+                crate::cli::render::stdout_line(&format!(
+                    "    (its hook is not granted, so it will not run; grant it with `hook = true` in [plugins.{}])",
+                    plugin.id
+                ))?;
+            }
+        }
+        crate::cli::render::stdout_line(&format!("  deployment: {deployment_line}"))?;
+        for rejected in pipeline.registry().rejected() {
+            crate::cli::render::stdout_line(&format!(
+                "not approved (refused at load): {}: {}",
+                rejected.file.display(),
+                rejected.reason
+            ))?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    async fn load_pipeline(
+        &self,
+        config: Config,
+        lock: Option<Lockfile>,
+    ) -> anyhow::Result<Pipeline> {
+        let cache = if self.no_cache {
+            CompileCache::disabled()
+        } else {
+            CompileCache::default_location()
+        };
+        let mut agent = config.agent.clone();
+        if let Some(tools) = &self.tools {
+            agent.tools = Some(tools.clone());
+        }
+        let hook_order = config.hook_order.clone();
+        let audit = match &config.audit_path {
+            Some(path) => Some(
+                cordon_runtime::pipeline::audit::AuditLog::open(path).with_context(|| {
+                    format!(
+                        "cannot open the audit log {} ([audit] path)",
+                        path.display()
+                    )
+                })?,
+            ),
+            None => None,
+        };
+        let options = RegistryOptions {
+            plugins_dir: self.plugins.clone(),
+            config,
+            cache,
+            lock,
+            lock_path: Some(self.lock_path()),
+        };
+        let registry = Arc::new(Registry::load(options).await?);
+        let pipeline = Pipeline::new(registry, agent, &hook_order)?;
+        Ok(match audit {
+            Some(audit) => pipeline.with_audit_log(audit),
+            None => pipeline,
+        })
+    }
+}
+
+/// Runs a batch; the first Ctrl-C cancels it, a second one exits at once.
+async fn run_batch(
+    pipeline: &Pipeline,
+    calls: Vec<CallRequest>,
+    events: bool,
+) -> Vec<cordon_runtime::ToolResult> {
+    let cancel = CancellationToken::new();
+    let watcher = interrupt_watcher(cancel.clone());
+    let sink = events.then(|| -> cordon_runtime::pipeline::events::EventSink {
+        Arc::new(|event: Event| render::event_line(&event))
+    });
+    let results = pipeline
+        .run(
+            calls,
+            &BatchOptions {
+                cancel,
+                events: sink,
+            },
+        )
+        .await;
+    watcher.abort();
+    results
+}
+
+/// The bearer token named by `--token-env`, which must be set and non-empty.
+fn read_token(env: Option<&str>) -> anyhow::Result<Option<String>> {
+    let Some(name) = env else { return Ok(None) };
+    match std::env::var(name) {
+        Ok(token) if !token.trim().is_empty() => Ok(Some(token)),
+        Ok(_) => bail!("--token-env {name}: the environment variable {name} is empty"),
+        Err(_) => bail!("--token-env {name}: the environment variable {name} is not set"),
+    }
+}
+
+fn exit_code(results: &[cordon_runtime::ToolResult]) -> ExitCode {
+    if results.iter().any(|result| result.is_error) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// A file's text, or stdin's for `-` or no file.
+fn read_input(file: Option<&std::path::Path>) -> anyhow::Result<String> {
+    match file {
+        Some(path) if path != std::path::Path::new("-") => {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+        }
+        _ => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("reading the batch from stdin")?;
+            Ok(text)
+        }
+    }
+}
+
+/// The arguments text: given, read from stdin (`-`), or `{}`.
+fn read_arguments(args: Option<&str>) -> anyhow::Result<String> {
+    match args {
+        None => Ok("{}".to_string()),
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("reading arguments from stdin")?;
+            Ok(text)
+        }
+        Some(text) => Ok(text.to_string()),
+    }
+}
+
+/// `cordon new --lang`: the languages the templates cover, listed in `--help`.
+fn language_parser() -> impl clap::builder::TypedValueParser<Value = cordon_scaffold::Language> {
+    use clap::builder::TypedValueParser as _;
+    use cordon_scaffold::Language;
+    clap::builder::PossibleValuesParser::new(Language::ALL.map(Language::as_str))
+        .map(|name| Language::named(&name).expect("a listed language"))
+}

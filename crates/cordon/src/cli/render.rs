@@ -1,0 +1,257 @@
+//! How the CLI prints registries, tool specs and call results: a readable form for people and a
+//! stable JSON form (`--json`) for scripts.
+
+use cordon_runtime::CompileSource;
+use cordon_runtime::pipeline::{Event, Pipeline};
+use cordon_runtime::report::{Content, ToolResult};
+use cordon_runtime::{Plugin, ToolInfo};
+use serde_json::{Value, json};
+
+fn tool_json(plugin: &Plugin, tool: &ToolInfo, active: bool) -> Value {
+    json!({
+        "name": tool.name,
+        "active": active,
+        "label": tool.label,
+        "description": tool.description,
+        "plugin": &*plugin.id,
+        "executionMode": tool.execution_mode,
+        "parameters": tool.schema.as_json(),
+    })
+}
+
+pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
+    let registry = pipeline.registry();
+    let hooks: Vec<(&Plugin, _)> = pipeline
+        .hooks()
+        .iter()
+        .filter_map(|p| p.hook.as_ref().map(|hook| (&**p, hook)))
+        .collect();
+    let ungranted: Vec<(&Plugin, _)> = pipeline
+        .ungranted_hooks()
+        .iter()
+        .filter_map(|p| p.hook.as_ref().map(|hook| (&**p, hook)))
+        .collect();
+    if as_json {
+        let value = json!({
+            "tools": registry.tools().map(|(plugin, tool)| tool_json(plugin, tool, pipeline.is_active(&tool.name))).collect::<Vec<_>>(),
+            "hooks": hooks.iter().map(|(plugin, hook)| json!({
+                "plugin": &*plugin.id, "tools": hook.tools, "before": hook.before, "after": hook.after,
+                "granted": true,
+                "grantedTools": plugin.grant.hook.as_ref().map(|grant| &grant.tools),
+            })).chain(ungranted.iter().map(|(plugin, hook)| json!({
+                "plugin": &*plugin.id, "tools": hook.tools, "before": hook.before, "after": hook.after,
+                "granted": false,
+                "reason": ungranted_reason(plugin),
+            }))).collect::<Vec<_>>(),
+            "plugins": registry.plugins().iter().map(|plugin| json!({
+                "id": &*plugin.id,
+                "file": plugin.path,
+                "sha256": hex::encode(plugin.sha256),
+                "compiled": match plugin.compiled { CompileSource::Cached => "cache", CompileSource::Compiled => "fresh" },
+                "tools": plugin.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "rejected": registry.rejected(),
+        });
+        return print_json(&value);
+    }
+    let mut out = String::new();
+    let tools: Vec<_> = registry.tools().collect();
+    let active = pipeline.active_tools().count();
+    if active == tools.len() {
+        out.push_str(&format!("Tools ({}):\n", tools.len()));
+    } else {
+        out.push_str(&format!("Tools ({}, {active} active):\n", tools.len()));
+    }
+    let width = tools.iter().map(|(_, t)| t.name.len()).max().unwrap_or(0);
+    for (plugin, tool) in &tools {
+        let inactive = if pipeline.is_active(&tool.name) {
+            ""
+        } else {
+            " (inactive)"
+        };
+        out.push_str(&format!(
+            "  {:width$}  [{}] {}: {}{inactive}\n",
+            tool.name,
+            plugin.id,
+            tool.label,
+            first_sentence(&tool.description)
+        ));
+    }
+    if !hooks.is_empty() {
+        out.push_str(&format!("Hooks ({}):\n", hooks.len()));
+        for (plugin, hook) in &hooks {
+            let granted = plugin.grant.hook.as_ref().map_or(&[][..], |g| &g.tools[..]);
+            let narrowed = if granted.is_empty() {
+                String::new()
+            } else {
+                format!(", as granted: {}", granted.join(", "))
+            };
+            out.push_str(&format!(
+                "  {} ({}) watches {}{narrowed}\n",
+                plugin.id,
+                hook_points(hook),
+                watched(&hook.tools)
+            ));
+        }
+    }
+    if !ungranted.is_empty() {
+        out.push_str(&format!(
+            "Hooks not granted, not run ({}):\n",
+            ungranted.len()
+        ));
+        for (plugin, hook) in &ungranted {
+            out.push_str(&format!(
+                "  {} ({}) would watch {}: {}\n",
+                plugin.id,
+                hook_points(hook),
+                watched(&hook.tools),
+                ungranted_reason(plugin)
+            ));
+        }
+    }
+    if !registry.rejected().is_empty() {
+        out.push_str(&format!(
+            "Rejected plugins ({}):\n",
+            registry.rejected().len()
+        ));
+        for rejected in registry.rejected() {
+            out.push_str(&format!(
+                "  {}: {}\n",
+                rejected.file.display(),
+                rejected.reason
+            ));
+        }
+    }
+    write_stdout(&out)
+}
+
+/// Why a declared hook does not run, and how to grant it.
+fn ungranted_reason(plugin: &Plugin) -> String {
+    format!(
+        "not granted; add `hook = true` (or `hook = [\"tool globs\"]`) to [plugins.{}] in cordon.toml to let it see and change other tools' calls",
+        plugin.id
+    )
+}
+
+fn watched(tools: &[String]) -> String {
+    if tools.is_empty() {
+        "all tools".to_string()
+    } else {
+        tools.join(", ")
+    }
+}
+
+fn hook_points(hook: &cordon_runtime::HookInfo) -> String {
+    [(hook.before, "before"), (hook.after, "after")]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+pub fn describe(
+    plugin: &Plugin,
+    tool: &ToolInfo,
+    active: bool,
+    as_json: bool,
+) -> anyhow::Result<()> {
+    if as_json {
+        return print_json(&tool_json(plugin, tool, active));
+    }
+    let mode = match tool.execution_mode {
+        cordon_runtime::ExecutionMode::Parallel => "parallel",
+        cordon_runtime::ExecutionMode::Sequential => "sequential",
+    };
+    let out = format!(
+        "{} ({})\nplugin: {} ({})\nexecution: {mode}\n\n{}\n\nparameters:\n{}\n",
+        tool.name,
+        tool.label,
+        plugin.id,
+        plugin.path.display(),
+        tool.description,
+        serde_json::to_string_pretty(tool.schema.as_json())?
+    );
+    write_stdout(&out)
+}
+
+pub fn call_result(result: &ToolResult, as_json: bool) -> anyhow::Result<()> {
+    if as_json {
+        return print_json(&serde_json::to_value(result)?);
+    }
+    let mut out = String::new();
+    if let Some(kind) = result.error_kind {
+        out.push_str(&format!("[{kind}] "));
+    }
+    for block in &result.content {
+        match block {
+            Content::Text { text } => out.push_str(text),
+            Content::Image { mime_type, data } => {
+                out.push_str(&format!("[image {mime_type}, {} bytes]", data.len()))
+            }
+        }
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    write_stdout(&out)
+}
+
+/// A batch's results: a JSON array, or each result as `call` prints it, headed by its id.
+pub fn batch_results(results: &[ToolResult], as_json: bool) -> anyhow::Result<()> {
+    if as_json {
+        return print_json(&serde_json::to_value(results)?);
+    }
+    for result in results {
+        write_stdout(&format!(
+            "── {} {} ──\n",
+            one_line(&result.tool_call_id),
+            one_line(&result.tool_name)
+        ))?;
+        call_result(result, false)?;
+    }
+    Ok(())
+}
+
+/// One event as a JSON line on stderr.
+pub fn event_line(event: &Event) {
+    if let Ok(line) = serde_json::to_string(event) {
+        crate::cli::stdio_output::stderr_line(&line);
+    }
+}
+
+/// `text` with every control character, line breaks included, replaced by U+FFFD: an id or a name
+/// from a batch file or a model cannot start a line of its own (a fake heading or result).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .collect()
+}
+
+fn first_sentence(text: &str) -> &str {
+    match text.find(". ") {
+        Some(end) => &text[..=end],
+        None => text,
+    }
+}
+
+fn print_json(value: &Value) -> anyhow::Result<()> {
+    write_stdout(&format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+/// Writes to stdout; a closed pipe (e.g. `| head`) is not an error worth a message. On a terminal,
+/// control characters in the text (which may come from a plugin or a model) are shown replaced.
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::IsTerminal as _;
+    if std::io::stdout().is_terminal() {
+        return Ok(crate::cli::stdio_output::stdout_write(
+            &cordon_runtime::report::budget::without_controls(text),
+        )?);
+    }
+    Ok(crate::cli::stdio_output::stdout_write(text)?)
+}
+
+/// Writes one line to stdout (see [`write_stdout`]).
+pub fn stdout_line(text: &str) -> anyhow::Result<()> {
+    write_stdout(&format!("{text}\n"))
+}

@@ -1,0 +1,95 @@
+//! The `cordon` binary: parse arguments, set up logging on stderr, run, and map the outcome to an
+//! exit code: 0 success, 1 the tool result is an error, 2 usage or configuration error.
+
+mod cli;
+
+use cli::stdio_output;
+
+use clap::Parser;
+use std::io::IsTerminal as _;
+use std::process::ExitCode;
+use std::time::Duration;
+use tracing_subscriber::EnvFilter;
+
+/// How long the process waits at exit for queued stderr output to be written.
+const STDERR_DRAIN: Duration = Duration::from_secs(2);
+
+fn main() -> ExitCode {
+    stdio_output::ensure_standard_fds();
+    raise_open_file_limit();
+    let code = run();
+    stdio_output::finish_stderr(STDERR_DRAIN);
+    code
+}
+
+fn run() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            stdio_output::stderr_line(&format!("error: cannot start the async runtime: {err}"));
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(cli.run());
+    // Blocking work still running (a validation past its bound, a stuck file read) does not hold
+    // the exit.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            stdio_output::stderr_line(&format!("error: {err:#}"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit (at most 65,536), as servers do: the
+/// per-call and per-process bounds on guests' files and connections then sit well below it.
+fn raise_open_file_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let wanted = limit.maximum.map_or(65_536, |hard| hard.min(65_536));
+    if limit.current.is_some_and(|soft| soft < wanted) {
+        let _ = setrlimit(
+            Resource::Nofile,
+            rustix::process::Rlimit {
+                current: Some(wanted),
+                maximum: limit.maximum,
+            },
+        );
+    }
+}
+
+/// Logs go to stderr only (through the queue that never blocks), in colour only on a terminal:
+/// stdout carries results (and, for `serve`, the protocol).
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("{default},wasmtime=warn,cranelift=warn")));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(stdio_output::QueuedStderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .init();
+}

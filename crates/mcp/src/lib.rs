@@ -1,0 +1,13 @@
+//! cordon-mcp: the MCP server. Every active tool of a cordon pipeline is offered to any MCP
+//! client, over stdio or streamable HTTP; `tools/call` runs through the same pipeline as every
+//! other front end.
+//!
+//! `server/` answers MCP requests (tools, logging, results in MCP's shapes); `transport/` carries
+//! them (the HTTP accept loop and its bounds, non-blocking stdio pipes).
+
+mod server;
+mod transport;
+
+pub use server::McpServer;
+pub use server::results::{META_DETAILS, META_ERROR_KIND};
+pub use transport::http;

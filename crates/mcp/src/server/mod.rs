@@ -1,0 +1,250 @@
+//! The MCP server: every active tool of the pipeline offered to any MCP client, over stdio or
+//! streamable HTTP (`transport/`). `tools/call` runs through the same pipeline as every other front
+//! end, so validation, hooks, grants, limits and error results are identical; the error kind and the
+//! tool's details travel in `_meta`, never in the text the model reads (`results.rs`).
+
+mod logging;
+pub mod results;
+
+use cordon_runtime::pipeline::events::EventSink;
+use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline};
+use logging::{LogForwarding, LogThreshold};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ServerConfig, Tool,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use std::sync::{Arc, Mutex};
+
+/// How long a call's response waits for its progress and log notifications to be sent.
+const NOTIFICATION_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The server's name in `serverInfo`.
+const SERVER_NAME: &str = "cordon";
+
+/// Serves `pipeline` as an MCP server. Cheap to clone (one per HTTP request in stateless mode).
+#[derive(Clone)]
+pub struct McpServer {
+    pipeline: Pipeline,
+    tools: Arc<Vec<Tool>>,
+    /// The least severe tool log level forwarded as `notifications/message` (`logging/setLevel`;
+    /// shared by all clients of one server).
+    log_level: LogThreshold,
+}
+
+impl McpServer {
+    pub fn new(pipeline: Pipeline) -> Self {
+        let tools = pipeline
+            .active_tools()
+            .map(|(_, tool)| results::tool(tool))
+            .collect();
+        Self {
+            pipeline,
+            tools: Arc::new(tools),
+            log_level: LogThreshold::default(),
+        }
+    }
+
+    /// Speaks MCP on stdin/stdout until the client closes stdin. Only protocol messages go to
+    /// stdout; logs go to stderr.
+    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+        let running = match crate::transport::pipes::non_blocking_stdio() {
+            Some(streams) => self.serve(streams).await?,
+            None => self.serve(rmcp::transport::stdio()).await?,
+        };
+        let reason = running.waiting().await?;
+        tracing::info!(?reason, "MCP stdio session ended");
+        Ok(())
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(logging::capabilities())
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Tools run in WebAssembly sandboxes with only the capabilities the operator granted. \
+                 A failed call returns isError with a message saying what happened and how to fix it.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|tool| tool.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let arguments = request
+            .arguments
+            .map(|object| serde_json::Value::Object(object).to_string())
+            .unwrap_or_default();
+        let call = CallRequest::new(context.id.to_string(), request.name.to_string(), arguments);
+        let token = context.meta.get_progress_token();
+        let log_level = self.log_level.for_request(&context.meta);
+        if token.is_none() && !log_level.enabled() {
+            // Nothing to stream: no forwarding task.
+            let options = BatchOptions {
+                cancel: context.ct.clone(),
+                events: None,
+            };
+            return Ok(results::call_tool_result(self.pipeline.call(call, &options).await).into());
+        }
+        let reviewed = self.pipeline.results_reviewed(&request.name);
+        let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
+        let options = BatchOptions {
+            cancel: context.ct.clone(),
+            events: Some(sink),
+        };
+        let result = self.pipeline.call(call, &options).await;
+        // Notifications go out before the response: once every sender is gone the task drains.
+        drop(options);
+        let _ = tokio::time::timeout(NOTIFICATION_DRAIN, sending).await;
+        Ok(results::call_tool_result(result).into())
+    }
+
+    /// rmcp hands over every request it could not parse as a custom request; one for a method it
+    /// knows, with malformed params, is `invalid params` (-32602), anything else -32601.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        const KNOWN: [&str; 5] = [
+            "tools/call",
+            "tools/list",
+            "initialize",
+            "ping",
+            "logging/setLevel",
+        ];
+        if KNOWN.contains(&request.method.as_str()) {
+            let message = format!(
+                "malformed params for {}: {}",
+                request.method,
+                request.params.unwrap_or_default()
+            );
+            return Err(McpError::invalid_params(message, None));
+        }
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
+
+    #[allow(deprecated)] // see logging.rs
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.log_level.set(request.level);
+        Ok(())
+    }
+}
+
+/// A notification for the client, in the order the call produced it.
+enum Outgoing {
+    Progress(ProgressNotificationParam),
+    Log(LogForwarding),
+}
+
+/// Notifications waiting to be sent for one call at most; past it (a client that does not read, a
+/// tool that floods progress) further ones are dropped.
+const QUEUED_NOTIFICATIONS: usize = 1_024;
+
+/// Turns a call's events into notifications, sent in order by one task: progress updates become
+/// `notifications/progress` (when the request has a progress token; a tool's progress details may
+/// carry `progress` and `total` numbers, otherwise each update counts one step), and the tool's log
+/// lines at or above the client's level become `notifications/message`. When an after-hook reviews
+/// the tool's results (`reviewed`), nothing the tool chose reaches the client before that review:
+/// progress goes out as the host's count of updates only (no message, no numbers of the tool's)
+/// and log lines stay in the host's log.
+fn forwarder(
+    peer: Peer<RoleServer>,
+    token: Option<ProgressToken>,
+    log_level: LogThreshold,
+    reviewed: bool,
+) -> (EventSink, tokio::task::JoinHandle<()>) {
+    let (sender, mut outgoing) = tokio::sync::mpsc::channel::<Outgoing>(QUEUED_NOTIFICATIONS);
+    let sending = tokio::spawn(async move {
+        while let Some(message) = outgoing.recv().await {
+            let sent = match message {
+                Outgoing::Progress(progress) => peer.notify_progress(progress).await,
+                Outgoing::Log(line) => line.send(&peer).await,
+            };
+            if sent.is_err() {
+                break;
+            }
+        }
+    });
+    let steps = Mutex::new(0.0_f64);
+    let sink: EventSink = Arc::new(move |event: Event| match event {
+        Event::ToolExecutionUpdate {
+            content, details, ..
+        } => {
+            let Some(token) = &token else { return };
+            let mut step = steps
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            // A reviewed tool's own numbers could carry what the review would withhold: its
+            // updates are counted by the host instead.
+            *step = match reviewed {
+                true => *step + 1.0,
+                false => details
+                    .get("progress")
+                    .and_then(serde_json::Value::as_f64)
+                    .unwrap_or(*step + 1.0),
+            };
+            let mut progress = ProgressNotificationParam::new(token.clone(), *step);
+            if let Some(total) = details.get("total").and_then(serde_json::Value::as_f64)
+                && !reviewed
+            {
+                progress = progress.with_total(total);
+            }
+            let message = text_of(&content);
+            if !message.is_empty() && !reviewed {
+                progress = progress.with_message(message);
+            }
+            let _ = sender.try_send(Outgoing::Progress(progress));
+        }
+        Event::ToolLog {
+            tool_name,
+            level,
+            message,
+            ..
+        } => {
+            if reviewed {
+                return;
+            }
+            if let Some(line) = log_level.forward(level, &tool_name, message) {
+                let _ = sender.try_send(Outgoing::Log(line));
+            }
+        }
+        _ => {}
+    });
+    (sink, sending)
+}
+
+fn text_of(content: &[cordon_runtime::report::Content]) -> String {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            cordon_runtime::report::Content::Text { text } => Some(text.as_str()),
+            cordon_runtime::report::Content::Image { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

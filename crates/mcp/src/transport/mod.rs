@@ -1,0 +1,5 @@
+//! How MCP messages reach the server: streamable HTTP with its own accept loop and bounds
+//! (`http.rs`), and stdin/stdout set non-blocking where they are pipes (`pipes.rs`).
+
+pub mod http;
+pub(crate) mod pipes;

@@ -1,0 +1,206 @@
+//! One plugin's capabilities, as parsed from cordon.toml, and the only place they become a sandbox's
+//! view of the world. Whatever is not granted here does not exist for the plugin: no files, no env
+//! vars, no sockets, no args, no inherited stdio, no say over other plugins' calls.
+//!
+//! A directory grant is a handle, not a path: [`PluginGrant::open_dirs`] opens each granted
+//! directory once, when the plugin loads, refusing a path that is (or has become) a symlink, and
+//! every call's preopens are clones of those handles. Nothing a plugin later does on disk (renaming
+//! a granted directory away, planting a symlink in its place) changes what a grant points at.
+
+use crate::capabilities::limits::Limits;
+use crate::capabilities::net::HttpGrant;
+use crate::capabilities::tool_glob;
+use crate::sandbox::capture::OutputCapture;
+use serde_json::Value;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wasmtime_wasi::filesystem::Dir;
+use wasmtime_wasi::{FsPerms, OpenMode, WasiCtx, WasiCtxBuilder};
+
+/// The most random bytes one `get-random-bytes` call may ask for.
+pub(crate) const MAX_RANDOM_BYTES: u64 = 1 << 20;
+
+/// Read-only or read-write access to a granted directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    ReadOnly,
+    ReadWrite,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "ro",
+            Self::ReadWrite => "rw",
+        }
+    }
+
+    fn perms(self) -> FsPerms {
+        match self {
+            Self::ReadOnly => FsPerms::ReadOnly,
+            Self::ReadWrite => FsPerms::ReadWrite,
+        }
+    }
+
+    fn open_mode(self) -> OpenMode {
+        match self {
+            Self::ReadOnly => OpenMode::READ,
+            Self::ReadWrite => OpenMode::READ | OpenMode::WRITE,
+        }
+    }
+}
+
+/// The operator's leave for a plugin's hook to see, block, rewrite and replace other tools' calls
+/// (`hook = true`, or `hook = ["write_*", ...]` to narrow it to some tools).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookGrant {
+    /// Tool-name globs the hook may watch; empty means every tool its hook declares.
+    pub tools: Vec<String>,
+}
+
+impl HookGrant {
+    /// Whether the grant lets the hook watch `tool`.
+    pub fn covers(&self, tool: &str) -> bool {
+        tool_glob::any_matches(&self.tools, tool)
+    }
+}
+
+/// A granted directory, opened: what each call's preopen is cloned from.
+pub type OpenedDirs = Arc<[(Dir, String)]>;
+
+/// Why a granted directory could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open granted directory {path} (guest {guest}): {reason}")]
+pub struct OpenDirError {
+    pub path: PathBuf,
+    pub guest: String,
+    pub reason: String,
+}
+
+/// A host directory the plugin sees at `guest`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirGrant {
+    /// Canonical host path.
+    pub host: PathBuf,
+    /// Absolute path inside the sandbox.
+    pub guest: String,
+    pub access: Access,
+}
+
+/// Everything the operator granted one plugin.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PluginGrant {
+    pub dirs: Vec<DirGrant>,
+    /// Names of host environment variables passed through (when set on the host).
+    pub env: Vec<String>,
+    /// Environment variables set to fixed values.
+    pub env_set: Vec<(String, String)>,
+    /// Origins the plugin may reach over `wasi:http`.
+    pub http: std::sync::Arc<[HttpGrant]>,
+    pub limits: Limits,
+    /// Free-form settings handed to the plugin as JSON.
+    pub settings: Value,
+    /// When set, the plugin file must have exactly this sha256.
+    pub sha256: Option<[u8; 32]>,
+    /// Whether (and over which tools) the plugin's hook may run; `None`: its hook never runs.
+    pub hook: Option<HookGrant>,
+}
+
+impl PluginGrant {
+    /// Whether the plugin may read host variable `name`.
+    pub fn allows_env(&self, name: &str) -> bool {
+        self.env.iter().any(|granted| granted == name)
+    }
+
+    /// Opens every granted directory, once: the handles each call's preopens are cloned from.
+    /// Refuses a directory whose path is a symlink or is no longer the directory that was checked.
+    pub fn open_dirs(&self) -> Result<OpenedDirs, OpenDirError> {
+        self.dirs
+            .iter()
+            .map(|dir| {
+                let handle = open_dir_handle(&dir.host).map_err(|reason| OpenDirError {
+                    path: dir.host.clone(),
+                    guest: dir.guest.clone(),
+                    reason,
+                })?;
+                // Filesystem calls run on the calling thread instead of a hop to a blocking-pool
+                // thread and back (most of a walk's cost otherwise); fs_gate.rs refuses to open
+                // anything that could block a thread (a FIFO, a device).
+                let dir_handle = Dir::new(handle, dir.access.perms(), dir.access.open_mode(), true);
+                Ok((dir_handle, dir.guest.clone()))
+            })
+            .collect()
+    }
+
+    /// The WASI context of one call: the grant's env vars and captured stdio. Its directories are
+    /// not here: they are the handles of [`PluginGrant::open_dirs`], handed out by the call state.
+    pub fn wasi_context(&self, stdout: OutputCapture, stderr: OutputCapture) -> WasiCtx {
+        let mut builder = WasiCtxBuilder::new();
+        builder
+            // Files and directories opened under a grant work on the calling thread, like the
+            // grant's own handle (see open_dirs).
+            .allow_blocking_current_thread(true)
+            .stdout(stdout)
+            .stderr(stderr)
+            .max_random_size(MAX_RANDOM_BYTES)
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        for name in &self.env {
+            if let Ok(value) = std::env::var(name) {
+                builder.env(name, value);
+            }
+        }
+        for (name, value) in &self.env_set {
+            builder.env(name, value);
+        }
+        builder.build()
+    }
+}
+
+/// Opens `path` as a directory without following a symlink at its end, and checks that the
+/// handle is the directory the path names now (so no symlink was swapped in along the way).
+fn open_dir_handle(path: &Path) -> Result<std::fs::File, String> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) | Some(libc::ENOTDIR) => {
+                "it is a symlink or not a directory; grant the real directory".to_string()
+            }
+            _ => err.to_string(),
+        })?;
+    let opened = file.metadata().map_err(|err| err.to_string())?;
+    let named = std::fs::symlink_metadata(path).map_err(|err| err.to_string())?;
+    if named.file_type().is_symlink() || (opened.dev(), opened.ino()) != (named.dev(), named.ino())
+    {
+        return Err("the path changed while it was being opened (a symlink was swapped in?); grant the real directory".into());
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_is_allowed_only_by_exact_name() {
+        let grant = PluginGrant {
+            env: vec!["HOME".into(), "LANG".into()],
+            ..Default::default()
+        };
+        let cases = [
+            ("HOME", true),
+            ("LANG", true),
+            ("home", false),
+            ("PATH", false),
+            ("", false),
+            ("HOME ", false),
+        ];
+        for (name, allowed) in cases {
+            assert_eq!(grant.allows_env(name), allowed, "{name:?}");
+        }
+    }
+}

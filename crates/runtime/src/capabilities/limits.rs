@@ -1,0 +1,43 @@
+//! Per-plugin resource limits and their defaults.
+
+use crate::capabilities::net::HttpLimits;
+use std::time::Duration;
+
+/// What one call of a plugin may consume. Every call gets the whole budget afresh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall time for one call, enforced by epoch interruption (default 30 s).
+    pub timeout: Duration,
+    /// Linear memory the plugin may grow to (default 256 MiB).
+    pub memory_bytes: u64,
+    /// Fuel (roughly, WebAssembly instructions) for one call; `None` means unmetered.
+    pub fuel: Option<u64>,
+    /// Bytes the plugin may push into the host per call: its result plus log and progress
+    /// messages (default 16 MiB).
+    pub output_bytes: u64,
+    /// Bytes of stdout and of stderr kept per call; the rest is dropped (default 64 KiB).
+    pub stdio_bytes: u64,
+    /// Bounds on outgoing HTTP requests.
+    pub http: HttpLimits,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(30),
+            memory_bytes: 256 << 20,
+            fuel: None,
+            output_bytes: 16 << 20,
+            stdio_bytes: 64 << 10,
+            http: HttpLimits::default(),
+        }
+    }
+}
+
+/// Elements one table of a plugin may grow to (engine-wide: it sizes the pooling allocator's table
+/// slots). Far above what a language runtime needs; a `table.grow` past it fails and is reported as
+/// `out_of_memory`.
+pub const MAX_TABLE_ELEMENTS: usize = 100_000;
+
+/// `describe` runs at load with this much wall time at most.
+pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);

@@ -1,0 +1,106 @@
+//! `[[plugins.ID.http]]`: one outbound HTTP grant (origin, methods, path prefix, secret headers
+//! filled from the host's environment), checked and turned into an [`HttpGrant`].
+
+use super::*;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHttpGrant {
+    origin: String,
+    methods: Option<Vec<String>>,
+    path_prefix: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    private: bool,
+}
+
+impl RawHttpGrant {
+    /// A typed grant; `${env:NAME}` in header values is read from the host environment now, so a
+    /// missing secret is a configuration error, not a surprise at call time.
+    pub(super) fn validate(self) -> Result<HttpGrant, KeyError> {
+        let (scheme, host, port) =
+            HttpGrant::parse_origin(&self.origin).map_err(|m| (".origin".to_string(), m))?;
+        let methods: Option<Vec<String>> = self
+            .methods
+            .map(|methods| methods.iter().map(|m| m.to_ascii_uppercase()).collect());
+        if let Some(method) = methods
+            .iter()
+            .flatten()
+            .find(|method| crate::capabilities::net::grant::is_never_sent(method))
+        {
+            return Err((
+                ".methods".into(),
+                format!(
+                    "{method} is never sent: TRACE and TRACK echo the request (secret headers included) back, CONNECT opens a tunnel past every check"
+                ),
+            ));
+        }
+        if let Some(prefix) = &self.path_prefix {
+            if !prefix.starts_with('/') {
+                return Err((
+                    ".path_prefix".into(),
+                    format!("{prefix:?} must start with /"),
+                ));
+            }
+            if let Some(problem) = prefix
+                .split('/')
+                .find_map(crate::capabilities::net::grant::ambiguous_segment)
+            {
+                return Err((
+                    ".path_prefix".into(),
+                    format!("{prefix:?} has {problem}; write the path as the server names it"),
+                ));
+            }
+        }
+        let mut headers = Vec::new();
+        for (name, template) in &self.headers {
+            let key = format!(".headers.{name}");
+            let header = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| (key.clone(), format!("{name:?} is not a header name")))?;
+            if header == http::header::HOST {
+                return Err((
+                    key,
+                    "the Host header always names the granted origin and cannot be set".into(),
+                ));
+            }
+            let value = expand_env(template).map_err(|m| (key.clone(), m))?;
+            let value = http::HeaderValue::from_str(&value)
+                .map_err(|_| (key, "the value is not a valid header value".to_string()))?;
+            headers.push(SecretHeader {
+                name: header,
+                value,
+                template: template.clone(),
+            });
+        }
+        Ok(HttpGrant {
+            scheme,
+            host,
+            port,
+            methods,
+            path_prefix: self.path_prefix,
+            headers,
+            private: self.private,
+        })
+    }
+}
+
+/// Replaces every `${env:NAME}` with the host's value of NAME.
+pub(super) fn expand_env(template: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${env:") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 6..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| "an unclosed ${env:...}".to_string())?;
+        let name = &after[..end];
+        let value = std::env::var(name)
+            .map_err(|_| format!("the environment variable {name} is not set"))?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}

@@ -1,0 +1,290 @@
+//! The operator's `cordon.toml`, parsed once into a validated [`Config`]. Unknown keys are errors,
+//! relative host paths are taken from the config file's directory, and every mistake is reported
+//! with the key it concerns.
+
+mod agent_section;
+mod http_section;
+mod layout;
+mod model;
+mod plugin_section;
+#[cfg(test)]
+mod tests;
+mod units;
+
+use agent_section::RawAgent;
+pub use agent_section::{AgentSettings, Execution};
+use plugin_section::{RawLimits, RawPlugin};
+
+use crate::capabilities::grant::{Access, DirGrant, HookGrant, PluginGrant};
+use crate::capabilities::limits::Limits;
+use crate::capabilities::net::HttpGrant;
+use crate::capabilities::net::grant::SecretHeader;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+pub use model::{ModelSettings, Provider};
+pub use units::{parse_bytes, parse_duration};
+
+/// A configuration problem; the message names the file and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid cordon.toml: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error("{path}: `{key}`: {message}")]
+    Invalid {
+        path: PathBuf,
+        key: String,
+        message: String,
+    },
+}
+
+/// Sandboxes that may exist at once unless `[host] max_sandboxes` says otherwise.
+pub const DEFAULT_MAX_SANDBOXES: u32 = 64;
+
+/// Files and directories guests may hold open at once in the process unless `[host]
+/// max_open_files` says otherwise: the default sandbox count times each call's share, so no call
+/// can starve another.
+pub const DEFAULT_MAX_OPEN_FILES: usize =
+    DEFAULT_MAX_SANDBOXES as usize * crate::sandbox::fs_gate::MAX_OPEN_FILES_PER_CALL;
+
+/// Outgoing HTTP connections open at once in the process unless `[host] max_http_connections`
+/// says otherwise; well under the usual limit of 1,024 open files.
+pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Load only the plugins approved in cordon.lock (`[host] locked = true`).
+    pub locked: bool,
+    /// Sandboxes that may exist at once (`[host] max_sandboxes`); calls beyond it queue.
+    pub max_sandboxes: u32,
+    /// Outgoing HTTP connections open at once in the process (`[host] max_http_connections`).
+    pub max_http_connections: usize,
+    /// Files and directories guests may hold open at once in the process (`[host]
+    /// max_open_files`).
+    pub max_open_files: usize,
+    /// Where the audit log goes (`[audit] path`), if anywhere.
+    pub audit_path: Option<PathBuf>,
+    /// How batches run.
+    pub agent: AgentSettings,
+    /// The model API the agent loop talks to (`[model]`).
+    pub model: ModelSettings,
+    /// Plugin ids whose hooks run first, in this order (`[hooks] order`); the other hooks follow
+    /// in plugin file-name order.
+    pub hook_order: Vec<String>,
+    /// Limits for plugins that set none of their own.
+    pub default_limits: Limits,
+    /// Grants by plugin id (the plugin file's stem).
+    pub plugins: BTreeMap<String, PluginGrant>,
+    /// Where it came from, if from a file.
+    pub path: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            locked: false,
+            max_sandboxes: DEFAULT_MAX_SANDBOXES,
+            max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
+            max_open_files: DEFAULT_MAX_OPEN_FILES,
+            audit_path: None,
+            agent: AgentSettings::default(),
+            model: ModelSettings::default(),
+            hook_order: Vec::new(),
+            default_limits: Limits::default(),
+            plugins: BTreeMap::new(),
+            path: None,
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let base = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        Self::parse(&text, path, base)
+    }
+
+    /// Validates config text; `origin` names it in errors, `base` anchors relative host paths.
+    pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|err| ConfigError::Syntax {
+            path: origin.to_path_buf(),
+            message: err.to_string(),
+        })?;
+        let invalid = |key: String, message: String| ConfigError::Invalid {
+            path: origin.to_path_buf(),
+            key,
+            message,
+        };
+        let default_limits = raw
+            .defaults
+            .limits
+            .apply(Limits::default())
+            .map_err(|(k, m)| invalid(format!("defaults.limits.{k}"), m))?;
+        let mut plugins = BTreeMap::new();
+        for (id, plugin) in raw.plugins {
+            let grant = plugin
+                .validate(&id, base, &default_limits)
+                .map_err(|(key, message)| invalid(format!("plugins.{id}.{key}"), message))?;
+            plugins.insert(id, grant);
+        }
+        let agent = raw
+            .agent
+            .validate()
+            .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
+        let model = raw
+            .model
+            .validate()
+            .map_err(|(key, message)| invalid(format!("model.{key}"), message))?;
+        let max_sandboxes = raw.host.max_sandboxes.unwrap_or(DEFAULT_MAX_SANDBOXES);
+        if !(1..=10_000).contains(&max_sandboxes) {
+            return Err(invalid(
+                "host.max_sandboxes".into(),
+                format!("{max_sandboxes} is out of range; use 1 to 10000"),
+            ));
+        }
+        let max_http_connections = raw
+            .host
+            .max_http_connections
+            .unwrap_or(DEFAULT_MAX_HTTP_CONNECTIONS);
+        if !(1..=100_000).contains(&max_http_connections) {
+            return Err(invalid(
+                "host.max_http_connections".into(),
+                format!("{max_http_connections} is out of range; use 1 to 100000"),
+            ));
+        }
+        let max_open_files = raw
+            .host
+            .max_open_files
+            .unwrap_or(max_sandboxes as usize * crate::sandbox::fs_gate::MAX_OPEN_FILES_PER_CALL);
+        if !(1..=1_000_000).contains(&max_open_files) {
+            return Err(invalid(
+                "host.max_open_files".into(),
+                format!("{max_open_files} is out of range; use 1 to 1000000"),
+            ));
+        }
+        let audit_path = raw.audit.path.map(|path| base.join(path));
+        layout::check_grants(&plugins, origin, audit_path.as_deref())
+            .map_err(|(key, message)| invalid(key, message))?;
+        Ok(Self {
+            locked: raw.host.locked,
+            max_sandboxes,
+            max_http_connections,
+            max_open_files,
+            audit_path,
+            agent,
+            model,
+            hook_order: raw.hooks.order,
+            default_limits,
+            plugins,
+            path: Some(origin.to_path_buf()),
+        })
+    }
+
+    /// The grant for plugin `id`; nothing granted, default limits, when the config names none.
+    pub fn grant_for(&self, id: &str) -> PluginGrant {
+        self.plugins
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| PluginGrant {
+                limits: self.default_limits.clone(),
+                ..PluginGrant::default()
+            })
+    }
+
+    /// Refuses a read-write grant that covers one of cordon's own files or directories (`files`:
+    /// what each is, and its path), so no plugin can rewrite what decides what plugins may do.
+    pub fn check_own_files(&self, files: &[(&str, &Path)]) -> Result<(), ConfigError> {
+        layout::check_own_files(&self.plugins, files).map_err(|(key, message)| {
+            ConfigError::Invalid {
+                path: self.path.clone().unwrap_or_default(),
+                key,
+                message,
+            }
+        })
+    }
+
+    /// Whether any plugin has a fuel limit (fuel metering is engine-wide).
+    pub fn uses_fuel(&self) -> bool {
+        self.default_limits.fuel.is_some()
+            || self
+                .plugins
+                .values()
+                .any(|grant| grant.limits.fuel.is_some())
+    }
+
+    /// The largest memory limit of any plugin.
+    pub fn max_memory_bytes(&self) -> u64 {
+        self.plugins
+            .values()
+            .map(|grant| grant.limits.memory_bytes)
+            .fold(self.default_limits.memory_bytes, u64::max)
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    host: RawHost,
+    #[serde(default)]
+    audit: RawAudit,
+    #[serde(default)]
+    agent: RawAgent,
+    #[serde(default)]
+    model: model::RawModel,
+    #[serde(default)]
+    hooks: RawHooks,
+    #[serde(default)]
+    defaults: RawDefaults,
+    #[serde(default)]
+    plugins: BTreeMap<String, RawPlugin>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawAudit {
+    path: Option<PathBuf>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    #[serde(default)]
+    locked: bool,
+    max_sandboxes: Option<u32>,
+    max_http_connections: Option<usize>,
+    max_open_files: Option<usize>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawHooks {
+    #[serde(default)]
+    order: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawDefaults {
+    #[serde(default)]
+    limits: RawLimits,
+}
+
+type KeyError = (String, String);
+
+/// The most linear memory a 32-bit WebAssembly memory can have.
+const MAX_MEMORY_BYTES: u64 = 4 << 30;

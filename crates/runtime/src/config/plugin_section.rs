@@ -1,0 +1,288 @@
+//! `[plugins.ID]` and `[defaults]`: one plugin's grants (directories, HTTP origins, env vars, the
+//! hook), its settings, its pin and its limits, checked and turned into a [`PluginGrant`].
+
+use super::http_section::RawHttpGrant;
+use super::*;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPlugin {
+    #[serde(default)]
+    dirs: Vec<RawDir>,
+    #[serde(default)]
+    env: Vec<String>,
+    #[serde(default)]
+    env_set: BTreeMap<String, String>,
+    #[serde(default)]
+    http: Vec<RawHttpGrant>,
+    limits: Option<RawLimits>,
+    #[serde(default)]
+    settings: toml::Table,
+    sha256: Option<String>,
+    hook: Option<RawHookGrant>,
+}
+
+/// `hook = true` (every tool the hook declares), `hook = false`, or `hook = ["write_*", ...]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawHookGrant {
+    All(bool),
+    Tools(Vec<String>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDir {
+    host: PathBuf,
+    guest: String,
+    #[serde(default)]
+    mode: RawMode,
+}
+
+#[derive(Deserialize, Default, Clone, Copy)]
+pub(super) enum RawMode {
+    #[default]
+    #[serde(rename = "ro")]
+    ReadOnly,
+    #[serde(rename = "rw")]
+    ReadWrite,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLimits {
+    timeout: Option<String>,
+    memory: Option<String>,
+    fuel: Option<u64>,
+    output: Option<String>,
+    stdio: Option<String>,
+    http_timeout: Option<String>,
+    http_connect_timeout: Option<String>,
+    http_response: Option<String>,
+    http_requests: Option<usize>,
+    http_connections: Option<usize>,
+}
+
+impl RawLimits {
+    pub(super) fn apply(&self, mut limits: Limits) -> Result<Limits, KeyError> {
+        if let Some(text) = &self.timeout {
+            limits.timeout = parse_duration(text).map_err(|m| ("timeout".to_string(), m))?;
+        }
+        if let Some(text) = &self.memory {
+            limits.memory_bytes = parse_bytes(text).map_err(|m| ("memory".to_string(), m))?;
+            if limits.memory_bytes > MAX_MEMORY_BYTES {
+                return Err((
+                    "memory".into(),
+                    format!(
+                        "{text:?} is more than 32-bit WebAssembly can address; use at most \"4GiB\""
+                    ),
+                ));
+            }
+        }
+        if let Some(fuel) = self.fuel {
+            if fuel == 0 {
+                return Err((
+                    "fuel".into(),
+                    "must be positive; leave it out for no fuel limit".into(),
+                ));
+            }
+            limits.fuel = Some(fuel);
+        }
+        if let Some(text) = &self.output {
+            limits.output_bytes = parse_bytes(text).map_err(|m| ("output".to_string(), m))?;
+        }
+        if let Some(text) = &self.stdio {
+            limits.stdio_bytes = parse_bytes(text).map_err(|m| ("stdio".to_string(), m))?;
+        }
+        if let Some(text) = &self.http_timeout {
+            limits.http.total_timeout =
+                parse_duration(text).map_err(|m| ("http_timeout".to_string(), m))?;
+        }
+        if let Some(text) = &self.http_connect_timeout {
+            limits.http.connect_timeout =
+                parse_duration(text).map_err(|m| ("http_connect_timeout".to_string(), m))?;
+        }
+        if let Some(text) = &self.http_response {
+            limits.http.max_response_bytes =
+                parse_bytes(text).map_err(|m| ("http_response".to_string(), m))?;
+        }
+        if let Some(requests) = self.http_requests {
+            if requests == 0 {
+                return Err(("http_requests".into(), "must be at least 1".into()));
+            }
+            limits.http.max_concurrent = requests;
+        }
+        if let Some(connections) = self.http_connections {
+            if connections == 0 {
+                return Err(("http_connections".into(), "must be at least 1".into()));
+            }
+            limits.http.max_open = connections;
+        }
+        Ok(limits)
+    }
+}
+
+impl RawPlugin {
+    pub(super) fn validate(
+        self,
+        id: &str,
+        base: &Path,
+        defaults: &Limits,
+    ) -> Result<PluginGrant, KeyError> {
+        let mut dirs = Vec::new();
+        for (index, dir) in self.dirs.into_iter().enumerate() {
+            let key = |field: &str| format!("dirs[{index}].{field}");
+            let host = base.join(&dir.host);
+            if let Some(link) = layout::symlink_on_the_way(base, &dir.host) {
+                return Err((
+                    key("host"),
+                    format!(
+                        "{} goes through the symlink {}; grant the real directory (a grant must name a directory, not a path something could redirect)",
+                        host.display(),
+                        link.display()
+                    ),
+                ));
+            }
+            let host = host.canonicalize().map_err(|err| {
+                (
+                    key("host"),
+                    format!(
+                        "{} cannot be used: {err}; create the directory or fix the path",
+                        host.display()
+                    ),
+                )
+            })?;
+            if !host.is_dir() {
+                return Err((
+                    key("host"),
+                    format!("{} is not a directory", host.display()),
+                ));
+            }
+            if !is_clean_absolute(&dir.guest) {
+                return Err((
+                    key("guest"),
+                    format!(
+                        "{:?} must be an absolute path without `.` or `..`, such as \"/data\"",
+                        dir.guest
+                    ),
+                ));
+            }
+            if dirs
+                .iter()
+                .any(|existing: &DirGrant| existing.guest == dir.guest)
+            {
+                return Err((key("guest"), format!("{:?} is granted twice", dir.guest)));
+            }
+            // Nested guest paths would let one handle reach what the path names under the other.
+            if let Some((other, existing)) = dirs.iter().enumerate().find(|(_, existing)| {
+                let (a, b) = (
+                    existing.guest.trim_end_matches('/'),
+                    dir.guest.trim_end_matches('/'),
+                );
+                b.starts_with(&format!("{a}/"))
+                    || a.starts_with(&format!("{b}/"))
+                    || a.is_empty()
+                    || b.is_empty()
+            }) {
+                return Err((
+                    key("guest"),
+                    format!(
+                        "{:?} and {:?} (dirs[{other}]) nest; give each granted directory a guest path of its own, such as \"/data\" and \"/work\"",
+                        dir.guest, existing.guest
+                    ),
+                ));
+            }
+            let access = match dir.mode {
+                RawMode::ReadOnly => Access::ReadOnly,
+                RawMode::ReadWrite => Access::ReadWrite,
+            };
+            dirs.push(DirGrant {
+                host,
+                guest: dir.guest,
+                access,
+            });
+        }
+        for (index, name) in self.env.iter().enumerate() {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err((
+                    format!("env[{index}]"),
+                    format!("{name:?} is not an environment variable name"),
+                ));
+            }
+        }
+        let limits = match &self.limits {
+            Some(raw) => raw
+                .apply(defaults.clone())
+                .map_err(|(k, m)| (format!("limits.{k}"), m))?,
+            None => defaults.clone(),
+        };
+        let sha256 = match &self.sha256 {
+            Some(text) => Some(parse_sha256(text).ok_or_else(|| {
+                ("sha256".to_string(), format!("{text:?} is not a sha256 (64 hex digits); `sha256sum plugins/{id}.wasm` prints it"))
+            })?),
+            None => None,
+        };
+        for name in self.env_set.keys() {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err((
+                    format!("env_set.{name}"),
+                    format!("{name:?} is not an environment variable name"),
+                ));
+            }
+        }
+        let mut http_grants = Vec::new();
+        for (index, raw) in self.http.into_iter().enumerate() {
+            http_grants.push(
+                raw.validate()
+                    .map_err(|(field, message)| (format!("http[{index}]{field}"), message))?,
+            );
+        }
+        let settings = serde_json::to_value(&self.settings)
+            .map_err(|err| ("settings".to_string(), err.to_string()))?;
+        let hook = match self.hook {
+            None | Some(RawHookGrant::All(false)) => None,
+            Some(RawHookGrant::All(true)) => Some(HookGrant { tools: Vec::new() }),
+            Some(RawHookGrant::Tools(tools)) => {
+                if tools.is_empty() {
+                    return Err((
+                        "hook".into(),
+                        "an empty list grants nothing; write `hook = false` or leave it out".into(),
+                    ));
+                }
+                if let Some(bad) = tools
+                    .iter()
+                    .find(|glob| !crate::capabilities::tool_glob::is_valid(glob))
+                {
+                    return Err((
+                        "hook".into(),
+                        format!("{bad:?} is not a tool-name glob (letters, digits, _, -, * and ?)"),
+                    ));
+                }
+                Some(HookGrant { tools })
+            }
+        };
+        Ok(PluginGrant {
+            dirs,
+            env: self.env,
+            env_set: self.env_set.into_iter().collect(),
+            http: http_grants.into(),
+            limits,
+            settings,
+            sha256,
+            hook,
+        })
+    }
+}
+
+pub(super) fn parse_sha256(text: &str) -> Option<[u8; 32]> {
+    let bytes = hex::decode(text.trim()).ok()?;
+    bytes.try_into().ok()
+}
+
+pub(super) fn is_clean_absolute(path: &str) -> bool {
+    let path = Path::new(path);
+    path.is_absolute()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}

@@ -1,0 +1,245 @@
+//! Tests of parsing and validating `cordon.toml`, section by section.
+
+use super::*;
+use std::time::Duration;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(
+        text,
+        Path::new("cordon.toml"),
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+    )
+}
+
+#[test]
+fn full_grant_is_parsed_into_typed_values() {
+    let config = parse(
+        r#"
+        [defaults.limits]
+        timeout = "5s"
+
+        [plugins.fs]
+        dirs = [{ host = "src", guest = "/src" }, { host = "../../wit", guest = "/wit", mode = "rw" }]
+        env = ["HOME"]
+        sha256 = "0000000000000000000000000000000000000000000000000000000000000000"
+        settings = { max_lines = 10 }
+        limits = { memory = "64MiB", fuel = 1000 }
+        "#,
+    )
+    .unwrap();
+    let fs = config.grant_for("fs");
+    assert_eq!(fs.dirs.len(), 2);
+    assert_eq!(fs.dirs[0].access, Access::ReadOnly);
+    assert_eq!(fs.dirs[1].access, Access::ReadWrite);
+    assert!(fs.dirs[0].host.is_absolute());
+    assert_eq!(
+        fs.limits.timeout,
+        Duration::from_secs(5),
+        "defaults apply under plugin limits"
+    );
+    assert_eq!(fs.limits.memory_bytes, 64 << 20);
+    assert_eq!(fs.limits.fuel, Some(1000));
+    assert_eq!(fs.settings, serde_json::json!({ "max_lines": 10 }));
+    assert_eq!(fs.sha256, Some([0; 32]));
+    assert!(config.uses_fuel());
+    let other = config.grant_for("other");
+    assert!(other.dirs.is_empty() && other.env.is_empty());
+    assert_eq!(other.limits.timeout, Duration::from_secs(5));
+}
+
+#[test]
+fn mistakes_name_their_key() {
+    let cases = [
+        ("[plugins.fs]\ndirz = []", "dirz"),
+        (
+            "[plugins.fs]\ndirs = [{ host = \"no/such/dir\", guest = \"/x\" }]",
+            "plugins.fs.dirs[0].host",
+        ),
+        (
+            "[plugins.fs]\ndirs = [{ host = \".\", guest = \"relative\" }]",
+            "plugins.fs.dirs[0].guest",
+        ),
+        (
+            "[plugins.fs]\ndirs = [{ host = \".\", guest = \"/a/../b\" }]",
+            "plugins.fs.dirs[0].guest",
+        ),
+        (
+            "[plugins.fs]\ndirs = [{ host = \".\", guest = \"/x\", mode = \"rwx\" }]",
+            "mode",
+        ),
+        (
+            "[plugins.fs]\nlimits = { timeout = \"10 parsecs\" }",
+            "plugins.fs.limits.timeout",
+        ),
+        (
+            "[plugins.fs]\nlimits = { memory = \"lots\" }",
+            "plugins.fs.limits.memory",
+        ),
+        (
+            "[plugins.fs]\nlimits = { memory = \"5GiB\" }",
+            "plugins.fs.limits.memory",
+        ),
+        (
+            "[plugins.fs]\nlimits = { fuel = 0 }",
+            "plugins.fs.limits.fuel",
+        ),
+        ("[plugins.fs]\nsha256 = \"abc\"", "plugins.fs.sha256"),
+        ("[plugins.fs]\nenv = [\"A=B\"]", "plugins.fs.env[0]"),
+        ("[defaults.limits]\nstdio = \"0\"", "defaults.limits.stdio"),
+        ("[plugin.fs]", "plugin"),
+    ];
+    for (text, key) in cases {
+        let err = parse(text).expect_err(text).to_string();
+        assert!(
+            err.contains(key),
+            "error for {text:?} should name {key:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn agent_and_hook_settings() {
+    let config = parse(
+        "[agent]\nexecution = \"sequential\"\ntools = [\"a\"]\nmax_concurrency = 2\nmax_result_bytes = \"1KiB\"\n[hooks]\norder = [\"redact\", \"guard\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.agent,
+        AgentSettings {
+            execution: Execution::Sequential,
+            tools: Some(vec!["a".into()]),
+            max_concurrency: 2,
+            max_result_bytes: 1024,
+            max_image_bytes: 4 << 20,
+            max_steps: 20,
+            system_prompt: None,
+        }
+    );
+    assert_eq!(config.hook_order, ["redact", "guard"]);
+    assert_eq!(parse("").unwrap().agent, AgentSettings::default());
+    for (text, key) in [
+        ("[agent]\nexecution = \"random\"", "execution"),
+        ("[agent]\nmax_concurrency = 0", "agent.max_concurrency"),
+        ("[agent]\nmax_steps = 0", "agent.max_steps"),
+        ("[hooks]\nsequence = []", "sequence"),
+    ] {
+        let err = parse(text).expect_err(text).to_string();
+        assert!(err.contains(key), "{err}");
+    }
+}
+
+#[test]
+fn model_settings() {
+    let config = parse(
+        "[model]\nprovider = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/v1/\"\nmodel = \"m\"\napi_key_env = \"MY_KEY\"\ntimeout = \"30s\"\ntemperature = 0.2\nmax_tokens = 512\nstream = false\nretries = 2\nretry_delay = \"10ms\"\nparse_text_tool_calls = true\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.model,
+        ModelSettings {
+            provider: Provider::Anthropic,
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            model: Some("m".into()),
+            api_key_env: Some("MY_KEY".into()),
+            timeout: std::time::Duration::from_secs(30),
+            temperature: Some(0.2),
+            max_tokens: Some(512),
+            stream: false,
+            retries: 2,
+            retry_delay: std::time::Duration::from_millis(10),
+            parse_text_tool_calls: true,
+        }
+    );
+    assert_eq!(parse("").unwrap().model, ModelSettings::default());
+    for (text, key) in [
+        ("[model]\nprovider = \"gemini\"", "provider"),
+        ("[model]\nbase_url = \"localhost:8080\"", "model.base_url"),
+        ("[model]\napi_key_env = \"KEY=sk-123\"", "model.api_key_env"),
+        ("[model]\napi_key = \"sk-123\"", "api_key"),
+        ("[model]\ntemperature = 7.0", "model.temperature"),
+        ("[model]\ntimeout = \"soon\"", "model.timeout"),
+        ("[model]\nmax_tokens = 0", "model.max_tokens"),
+    ] {
+        let err = parse(text).expect_err(text).to_string();
+        assert!(err.contains(key), "{text}: {err}");
+    }
+}
+
+#[test]
+fn http_grants_and_secret_headers() {
+    // SAFETY: this test is the only one reading or writing this variable.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("CORDON_CONFIG_TEST_TOKEN", "t0ken")
+    };
+    let config = parse(
+        r#"
+        [plugins.web]
+        env_set = { MODE = "test" }
+        http = [
+            { origin = "https://api.example.com", methods = ["get"], path_prefix = "/v1/", headers = { Authorization = "Bearer ${env:CORDON_CONFIG_TEST_TOKEN}" } },
+            { origin = "http://localhost:8080", private = true },
+        ]
+        limits = { http_timeout = "5s", http_response = "1MiB", http_requests = 2 }
+        "#,
+    )
+    .unwrap();
+    let web = config.grant_for("web");
+    assert_eq!(web.env_set, [("MODE".to_string(), "test".to_string())]);
+    assert_eq!(web.http.len(), 2);
+    assert_eq!(web.http[0].methods, Some(vec!["GET".to_string()]));
+    assert_eq!(web.http[0].headers[0].value, "Bearer t0ken");
+    assert!(web.http[1].private);
+    assert_eq!(web.limits.http.total_timeout, Duration::from_secs(5));
+    assert_eq!(web.limits.http.max_response_bytes, 1 << 20);
+    assert_eq!(web.limits.http.max_concurrent, 2);
+    for (text, key) in [
+        (
+            "[plugins.w]\nhttp = [{ origin = \"ftp://x.com\" }]",
+            "plugins.w.http[0].origin",
+        ),
+        (
+            "[plugins.w]\nhttp = [{ origin = \"https://x.com/path\" }]",
+            "plugins.w.http[0].origin",
+        ),
+        (
+            "[plugins.w]\nhttp = [{ origin = \"https://x.com\", path_prefix = \"v1\" }]",
+            "path_prefix",
+        ),
+        (
+            "[plugins.w]\nhttp = [{ origin = \"https://x.com\", headers = { Host = \"evil.com\" } }]",
+            "headers.Host",
+        ),
+        (
+            "[plugins.w]\nhttp = [{ origin = \"https://x.com\", headers = { X = \"${env:CORDON_SURELY_UNSET}\" } }]",
+            "CORDON_SURELY_UNSET is not set",
+        ),
+        (
+            "[plugins.w]\nhttp = [{ origin = \"https://x.com\", port = 1 }]",
+            "unknown field `port`",
+        ),
+        (
+            "[plugins.w]\nlimits = { http_requests = 0 }",
+            "http_requests",
+        ),
+        (
+            "[plugins.w]\nhttp = [{ origin = \"https://x.com\", methods = [\"get\", \"trace\"] }]",
+            "TRACE is never sent",
+        ),
+        (
+            "[plugins.w]\nhttp = [{ origin = \"https://x.com\", path_prefix = \"/a/../b\" }]",
+            "path_prefix",
+        ),
+    ] {
+        let err = parse(text).expect_err(text).to_string();
+        assert!(err.contains(key), "{text}: {err}");
+    }
+}
+
+#[test]
+fn empty_config_grants_nothing() {
+    let config = parse("").unwrap();
+    assert!(config.plugins.is_empty());
+    assert!(!config.uses_fuel());
+    assert_eq!(config.grant_for("fs").limits, Limits::default());
+}

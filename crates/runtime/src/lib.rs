@@ -1,0 +1,27 @@
+//! cordon-runtime: run AI-agent tools and hooks as sandboxed WebAssembly components.
+//!
+//! A [`Registry`] loads every plugin in a directory with the capabilities the operator granted in
+//! `cordon.toml` ([`config::Config`]); a [`Pipeline`] runs batches of tool calls through
+//! validation, hooks and fresh sandboxes, and always returns one [`ToolResult`] per call, success
+//! or a classified error, in call order.
+//!
+//! The folders, from the bottom up: `report/` (what a call tells the host: results, logs,
+//! progress, and the bounds on them), `schema/` (argument validation), `capabilities/` (what an
+//! operator grants: directories, HTTP, env vars, limits, hook rights, the lock), `config/`
+//! (cordon.toml), `sandbox/` (wasmtime: the engine, the generated bindings, one call's store,
+//! loading and running a plugin), `registry/` (the plugins of a directory), `pipeline/` (a batch
+//! of calls through hooks and sandboxes).
+
+pub mod capabilities;
+pub mod config;
+pub mod pipeline;
+pub mod registry;
+pub mod report;
+pub mod sandbox;
+pub mod schema;
+
+pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
+pub use registry::{Registry, RegistryOptions};
+pub use report::{Content, ErrorKind, ToolResult};
+pub use sandbox::cache::{CompileCache, CompileSource};
+pub use sandbox::plugin::{CallOptions, ExecutionMode, HookInfo, Plugin, ToolInfo};

@@ -1,0 +1,134 @@
+//! Steps 2 to 4 for one prepared call: run it in a fresh sandbox (streaming its progress, logs,
+//! requests and opens as events), pass the result through the after-hooks, and apply the size
+//! budget.
+
+use super::events::{Emitter, Event, HookStage};
+use super::prepare::{ReadyCall, hook_failed};
+use super::reports::{self, Reporter};
+use super::{Pipeline, budget};
+use crate::report::{ErrorKind, ToolResult};
+use crate::sandbox::plugin::{AfterDecision, CallOptions};
+use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+impl Pipeline {
+    /// Runs a prepared call to its final result, emitting its start and end events.
+    pub(crate) async fn execute(
+        &self,
+        call: ReadyCall,
+        cancel: &CancellationToken,
+        emitter: &Emitter,
+    ) -> ToolResult {
+        emitter.emit(|| Event::ToolExecutionStart {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let started = Instant::now();
+        let mut result = if cancel.is_cancelled() {
+            cancelled(&call.id, &call.name)
+        } else {
+            let running = Arc::new(AtomicBool::new(true));
+            let reporter = Reporter {
+                tool_name: call.name.clone(),
+                plugin: call.plugin.id.to_string(),
+                stage: None,
+            };
+            let options = CallOptions {
+                reports: reports::sink(reporter, emitter, running.clone()),
+                cancel: cancel.clone(),
+            };
+            let result = call
+                .plugin
+                .call_tool(&call.id, &call.name, &call.arguments, &options)
+                .await;
+            // Progress a guest reports after its call ended is ignored.
+            running.store(false, Ordering::SeqCst);
+            self.after_hooks(&call, result, cancel, emitter).await
+        };
+        budget::apply(&mut result, &self.inner.settings);
+        self.end(&result, started, emitter);
+        result
+    }
+
+    pub(crate) fn end(&self, result: &ToolResult, started: Instant, emitter: &Emitter) {
+        emitter.emit(|| Event::ToolExecutionEnd {
+            tool_call_id: result.tool_call_id.clone(),
+            tool_name: result.tool_name.clone(),
+            duration_ms: started.elapsed().as_millis() as u64,
+            is_error: result.is_error,
+            error_kind: result.error_kind,
+        });
+    }
+
+    /// Each after-hook watching the tool sees the result (as replaced by the hooks before it).
+    async fn after_hooks(
+        &self,
+        call: &ReadyCall,
+        mut result: ToolResult,
+        cancel: &CancellationToken,
+        emitter: &Emitter,
+    ) -> ToolResult {
+        for hook in self.inner.hooks.after(&call.name) {
+            let running = Arc::new(AtomicBool::new(true));
+            let reporter = Reporter {
+                tool_name: call.name.clone(),
+                plugin: hook.id.to_string(),
+                stage: Some(HookStage::After),
+            };
+            let options = CallOptions {
+                reports: reports::hook_sink(reporter, emitter, running.clone()),
+                cancel: cancel.clone(),
+            };
+            let decision = hook
+                .after_tool_call(&call.id, &call.name, &call.arguments, &result, &options)
+                .await;
+            running.store(false, Ordering::SeqCst);
+            let emit = |decision: &'static str, reason: Option<String>| {
+                emitter.emit(|| Event::HookDecision {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    hook: hook.id.to_string(),
+                    stage: HookStage::After,
+                    decision,
+                    reason,
+                })
+            };
+            match decision {
+                Ok(AfterDecision::Keep) => emit("keep", None),
+                Ok(AfterDecision::Replace(replacement)) => {
+                    emit("replace", None);
+                    result = replacement;
+                }
+                Err(failure) if failure.kind == ErrorKind::Cancelled => {
+                    return cancelled(&call.id, &call.name);
+                }
+                Err(failure) => {
+                    emit("failed", Some(failure.message.clone()));
+                    return hook_failed(
+                        &call.id,
+                        &call.name,
+                        &hook.id,
+                        HookStage::After,
+                        &failure.message,
+                        Some(failure.kind),
+                    );
+                }
+            }
+        }
+        result
+    }
+}
+
+pub(crate) fn cancelled(id: &str, name: &str) -> ToolResult {
+    ToolResult::error(
+        id,
+        name,
+        ErrorKind::Cancelled,
+        "The call was cancelled before it finished.",
+        json!({}),
+    )
+}

@@ -1,0 +1,230 @@
+//! Step 1 of a batch, call by call in call order: look the tool up, check the active set, parse and
+//! validate the arguments, run the before-hooks until they agree (`before.rs`), and validate
+//! rewritten arguments again. A call either comes out ready to run or already has its result.
+
+use super::before::BeforeOutcome;
+use super::events::{Emitter, HookStage};
+use super::{CallRequest, Pipeline};
+use crate::report::{ErrorKind, ToolResult};
+use crate::sandbox::plugin::{ExecutionMode, Plugin, ToolInfo};
+use crate::schema::{CheckRefused, Violation};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// A call that passed every check and every before-hook.
+pub(crate) struct ReadyCall {
+    pub id: String,
+    pub name: String,
+    pub plugin: Arc<Plugin>,
+    pub arguments: Value,
+    pub sequential: bool,
+}
+
+pub(crate) enum Prepared {
+    Ready(ReadyCall),
+    Done(ToolResult),
+}
+
+impl Pipeline {
+    pub(crate) async fn prepare(
+        &self,
+        request: &CallRequest,
+        cancel: &CancellationToken,
+        emitter: &Emitter,
+    ) -> Prepared {
+        let (id, name) = (request.id.as_str(), request.name.as_str());
+        let registry = &self.inner.registry;
+        let Some((plugin, tool)) = registry.tool(name) else {
+            let available = self.active_tool_names();
+            return Prepared::Done(ToolResult::error(
+                id,
+                name,
+                ErrorKind::NotFound,
+                format!(
+                    "Unknown tool {name:?}. Available tools: {}.",
+                    available.join(", ")
+                ),
+                json!({ "available": available }),
+            ));
+        };
+        if !self.is_active(name) {
+            let available = self.active_tool_names();
+            return Prepared::Done(ToolResult::error(
+                id,
+                name,
+                ErrorKind::NotActive,
+                format!(
+                    "The tool {name:?} is not active in this session. Active tools: {}.",
+                    available.join(", ")
+                ),
+                json!({ "active": available }),
+            ));
+        }
+        let arguments = match parse_arguments(&request.arguments) {
+            Ok(arguments) => arguments,
+            Err(message) => {
+                return Prepared::Done(ToolResult::error(
+                    id,
+                    name,
+                    ErrorKind::InvalidArguments,
+                    message,
+                    json!({ "arguments": crate::report::budget::cut(&request.arguments, 4_096) }),
+                ));
+            }
+        };
+        let size = request.arguments.len();
+        if let Some(result) = check_schema(id, tool, &arguments, size, None).await {
+            return Prepared::Done(result);
+        }
+        let arguments = match self
+            .before_hooks(id, name, arguments, cancel, emitter)
+            .await
+        {
+            BeforeOutcome::Done(result) => return Prepared::Done(result),
+            BeforeOutcome::Allowed {
+                arguments,
+                rewritten_by: None,
+            } => arguments,
+            BeforeOutcome::Allowed {
+                arguments,
+                rewritten_by: Some(hook),
+            } => {
+                let size = arguments.to_string().len();
+                if let Some(result) = check_schema(id, tool, &arguments, size, Some(&hook)).await {
+                    return Prepared::Done(result);
+                }
+                arguments
+            }
+        };
+        Prepared::Ready(ReadyCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            plugin: plugin.clone(),
+            arguments,
+            sequential: tool.execution_mode == ExecutionMode::Sequential,
+        })
+    }
+}
+
+/// A hook that failed: the call is not run, or its result is withheld (hooks fail closed).
+pub(crate) fn hook_failed(
+    id: &str,
+    name: &str,
+    hook: &str,
+    stage: HookStage,
+    reason: &str,
+    kind: Option<ErrorKind>,
+) -> ToolResult {
+    let (what, consequence) = match stage {
+        HookStage::Before => ("before-hook", "The call was not run"),
+        HookStage::After => ("after-hook", "The call's result is withheld"),
+    };
+    ToolResult::error(
+        id,
+        name,
+        ErrorKind::HookFailed,
+        format!(
+            "{consequence}: the {what} `{hook}` failed ({reason}). Hooks fail closed; the operator needs to fix or remove the hook."
+        ),
+        json!({ "hook": hook, "stage": stage, "hookError": reason, "hookErrorKind": kind }),
+    )
+}
+
+/// `invalid_arguments` when the arguments break the schema (naming the hook that rewrote them),
+/// `timeout` when checking them took too long.
+async fn check_schema(
+    id: &str,
+    tool: &ToolInfo,
+    arguments: &Value,
+    size: usize,
+    rewritten_by: Option<&str>,
+) -> Option<ToolResult> {
+    let violations = match tool.schema.check_bounded(arguments, size).await {
+        Ok(violations) => violations,
+        Err(timed_out @ CheckRefused::TimedOut) => {
+            let limit_ms = crate::schema::VALIDATION_TIMEOUT.as_millis() as u64;
+            return Some(ToolResult::error(
+                id,
+                &tool.name,
+                ErrorKind::Timeout,
+                format!(
+                    "The call was not run: {timed_out} against {}'s parameters schema. Send smaller arguments.",
+                    tool.name
+                ),
+                json!({ "limitMs": limit_ms, "stage": "validation" }),
+            ));
+        }
+        Err(too_large @ CheckRefused::TooLarge { bytes, most }) => {
+            return Some(ToolResult::error(
+                id,
+                &tool.name,
+                ErrorKind::InvalidArguments,
+                format!(
+                    "The call was not run: {too_large}. Send at most {most} bytes of arguments to {}.",
+                    tool.name
+                ),
+                json!({ "argumentBytes": bytes, "maxArgumentBytes": most }),
+            ));
+        }
+    };
+    if violations.is_empty() {
+        return None;
+    }
+    let name = &tool.name;
+    let list: Vec<String> = violations
+        .iter()
+        .map(|v: &Violation| format!("- {v}"))
+        .collect();
+    let heading = match rewritten_by {
+        Some(hook) => format!("The arguments for {name} as rewritten by hook `{hook}` are invalid"),
+        None => format!("Invalid arguments for {name}"),
+    };
+    Some(ToolResult::error(
+        id,
+        name,
+        ErrorKind::InvalidArguments,
+        format!(
+            "{heading}:\n{}\nArguments received: {arguments}\nFix these and call {name} again; its parameters schema says what is expected.",
+            list.join("\n")
+        ),
+        {
+            let mut details = json!({ "violations": violations, "arguments": arguments });
+            if let Some(hook) = rewritten_by {
+                details["rewrittenBy"] = json!(hook);
+            }
+            details
+        },
+    ))
+}
+
+/// Arguments must be a JSON object; an empty string means `{}`.
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "The arguments must be a JSON object, got: {other}. Send the arguments as an object of named parameters."
+        )),
+        Err(err) => Err(format!(
+            "The arguments are not valid JSON ({err}). Received: {text}. Send a JSON object."
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_a_json_object() {
+        assert_eq!(parse_arguments(""), Ok(json!({})));
+        assert_eq!(parse_arguments(" {\"a\": 1} "), Ok(json!({ "a": 1 })));
+        for bad in ["[1]", "3", "\"x\"", "{", "{'a': 1}", "null"] {
+            let err = parse_arguments(bad).expect_err(bad);
+            assert!(err.contains("JSON object"), "{err}");
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! Every plugin in the plugins directory, loaded side by side: the tools they provide by name, the
+//! hooks they declare, and the files that were refused and why. A bad file never stops the others.
+
+pub mod declarations;
+
+use crate::capabilities::lock::Lockfile;
+use crate::config::Config;
+use crate::sandbox::cache::CompileCache;
+use crate::sandbox::engine::{self, EngineSettings};
+use crate::sandbox::plugin::{LoadError, Plugin, PluginHost, ToolInfo};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A plugin file that was not loaded.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Rejected {
+    pub file: PathBuf,
+    pub reason: String,
+}
+
+/// Why the registry could not be built at all.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error(
+        "cannot read the plugins directory {path} (build the plugins with `make build`, or pass --plugins DIR)"
+    )]
+    PluginsDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot start the WebAssembly engine: {0:#}")]
+    Engine(anyhow::Error),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("loading is locked and the deployment is not the one approved in cordon.lock: {0}")]
+    Locked(String),
+}
+
+/// Under a lock, a plugin whose declarations are not the approved ones is refused.
+fn approved_declarations(plugin: Plugin, lock: Option<&Lockfile>) -> Result<Plugin, LoadError> {
+    if let Some(lock) = lock {
+        lock.check_declarations(&plugin.id, &crate::registry::declarations::lines(&plugin))
+            .map_err(LoadError::NotApproved)?;
+    }
+    Ok(plugin)
+}
+
+/// How to build a registry.
+pub struct RegistryOptions {
+    pub plugins_dir: PathBuf,
+    pub config: Config,
+    pub cache: CompileCache,
+    /// When set, only plugins approved in this lockfile (same sha256, no wider grants) load.
+    pub lock: Option<Lockfile>,
+    /// Where the lockfile lives (checked, like the plugins directory and the compile cache, to be
+    /// outside every read-write grant).
+    pub lock_path: Option<PathBuf>,
+}
+
+/// The loaded plugins and their tools.
+pub struct Registry {
+    plugins: Vec<Arc<Plugin>>,
+    tools: BTreeMap<String, Arc<Plugin>>,
+    rejected: Vec<Rejected>,
+}
+
+impl Registry {
+    /// Loads every `*.wasm` file directly inside the plugins directory.
+    pub async fn load(options: RegistryOptions) -> Result<Self, RegistryError> {
+        let files = plugin_files(&options.plugins_dir)?;
+        let mut own_files: Vec<(&str, &Path)> =
+            vec![("the plugins directory", &options.plugins_dir)];
+        if let Some(dir) = options.cache.dir() {
+            own_files.push(("the compile cache", dir));
+        }
+        if let Some(lock) = &options.lock_path {
+            own_files.push(("the lockfile", lock));
+        }
+        options.config.check_own_files(&own_files)?;
+        let settings = EngineSettings {
+            fuel: options.config.uses_fuel(),
+            max_memory_bytes: options.config.max_memory_bytes(),
+            max_instances: options.config.max_sandboxes,
+        };
+        let engine = engine::build(&settings).map_err(RegistryError::Engine)?;
+        let host = Arc::new(
+            PluginHost::new(
+                engine,
+                options.cache,
+                &settings,
+                options.config.max_http_connections,
+                options.config.max_open_files,
+            )
+            .map_err(RegistryError::Engine)?,
+        );
+        warn_about_unused_grants(&options.config, &files);
+
+        let lock = options.lock.map(Arc::new);
+        let mut loads = tokio::task::JoinSet::new();
+        for (index, file) in files.iter().cloned().enumerate() {
+            let host = host.clone();
+            let grant = Arc::new(options.config.grant_for(&plugin_id(&file)));
+            let lock = lock.clone();
+            loads.spawn(async move {
+                (
+                    index,
+                    Plugin::load(&host, &file, grant, lock.as_deref()).await,
+                )
+            });
+        }
+        let mut outcomes: Vec<(usize, Result<Plugin, LoadError>)> = Vec::new();
+        while let Some(joined) = loads.join_next().await {
+            match joined {
+                Ok(outcome) => outcomes.push(outcome),
+                Err(err) => tracing::error!("a plugin load task failed: {err}"),
+            }
+        }
+        outcomes.sort_by_key(|(index, _)| *index);
+
+        let mut registry = Self {
+            plugins: Vec::new(),
+            tools: BTreeMap::new(),
+            rejected: Vec::new(),
+        };
+        for (index, outcome) in outcomes {
+            let file = &files[index];
+            let outcome = outcome
+                .and_then(|plugin| approved_declarations(plugin, lock.as_deref()))
+                .and_then(|plugin| registry.check_collisions(plugin));
+            match outcome {
+                Ok(plugin) => {
+                    tracing::info!(plugin = %plugin.id, tools = plugin.tools.len(), source = ?plugin.compiled, "loaded plugin");
+                    let plugin = Arc::new(plugin);
+                    for tool in &plugin.tools {
+                        registry.tools.insert(tool.name.clone(), plugin.clone());
+                    }
+                    registry.plugins.push(plugin);
+                }
+                Err(err) => {
+                    tracing::warn!(file = %file.display(), "rejected plugin: {err}");
+                    registry.rejected.push(Rejected {
+                        file: file.clone(),
+                        reason: err.to_string(),
+                    });
+                }
+            }
+        }
+        if let Some(lock) = &lock {
+            let loaded: Vec<&str> = registry.plugins.iter().map(|p| &*p.id).collect();
+            let deployment = crate::capabilities::lock::deployment(
+                options.config.audit_path.as_deref(),
+                &options.config.hook_order,
+            );
+            let refused: BTreeMap<String, String> = registry
+                .rejected
+                .iter()
+                .map(|rejected| (plugin_id(&rejected.file), rejected.reason.clone()))
+                .collect();
+            lock.check_deployment(&deployment, &loaded, &refused)
+                .map_err(RegistryError::Locked)?;
+        }
+        Ok(registry)
+    }
+
+    /// Refuses a plugin whose tool names are already taken by a plugin loaded before it.
+    fn check_collisions(&self, plugin: Plugin) -> Result<Plugin, LoadError> {
+        for tool in &plugin.tools {
+            if let Some(owner) = self.tools.get(&tool.name) {
+                return Err(LoadError::Collision(format!(
+                    "its tool {:?} is already provided by plugin `{}` ({}); tool names must be unique, so rename one of them or remove one file",
+                    tool.name,
+                    owner.id,
+                    owner.path.display()
+                )));
+            }
+        }
+        Ok(plugin)
+    }
+
+    pub fn plugins(&self) -> &[Arc<Plugin>] {
+        &self.plugins
+    }
+
+    /// The loaded plugin with this id.
+    pub fn plugin(&self, id: &str) -> Option<&Arc<Plugin>> {
+        self.plugins.iter().find(|plugin| &*plugin.id == id)
+    }
+
+    pub fn rejected(&self) -> &[Rejected] {
+        &self.rejected
+    }
+
+    /// The plugin providing `name`, and the tool.
+    pub fn tool(&self, name: &str) -> Option<(&Arc<Plugin>, &ToolInfo)> {
+        let plugin = self.tools.get(name)?;
+        Some((plugin, plugin.tool(name)?))
+    }
+
+    /// Every tool, sorted by name.
+    pub fn tools(&self) -> impl Iterator<Item = (&Arc<Plugin>, &ToolInfo)> {
+        self.tools
+            .iter()
+            .filter_map(|(name, plugin)| Some((plugin, plugin.tool(name)?)))
+    }
+
+    pub fn tool_names(&self) -> Vec<&str> {
+        self.tools.keys().map(String::as_str).collect()
+    }
+}
+
+/// `*.wasm` files directly in `dir`, sorted by file name.
+fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, RegistryError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| RegistryError::PluginsDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wasm") && path.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+pub fn plugin_id(file: &Path) -> String {
+    file.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn warn_about_unused_grants(config: &Config, files: &[PathBuf]) {
+    for id in config.plugins.keys() {
+        if !files.iter().any(|file| plugin_id(file) == *id) {
+            tracing::warn!(
+                "cordon.toml has a grant for plugin `{id}` but there is no {id}.wasm in the plugins directory"
+            );
+        }
+    }
+}

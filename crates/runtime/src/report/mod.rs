@@ -1,0 +1,16 @@
+//! What a call tells the host, at the bottom of the runtime: the tool result every call ends in,
+//! the records a running guest reports (log lines, progress, file opens, HTTP attempts), and the
+//! bounds that keep any of them from growing without limit. Nothing here knows about wasmtime.
+
+pub mod budget;
+mod guest_report;
+pub mod json_lines;
+mod result;
+pub mod utc_time;
+
+pub use guest_report::{
+    GuestReport, HttpAttempt, LogLevel, LogLine, OmittedRecords, PathOpen, ProgressUpdate,
+    ReportSink,
+};
+pub(crate) use result::{BLOCK_OVERHEAD_BYTES, as_object};
+pub use result::{Content, ErrorKind, MAX_CONTENT_BLOCKS, ToolResult};

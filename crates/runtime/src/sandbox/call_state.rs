@@ -1,0 +1,381 @@
+//! The state of one sandboxed call (the wasmtime `Store` data): its WASI context and granted
+//! directory handles, memory limiter, captured stdio, deadline, the record of the files it opens,
+//! the bound on what it makes the host record, and the host functions the plugin imports (`log`,
+//! `progress`, `cancelled`, `settings`).
+
+use crate::capabilities::grant::OpenedDirs;
+use crate::capabilities::limits::MAX_TABLE_ELEMENTS;
+use crate::capabilities::net::HttpGate;
+use crate::report::budget::{
+    MAX_LOG_LINE_BYTES, MESSAGE_OVERHEAD_BYTES, RecordKind, ReportBudget, cut, without_controls,
+};
+use crate::report::{GuestReport, LogLevel, LogLine, OmittedRecords, ProgressUpdate, ReportSink};
+use crate::sandbox::bindings::cordon::plugin::{host, types};
+use crate::sandbox::capture::OutputCapture;
+use crate::sandbox::fs_gate::{OpenFiles, OpenedPaths};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+/// Bytes one table element is counted as against the memory limit (a reference).
+const TABLE_ELEMENT_BYTES: usize = 8;
+
+/// Holds the plugin to its memory limit summed over all its linear memories and tables (a
+/// component may declare several of each), denies table growth past [`MAX_TABLE_ELEMENTS`], and
+/// remembers that it denied, so a trap that follows is reported as `out_of_memory`.
+pub struct MemoryLimiter {
+    limit: usize,
+    /// Bytes of linear memory and table space granted so far, over every memory and table.
+    used: usize,
+    /// A memory was refused growth.
+    pub denied: bool,
+    /// A table was refused growth.
+    pub table_denied: bool,
+}
+
+impl MemoryLimiter {
+    pub fn new(limit_bytes: u64) -> Self {
+        Self {
+            limit: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
+            used: 0,
+            denied: false,
+            table_denied: false,
+        }
+    }
+
+    /// Gives back `bytes` taken before (host objects the guest dropped).
+    pub(crate) fn give_back(&mut self, bytes: usize) {
+        self.used = self.used.saturating_sub(bytes);
+    }
+
+    /// Bytes left under the limit.
+    pub(crate) fn headroom(&self) -> usize {
+        self.limit.saturating_sub(self.used)
+    }
+
+    /// Takes `bytes` more from the limit, if they fit.
+    pub(crate) fn take(&mut self, bytes: usize) -> bool {
+        match self.used.checked_add(bytes) {
+            Some(total) if total <= self.limit => {
+                self.used = total;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+impl wasmtime::ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let allowed =
+            maximum.is_none_or(|max| desired <= max) && self.take(desired.saturating_sub(current));
+        if !allowed {
+            self.denied = true;
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > MAX_TABLE_ELEMENTS || maximum.is_some_and(|max| desired > max) {
+            self.table_denied = true;
+            return Ok(false);
+        }
+        let bytes = desired
+            .saturating_sub(current)
+            .saturating_mul(TABLE_ELEMENT_BYTES);
+        if !self.take(bytes) {
+            self.denied = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
+/// Store data of one call.
+pub struct CallState {
+    wasi: WasiCtx,
+    /// The granted directories, as handed to the guest by `get-directories`.
+    preopens: OpenedDirs,
+    /// The files and directories the guest opened and holds, against its bounds.
+    open_files: OpenFiles,
+    table: ResourceTable,
+    http: WasiHttpCtx,
+    http_gate: HttpGate,
+    pub limiter: MemoryLimiter,
+    pub stderr: OutputCapture,
+    pub stdout: OutputCapture,
+    plugin_id: Arc<str>,
+    call_id: String,
+    settings: Arc<str>,
+    reports: Option<ReportSink>,
+    /// Where the guest's file opens are recorded; only when someone listens to reports.
+    opened_paths: Option<OpenedPaths>,
+    /// What this sandbox may still make the host record.
+    budget: Arc<ReportBudget>,
+    /// The host objects the guest holds that are charged to its memory limit.
+    pub(crate) host_objects: crate::sandbox::resource_budget::HostObjects,
+    cancelled: CancellationToken,
+    /// When the epoch callback stops the guest.
+    pub deadline: Instant,
+    /// Bytes the guest may still push through `log` and `progress`.
+    push_budget: u64,
+    pub push_dropped: bool,
+}
+
+/// Everything needed to build a [`CallState`].
+pub struct CallSetup {
+    pub wasi: WasiCtx,
+    pub preopens: OpenedDirs,
+    pub open_files: OpenFiles,
+    pub budget: Arc<ReportBudget>,
+    pub http_gate: HttpGate,
+    pub stdout: OutputCapture,
+    pub stderr: OutputCapture,
+    pub memory_bytes: u64,
+    pub plugin_id: Arc<str>,
+    pub call_id: String,
+    pub settings: Arc<str>,
+    pub reports: Option<ReportSink>,
+    pub cancelled: CancellationToken,
+    pub deadline: Instant,
+    pub push_budget: u64,
+}
+
+impl CallState {
+    pub fn new(setup: CallSetup) -> Self {
+        let opened_paths = setup
+            .reports
+            .clone()
+            .map(|sink| OpenedPaths::new(sink, setup.call_id.clone(), setup.budget.clone()));
+        Self {
+            wasi: setup.wasi,
+            preopens: setup.preopens,
+            open_files: setup.open_files,
+            budget: setup.budget,
+            host_objects: Default::default(),
+            table: bounded_table(),
+            http: {
+                let mut http = WasiHttpCtx::new();
+                http.set_field_size_limit(MAX_HEADER_BYTES);
+                http
+            },
+            http_gate: setup.http_gate,
+            limiter: MemoryLimiter::new(setup.memory_bytes),
+            stdout: setup.stdout,
+            stderr: setup.stderr,
+            plugin_id: setup.plugin_id,
+            call_id: setup.call_id,
+            settings: setup.settings,
+            opened_paths,
+            reports: setup.reports,
+            cancelled: setup.cancelled,
+            deadline: setup.deadline,
+            push_budget: setup.push_budget,
+            push_dropped: false,
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.is_cancelled()
+    }
+
+    /// Takes `bytes` from the push budget; false (and remembered) when the budget is spent.
+    fn spend(&mut self, bytes: usize) -> bool {
+        let bytes = bytes as u64;
+        if bytes > self.push_budget {
+            if !self.push_dropped {
+                tracing::warn!(plugin = %self.plugin_id, call = %self.call_id, "output budget spent; dropping further log and progress messages");
+            }
+            self.push_dropped = true;
+            return false;
+        }
+        self.push_budget -= bytes;
+        true
+    }
+
+    /// The record of the guest's file opens, when they are being recorded.
+    pub(crate) fn opened_paths(&mut self) -> Option<&mut OpenedPaths> {
+        self.opened_paths.as_mut()
+    }
+
+    /// Takes `bytes` the host holds for the guest from its memory limit, if they fit.
+    pub(crate) fn take_host_bytes(&mut self, bytes: u64) -> Result<(), ()> {
+        match self
+            .limiter
+            .take(usize::try_from(bytes).unwrap_or(usize::MAX))
+        {
+            true => Ok(()),
+            false => Err(()),
+        }
+    }
+
+    /// Gives back host bytes of objects the guest no longer holds.
+    pub(crate) fn give_back_host_bytes(&mut self, bytes: u64) {
+        self.limiter
+            .give_back(usize::try_from(bytes).unwrap_or(usize::MAX));
+    }
+
+    /// The files the guest holds open, for `open-at` and descriptor drops.
+    pub(crate) fn open_files(&mut self) -> &mut OpenFiles {
+        &mut self.open_files
+    }
+
+    /// A warning in the host's log about this call, while it has warnings left.
+    pub(crate) fn warn_limited(&self, message: &str) {
+        if self.budget.warn() {
+            tracing::warn!(plugin = %self.plugin_id, call = %self.call_id, "{message}");
+        }
+    }
+
+    /// The granted directory handles, for `get-directories`.
+    pub(crate) fn preopens(&self) -> &OpenedDirs {
+        &self.preopens
+    }
+
+    /// The resource table the guest's handles live in.
+    pub(crate) fn table(&mut self) -> &mut ResourceTable {
+        &mut self.table
+    }
+
+    /// Reports what was past the record bounds, once, when the sandbox is done.
+    pub fn report_omitted(&self) {
+        let omitted = self.budget.omitted();
+        let warnings = self.budget.warnings_dropped();
+        if warnings > 0 {
+            tracing::warn!(plugin = %self.plugin_id, call = %self.call_id, "{warnings} more warnings about this call were not logged");
+        }
+        if let (true, Some(sink)) = (omitted.any(), &self.reports) {
+            sink(GuestReport::Omitted(OmittedRecords {
+                call_id: self.call_id.clone(),
+                omitted,
+            }));
+        }
+    }
+
+    /// Bytes left in the push budget, for checking the final result.
+    pub fn push_budget(&self) -> u64 {
+        self.push_budget
+    }
+}
+
+/// Host resources (streams, header maps, requests, descriptors) one call may hold at once. Far above
+/// what a real tool needs; a guest that floods handles traps instead of growing host memory. With
+/// header maps of at most [`MAX_HEADER_BYTES`] (and request paths of at most 64 KiB, the most a URI
+/// may have), what one call can park in host memory this way stays in the hundreds of MiB.
+pub const MAX_RESOURCES_PER_CALL: usize = 10_000;
+
+/// The in-memory size one header map (`wasi:http` fields) may reach; real headers fit in 8 KiB.
+pub const MAX_HEADER_BYTES: usize = 32 << 10;
+
+fn bounded_table() -> ResourceTable {
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(MAX_RESOURCES_PER_CALL);
+    table
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_gate,
+        }
+    }
+}
+
+impl types::Host for CallState {}
+
+impl host::Host for CallState {
+    fn log(&mut self, level: host::Level, message: String) {
+        if !self.spend(message.len() + MESSAGE_OVERHEAD_BYTES)
+            || !self.budget.record(RecordKind::Log)
+        {
+            return;
+        }
+        let message = cut(&without_controls(&message), MAX_LOG_LINE_BYTES);
+        let (plugin, call) = (&*self.plugin_id, self.call_id.as_str());
+        let level = match level {
+            host::Level::Trace => {
+                tracing::trace!(plugin, call, "{message}");
+                LogLevel::Trace
+            }
+            host::Level::Debug => {
+                tracing::debug!(plugin, call, "{message}");
+                LogLevel::Debug
+            }
+            host::Level::Info => {
+                tracing::info!(plugin, call, "{message}");
+                LogLevel::Info
+            }
+            host::Level::Warn => {
+                tracing::warn!(plugin, call, "{message}");
+                LogLevel::Warn
+            }
+            host::Level::Error => {
+                tracing::error!(plugin, call, "{message}");
+                LogLevel::Error
+            }
+        };
+        if let Some(sink) = &self.reports {
+            sink(GuestReport::Log(LogLine {
+                call_id: self.call_id.clone(),
+                level,
+                message,
+            }));
+        }
+    }
+
+    fn progress(&mut self, update: types::ToolOutput) {
+        let size = update
+            .content
+            .iter()
+            .map(crate::sandbox::convert::content_size)
+            .sum::<usize>()
+            + update.details.len();
+        if !self.spend(size + MESSAGE_OVERHEAD_BYTES) || !self.budget.record(RecordKind::Progress) {
+            return;
+        }
+        tracing::debug!(plugin = %self.plugin_id, call = %self.call_id, bytes = size, "progress");
+        if let Some(sink) = &self.reports {
+            sink(GuestReport::Progress(ProgressUpdate {
+                call_id: self.call_id.clone(),
+                content: update
+                    .content
+                    .into_iter()
+                    .map(crate::sandbox::convert::content_from_wit)
+                    .collect(),
+                details: crate::sandbox::convert::details_from_wit(&update.details),
+            }));
+        }
+    }
+
+    fn cancelled(&mut self) -> bool {
+        self.is_cancelled()
+    }
+
+    fn settings(&mut self) -> String {
+        self.settings.to_string()
+    }
+}

@@ -1,0 +1,161 @@
+//! Turning everything that can go wrong inside a sandbox into a classified [`Failure`] whose
+//! message tells the model what happened and what it could do, with no host backtraces.
+
+use crate::capabilities::limits::{Limits, MAX_TABLE_ELEMENTS};
+use crate::report::ErrorKind;
+use crate::sandbox::bindings;
+use crate::sandbox::call_state::CallState;
+use serde_json::{Value, json};
+use wasmtime::Trap;
+
+/// How many lines of the guest's stderr a trap message quotes.
+const STDERR_TAIL_LINES: usize = 6;
+
+/// A call that did not produce output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub details: Value,
+}
+
+impl Failure {
+    pub fn new(kind: ErrorKind, message: impl Into<String>, details: Value) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            details,
+        }
+    }
+
+    pub fn capability_denied(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::CapabilityDenied, message, json!({}))
+    }
+
+    pub fn trap(reason: impl Into<String>, stderr: &str) -> Self {
+        let reason = reason.into();
+        let mut message = format!("The tool crashed ({reason}).");
+        if !stderr.is_empty() {
+            message.push_str(&format!(" Its last stderr output:\n{stderr}"));
+        }
+        message.push_str("\nThis is a bug in the tool, not in your request; retrying the same call will likely crash again.");
+        Self::new(
+            ErrorKind::Trap,
+            message,
+            json!({ "trap": reason, "stderr": stderr }),
+        )
+    }
+}
+
+/// A failure the tool itself reported.
+pub fn from_tool_failure(failure: bindings::ToolFailure) -> Failure {
+    let kind = match failure.kind {
+        bindings::FailureKind::ToolError => ErrorKind::ToolError,
+        bindings::FailureKind::CapabilityDenied => ErrorKind::CapabilityDenied,
+    };
+    Failure::new(
+        kind,
+        failure.message,
+        crate::sandbox::convert::details_from_wit(&failure.details),
+    )
+}
+
+/// Classifies an error from instantiating or calling a guest.
+pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what: &str) -> Failure {
+    if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
+        return Failure::trap(
+            format!(
+                "the plugin exited with status {} instead of returning a result",
+                exit.0
+            ),
+            &state.stderr.tail(STDERR_TAIL_LINES),
+        );
+    }
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => {
+            let fuel = limits.fuel.unwrap_or(0);
+            Failure::new(
+                ErrorKind::OutOfFuel,
+                format!(
+                    "`{what}` used up its fuel budget ({fuel} units of CPU work) and was stopped. Ask for less work per call (smaller inputs, fewer items), or ask the operator to raise `limits.fuel`."
+                ),
+                json!({ "fuel": fuel }),
+            )
+        }
+        Some(Trap::Interrupt) if state.is_cancelled() => cancelled(what),
+        Some(Trap::Interrupt) => timed_out(state, limits, what),
+        _ if state.limiter.denied => out_of_memory(limits, what),
+        _ if state.limiter.table_denied => out_of_table_space(what),
+        Some(trap) => Failure::trap(trap.to_string(), &state.stderr.tail(STDERR_TAIL_LINES)),
+        None => {
+            let reason = err
+                .chain()
+                .last()
+                .map(ToString::to_string)
+                .unwrap_or_else(|| err.to_string());
+            Failure::trap(reason, &state.stderr.tail(STDERR_TAIL_LINES))
+        }
+    }
+}
+
+/// The call ran past its wall-time limit (or was cancelled while stuck in the host).
+pub fn timed_out(state: &CallState, limits: &Limits, what: &str) -> Failure {
+    if state.is_cancelled() {
+        return cancelled(what);
+    }
+    let limit_ms = limits.timeout.as_millis() as u64;
+    Failure::new(
+        ErrorKind::Timeout,
+        format!(
+            "`{what}` did not finish within its time limit of {} and was stopped. Try a smaller request, or ask the operator to raise `limits.timeout`.",
+            human_duration(limit_ms)
+        ),
+        json!({ "limitMs": limit_ms }),
+    )
+}
+
+pub fn cancelled(what: &str) -> Failure {
+    Failure::new(
+        ErrorKind::Cancelled,
+        format!("`{what}` was cancelled before it finished."),
+        json!({}),
+    )
+}
+
+fn out_of_memory(limits: &Limits, what: &str) -> Failure {
+    Failure::new(
+        ErrorKind::OutOfMemory,
+        format!(
+            "`{what}` ran out of memory: it tried to grow past its limit of {} and was stopped. Ask for less data per call, or ask the operator to raise `limits.memory`.",
+            human_bytes(limits.memory_bytes)
+        ),
+        json!({ "limitBytes": limits.memory_bytes }),
+    )
+}
+
+fn out_of_table_space(what: &str) -> Failure {
+    Failure::new(
+        ErrorKind::OutOfMemory,
+        format!(
+            "`{what}` ran out of memory: it tried to grow a table past {MAX_TABLE_ELEMENTS} elements, the most the host allows, and was stopped. Ask for less work per call; this limit is fixed in the host."
+        ),
+        json!({ "limitTableElements": MAX_TABLE_ELEMENTS }),
+    )
+}
+
+pub fn human_duration(millis: u64) -> String {
+    if millis.is_multiple_of(1000) {
+        format!("{} s", millis / 1000)
+    } else {
+        format!("{millis} ms")
+    }
+}
+
+pub fn human_bytes(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}

@@ -1,0 +1,365 @@
+//! The host's gate on `wasi:filesystem`, three entry points shadowed in the linker around
+//! wasmtime-wasi's own implementation:
+//! - `get-directories` hands the guest clones of the directory handles the plugin opened once at
+//!   load (see grant.rs), never a path opened anew;
+//! - `open-at` never blocks (nonblocking_open.rs: a FIFO, device or socket is refused by what was
+//!   opened), is bounded (a call holds at most [`MAX_OPEN_FILES_PER_CALL`] open files and
+//!   directories, the process at most its `[host] max_open_files`; past either the open fails with
+//!   `quota`, so no plugin can exhaust the host's file descriptors) and reported for the audit log
+//!   and events: the path as the guest sees it (cut to a length), what it asked for, and whether the
+//!   host opened or refused it, up to a number of records per sandbox (the rest are counted);
+//! - dropping a descriptor gives its slot back.
+//!
+//! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
+
+use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
+use crate::report::{GuestReport, PathOpen, ReportSink};
+use crate::sandbox::call_state::CallState;
+use crate::sandbox::nonblocking_open::{self, Refused};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource, ResourceType};
+use wasmtime_wasi::filesystem::WasiFilesystemView;
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    Descriptor, DescriptorFlags, ErrorCode, HostDescriptor, OpenFlags, PathFlags,
+};
+
+/// The `wasi:filesystem` version wasmtime-wasi 48 defines; guests importing any 0.2.x reach it. The
+/// audit tests fail if a wasmtime update moves it (the shadow would then define an unused name).
+const TYPES: &str = "wasi:filesystem/types@0.2.12";
+const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
+
+/// Files and directories one call may hold open at once. With the default `[host] max_sandboxes`
+/// of 64, every sandbox's share fits the default process bound, so no call can starve another.
+pub const MAX_OPEN_FILES_PER_CALL: usize = 256;
+
+/// The process's count of files and directories guests hold open, against its limit. Cheap to
+/// clone; every call's [`OpenFiles`] shares it.
+#[derive(Clone, Debug)]
+pub struct ProcessFiles {
+    open: Arc<AtomicUsize>,
+    limit: usize,
+}
+
+impl ProcessFiles {
+    pub fn new(limit: usize) -> Self {
+        Self {
+            open: Arc::default(),
+            limit: limit.max(1),
+        }
+    }
+
+    fn try_take(&self) -> bool {
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < self.limit).then_some(open + 1)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, count: usize) {
+        self.open.fetch_sub(count, Ordering::AcqRel);
+    }
+
+    /// Files guests hold open now.
+    pub fn open(&self) -> usize {
+        self.open.load(Ordering::Acquire)
+    }
+}
+
+/// The descriptors one call opened and still holds; given back to the process when the call's
+/// store is dropped (which closes them).
+pub struct OpenFiles {
+    live: HashSet<u32>,
+    process: ProcessFiles,
+}
+
+impl OpenFiles {
+    pub fn new(process: ProcessFiles) -> Self {
+        Self {
+            live: HashSet::new(),
+            process,
+        }
+    }
+
+    /// A slot for one more open file (given back when dropped, unless the open succeeded), or why
+    /// there is none.
+    fn take(&mut self) -> Result<FileSlot, &'static str> {
+        if self.live.len() >= MAX_OPEN_FILES_PER_CALL {
+            return Err("this call already holds 256 files open");
+        }
+        if !self.process.try_take() {
+            return Err(
+                "guests hold as many files open as the host allows ([host] max_open_files)",
+            );
+        }
+        Ok(FileSlot {
+            process: Some(self.process.clone()),
+        })
+    }
+
+    /// The open that `slot` was taken for succeeded: the descriptor holds it until closed.
+    fn opened(&mut self, descriptor: u32, mut slot: FileSlot) {
+        slot.process = None;
+        self.live.insert(descriptor);
+    }
+
+    fn closed(&mut self, descriptor: u32) {
+        if self.live.remove(&descriptor) {
+            self.process.give_back(1);
+        }
+    }
+}
+
+/// One file slot of the process, taken before an open and given back when dropped: an open that
+/// fails, or one that never finishes (its call was cancelled mid-open), returns it.
+struct FileSlot {
+    process: Option<ProcessFiles>,
+}
+
+impl Drop for FileSlot {
+    fn drop(&mut self) {
+        if let Some(process) = self.process.take() {
+            process.give_back(1);
+        }
+    }
+}
+
+impl Drop for OpenFiles {
+    fn drop(&mut self) {
+        self.process.give_back(self.live.len());
+    }
+}
+
+/// A call's record of where its directory descriptors point, and where opens are reported.
+pub struct OpenedPaths {
+    /// Guest path of each descriptor the guest received, by resource index. An index is reused only
+    /// after its descriptor is dropped, and every new descriptor passes through here, so an entry
+    /// is never stale when it is read.
+    paths: HashMap<u32, Arc<str>>,
+    sink: ReportSink,
+    call_id: String,
+    budget: Arc<ReportBudget>,
+}
+
+impl OpenedPaths {
+    pub fn new(sink: ReportSink, call_id: String, budget: Arc<ReportBudget>) -> Self {
+        Self {
+            paths: HashMap::new(),
+            sink,
+            call_id,
+            budget,
+        }
+    }
+
+    fn path_of(&self, descriptor: u32) -> Arc<str> {
+        self.paths
+            .get(&descriptor)
+            .cloned()
+            .unwrap_or_else(|| "<unknown directory>".into())
+    }
+}
+
+/// Replaces `get-directories`, `open-at` and the descriptor's destructor in a linker that already
+/// has WASI p2.
+pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+    linker.allow_shadowing(true);
+    linker
+        .instance(PREOPENS)?
+        .func_wrap("get-directories", get_directories)?;
+    let mut types = linker.instance(TYPES)?;
+    types.func_wrap_async("[method]descriptor.open-at", |store, params| {
+        Box::new(open_at(store, params))
+    })?;
+    types.resource(
+        "descriptor",
+        ResourceType::host::<Descriptor>(),
+        |mut store, rep| {
+            let state = store.data_mut();
+            state.open_files().closed(rep);
+            HostDescriptor::drop(&mut state.filesystem(), Resource::new_own(rep))
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+type Preopens = Vec<(Resource<Descriptor>, String)>;
+
+fn get_directories(
+    mut store: StoreContextMut<'_, CallState>,
+    (): (),
+) -> wasmtime::Result<(Preopens,)> {
+    let state = store.data_mut();
+    let granted = state.preopens().clone();
+    let mut directories = Vec::with_capacity(granted.len());
+    for (dir, guest_path) in granted.iter() {
+        let descriptor = state.table().push(Descriptor::Dir(dir.clone()))?;
+        directories.push((descriptor, guest_path.clone()));
+    }
+    if let Some(opened) = state.opened_paths() {
+        for (descriptor, guest_path) in &directories {
+            opened
+                .paths
+                .insert(descriptor.rep(), guest_path.as_str().into());
+        }
+    }
+    Ok((directories,))
+}
+
+type OpenAt = (
+    Resource<Descriptor>,
+    PathFlags,
+    String,
+    OpenFlags,
+    DescriptorFlags,
+);
+
+async fn open_at(
+    mut store: StoreContextMut<'_, CallState>,
+    (directory, path_flags, path, open_flags, flags): OpenAt,
+) -> wasmtime::Result<(Result<Resource<Descriptor>, ErrorCode>,)> {
+    let state = store.data_mut();
+    let guest_path = state.opened_paths().map(|opened| {
+        cut(
+            &joined(&opened.path_of(directory.rep()), &path),
+            MAX_RECORDED_PATH_BYTES,
+        )
+    });
+    let outcome = match state.open_files().take() {
+        Err(reason) => {
+            state.warn_limited(&format!(
+                "refused to open a file: {reason}; close files before opening more"
+            ));
+            Err(ErrorCode::Quota)
+        }
+        Ok(slot) => {
+            let opened = match state.table().get(&directory)? {
+                Descriptor::Dir(dir) => {
+                    nonblocking_open::open_at(dir, path_flags, &path, open_flags, flags)
+                }
+                Descriptor::File(_) => Err(Refused::Error(ErrorCode::NotDirectory)),
+            };
+            match opened {
+                Ok(descriptor) => {
+                    let descriptor = state.table().push(descriptor)?;
+                    state.open_files().opened(descriptor.rep(), slot);
+                    Ok(descriptor)
+                }
+                Err(refused) => {
+                    drop(slot);
+                    Err(match refused {
+                        Refused::Error(code) => code,
+                        Refused::Blocking(kind) => {
+                            state.warn_limited(&format!(
+                                "refused to open a {kind}: only files and directories may be opened"
+                            ));
+                            ErrorCode::Unsupported
+                        }
+                    })
+                }
+            }
+        }
+    };
+    record(state, guest_path, open_flags, flags, outcome)
+}
+
+/// Reports an open (when opens are being recorded) and answers it.
+fn record(
+    state: &mut CallState,
+    guest_path: Option<String>,
+    open_flags: OpenFlags,
+    flags: DescriptorFlags,
+    outcome: Result<Resource<Descriptor>, ErrorCode>,
+) -> wasmtime::Result<(Result<Resource<Descriptor>, ErrorCode>,)> {
+    if let Some(guest_path) = guest_path {
+        let host_path = match &outcome {
+            Ok(descriptor) => real_path(state, descriptor),
+            Err(_) => None,
+        };
+        let Some(opened) = state.opened_paths() else {
+            return Ok((outcome,));
+        };
+        let error = outcome.as_ref().err().map(ErrorCode::name);
+        if opened.budget.record(RecordKind::Path) {
+            (opened.sink)(GuestReport::PathOpen(PathOpen {
+                call_id: opened.call_id.clone(),
+                path: guest_path.clone(),
+                host_path,
+                mode: mode(open_flags, flags),
+                error,
+            }));
+        }
+        if let Ok(descriptor) = &outcome {
+            opened.paths.insert(descriptor.rep(), guest_path.into());
+        }
+    }
+    Ok((outcome,))
+}
+
+/// Where an opened descriptor really is on the host (its `/proc/self/fd` link), cut to a length:
+/// what the audit log reports, whatever renames inside the grant made of the guest's path.
+fn real_path(state: &mut CallState, descriptor: &Resource<Descriptor>) -> Option<String> {
+    use std::os::fd::AsRawFd;
+    let fd = match state.table().get(descriptor).ok()? {
+        Descriptor::File(file) => file.file.as_raw_fd(),
+        Descriptor::Dir(dir) => dir.dir.as_raw_fd(),
+    };
+    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    Some(cut(&path.to_string_lossy(), MAX_RECORDED_PATH_BYTES))
+}
+
+/// The directory's guest path joined with the path the guest gave, as written (not normalised, so
+/// a `..` the host refused stays visible).
+fn joined(directory: &str, path: &str) -> String {
+    if directory.ends_with('/') {
+        format!("{directory}{path}")
+    } else {
+        format!("{directory}/{path}")
+    }
+}
+
+/// What an open asked for, in WASI's words. `mutate-directory` is left out: wasi-libc asks for it
+/// on every writable open, so it says nothing.
+fn mode(open_flags: OpenFlags, flags: DescriptorFlags) -> Vec<&'static str> {
+    [
+        (flags.contains(DescriptorFlags::READ), "read"),
+        (flags.contains(DescriptorFlags::WRITE), "write"),
+        (open_flags.contains(OpenFlags::CREATE), "create"),
+        (open_flags.contains(OpenFlags::TRUNCATE), "truncate"),
+        (open_flags.contains(OpenFlags::EXCLUSIVE), "exclusive"),
+        (open_flags.contains(OpenFlags::DIRECTORY), "directory"),
+    ]
+    .into_iter()
+    .filter_map(|(set, name)| set.then_some(name))
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_join_as_written() {
+        assert_eq!(joined("/data", "a/b.txt"), "/data/a/b.txt");
+        assert_eq!(joined("/", "etc"), "/etc");
+        assert_eq!(joined("/data", "../secret"), "/data/../secret");
+    }
+
+    #[test]
+    fn modes_name_what_was_asked() {
+        assert_eq!(
+            mode(OpenFlags::empty(), DescriptorFlags::READ),
+            vec!["read"]
+        );
+        assert_eq!(
+            mode(
+                OpenFlags::CREATE | OpenFlags::TRUNCATE,
+                DescriptorFlags::WRITE
+            ),
+            vec!["write", "create", "truncate"]
+        );
+    }
+}

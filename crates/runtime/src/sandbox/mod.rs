@@ -1,0 +1,18 @@
+//! The sandbox: one wasmtime engine, the bindings generated from the WIT contract (they stay in
+//! this folder), one store per call with its limits and captured output, the guest's filesystem
+//! and resource gates, and loading and running a plugin. Everything above speaks host types.
+
+pub(crate) mod bindings;
+pub mod cache;
+pub(crate) mod call_state;
+pub(crate) mod capture;
+pub(crate) mod convert;
+pub(crate) mod describe_context;
+pub(crate) mod dir_listing;
+pub mod engine;
+pub(crate) mod failure;
+pub(crate) mod file_streams;
+pub(crate) mod fs_gate;
+pub(crate) mod nonblocking_open;
+pub mod plugin;
+pub(crate) mod resource_budget;

@@ -1,0 +1,437 @@
+//! What a guest makes the host hold in memory on its behalf counts against its memory limit, like
+//! its own linear memory: the bytes it puts into `wasi:http` objects (header maps, request
+//! methods, schemes, authorities and paths, the buffer behind each request or response body, the
+//! copy of a header map every `headers()` call makes) and the directory listings it asks for
+//! (dir_listing.rs reads a directory whole and charges it here). The functions that make those objects are
+//! shadowed in the linker by wrappers that call wasmtime's own implementation unchanged and charge
+//! what the new object holds to the call's memory limit, keyed by the object's handle; a handle the
+//! guest gave up (dropped, or passed on: headers moved into a request carry their charge with them)
+//! is given back when the limit is next reached. Past the limit the guest traps and the call ends
+//! as `out_of_memory`.
+
+use crate::sandbox::call_state::CallState;
+use std::collections::HashMap;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, Resource};
+use wasmtime_wasi_http::WasiHttpView;
+use wasmtime_wasi_http::p2::bindings::http::types::{
+    self as http_types, Fields, HeaderError, HostFields, HostIncomingResponse, HostOutgoingRequest,
+    HostOutgoingResponse, IncomingResponse, Method, OutgoingBody, OutgoingRequest,
+    OutgoingResponse, Scheme,
+};
+
+/// The `wasi:http` version wasmtime 48 defines; guests importing any 0.2.x reach it.
+const HTTP_TYPES: &str = "wasi:http/types@0.2.12";
+
+/// What each header entry, string or directory entry costs besides its bytes.
+const ENTRY_OVERHEAD_BYTES: u64 = 64;
+
+/// The chunk a request or response body buffers (wasmtime's default is 1 MiB); a body holds at
+/// most two.
+pub const BODY_CHUNK_BYTES: usize = 64 << 10;
+
+fn bytes(text: &[u8]) -> u64 {
+    text.len() as u64 + ENTRY_OVERHEAD_BYTES
+}
+
+/// What is charged: one part of one kind of object (a request's path is charged apart from its
+/// authority, so setting it again replaces its charge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Object {
+    Fields,
+    RequestHeaders,
+    RequestMethod,
+    RequestPath,
+    RequestScheme,
+    RequestAuthority,
+    Response,
+    /// A request's body, keyed by the body's handle: its buffered chunks live on while either the
+    /// body or the request it belongs to (the request's handle here) does.
+    RequestBody(u32),
+    /// A response's body, likewise.
+    ResponseBody(u32),
+    Listing,
+}
+
+/// The parts charged for a request (all live and die with it).
+const REQUEST_PARTS: [Object; 5] = [
+    Object::RequestHeaders,
+    Object::RequestMethod,
+    Object::RequestPath,
+    Object::RequestScheme,
+    Object::RequestAuthority,
+];
+
+/// The charges of one call's live objects, by object handle.
+#[derive(Default)]
+pub struct HostObjects {
+    charged: HashMap<(Object, u32), u64>,
+}
+
+impl CallState {
+    /// Sets the charge of part `kind` of object `rep` to `bytes` (giving back what it held). When
+    /// the memory limit is reached, the charges of objects that no longer exist are given back
+    /// first.
+    fn charge(&mut self, kind: Object, rep: u32, bytes: u64, what: &str) -> wasmtime::Result<()> {
+        if let Some(old) = self.host_objects.charged.remove(&(kind, rep)) {
+            self.give_back_host_bytes(old);
+        }
+        if self.take_host_bytes(bytes).is_err() {
+            self.give_back_dead_objects();
+            if self.take_host_bytes(bytes).is_err() {
+                self.limiter.denied = true;
+                wasmtime::bail!(
+                    "the plugin made the host hold more memory in {what} than its memory limit allows"
+                );
+            }
+        }
+        self.host_objects.charged.insert((kind, rep), bytes);
+        Ok(())
+    }
+
+    /// Adds `bytes` to the charge of part `kind` of object `rep` (an entry added to a header map).
+    fn add_charge(
+        &mut self,
+        kind: Object,
+        rep: u32,
+        bytes: u64,
+        what: &str,
+    ) -> wasmtime::Result<()> {
+        let held = self
+            .host_objects
+            .charged
+            .get(&(kind, rep))
+            .copied()
+            .unwrap_or(0);
+        self.charge(kind, rep, held + bytes, what)
+    }
+
+    /// How many bytes a directory listing may still take before the memory limit (after giving back
+    /// the charges of objects that are gone): the listing stops reading there.
+    pub(crate) fn listing_headroom(&mut self) -> u64 {
+        self.give_back_dead_objects();
+        self.limiter.headroom() as u64
+    }
+
+    /// A listing outgrew [`CallState::listing_headroom`]: the call ends out of memory.
+    pub(crate) fn listing_over_limit(&mut self) -> wasmtime::Error {
+        self.limiter.denied = true;
+        wasmtime::format_err!(
+            "the plugin made the host hold more memory in directory listings than its memory limit allows"
+        )
+    }
+
+    /// Charges a directory listing the guest asked for (see dir_listing.rs).
+    pub(crate) fn charge_listing(&mut self, rep: u32, bytes: u64) -> wasmtime::Result<()> {
+        self.charge(Object::Listing, rep, bytes, "directory listings")
+    }
+
+    /// A new object took handle `rep`: whatever was charged to an earlier object of that handle
+    /// (which is gone) is given back.
+    fn new_object(&mut self, kinds: &[Object], rep: u32) {
+        for kind in kinds {
+            if let Some(old) = self.host_objects.charged.remove(&(*kind, rep)) {
+                self.give_back_host_bytes(old);
+            }
+        }
+    }
+
+    /// Moves the charge of `from` to `to` (headers moved into a request).
+    fn move_charge(&mut self, from: (Object, u32), to: (Object, u32)) {
+        if let Some(bytes) = self.host_objects.charged.remove(&from) {
+            self.host_objects.charged.insert(to, bytes);
+        }
+    }
+
+    fn give_back_dead_objects(&mut self) {
+        let charged = std::mem::take(&mut self.host_objects.charged);
+        let mut freed = 0;
+        for ((kind, rep), bytes) in charged {
+            if self.object_alive(kind, rep) {
+                self.host_objects.charged.insert((kind, rep), bytes);
+            } else {
+                freed += bytes;
+            }
+        }
+        self.give_back_host_bytes(freed);
+    }
+
+    fn object_alive(&mut self, kind: Object, rep: u32) -> bool {
+        let table = self.table();
+        match kind {
+            Object::Fields => table.get(&Resource::<Fields>::new_borrow(rep)).is_ok(),
+            Object::RequestHeaders
+            | Object::RequestMethod
+            | Object::RequestPath
+            | Object::RequestScheme
+            | Object::RequestAuthority => table
+                .get(&Resource::<OutgoingRequest>::new_borrow(rep))
+                .is_ok(),
+            Object::Response => table
+                .get(&Resource::<OutgoingResponse>::new_borrow(rep))
+                .is_ok(),
+            Object::RequestBody(request) => {
+                table
+                    .get(&Resource::<OutgoingBody>::new_borrow(rep))
+                    .is_ok()
+                    || table
+                        .get(&Resource::<OutgoingRequest>::new_borrow(request))
+                        .is_ok()
+            }
+            Object::ResponseBody(response) => {
+                table
+                    .get(&Resource::<OutgoingBody>::new_borrow(rep))
+                    .is_ok()
+                    || table
+                        .get(&Resource::<OutgoingResponse>::new_borrow(response))
+                        .is_ok()
+            }
+            Object::Listing => table
+                .get(&Resource::<crate::sandbox::dir_listing::Listing>::new_borrow(rep))
+                .is_ok(),
+        }
+    }
+}
+
+/// Bytes of a header map's entries (names, values and per-entry overhead).
+fn header_bytes(entries: &[(String, Vec<u8>)]) -> u64 {
+    entries
+        .iter()
+        .map(|(name, value)| bytes(name.as_bytes()) + value.len() as u64)
+        .sum()
+}
+
+/// Bytes a copy of a header map holds: its entries (the values themselves are shared).
+fn copy_bytes(state: &mut CallState, fields: u32) -> wasmtime::Result<u64> {
+    let entries = HostFields::entries(&mut state.http(), Resource::new_borrow(fields))?;
+    Ok(entries.len() as u64 * ENTRY_OVERHEAD_BYTES + ENTRY_OVERHEAD_BYTES)
+}
+
+/// Replaces the functions that make the host hold guest-chosen bytes, in a linker that already
+/// has `wasi:http` and `wasi:filesystem`.
+pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+    linker.allow_shadowing(true);
+    let mut http = linker.instance(HTTP_TYPES)?;
+    http.func_wrap(
+        "[static]fields.from-list",
+        |mut store: StoreContextMut<'_, CallState>, (entries,): (Vec<(String, Vec<u8>)>,)| {
+            let state = store.data_mut();
+            let size = header_bytes(&entries);
+            let mut view = state.http();
+            let created = HostFields::from_list(&mut view, entries);
+            let outcome = header_outcome(&mut view, created)?;
+            if let Ok(fields) = &outcome {
+                state.charge(Object::Fields, fields.rep(), size, "HTTP header maps")?;
+            }
+            Ok((outcome,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]fields.set",
+        |mut store: StoreContextMut<'_, CallState>,
+         (fields, name, values): (Resource<Fields>, String, Vec<Vec<u8>>)| {
+            let state = store.data_mut();
+            let size = bytes(name.as_bytes()) + values.iter().map(|v| bytes(v)).sum::<u64>();
+            state.add_charge(Object::Fields, fields.rep(), size, "HTTP header maps")?;
+            let mut view = state.http();
+            let outcome = HostFields::set(&mut view, fields, name, values);
+            Ok((header_outcome(&mut view, outcome)?,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]fields.append",
+        |mut store: StoreContextMut<'_, CallState>,
+         (fields, name, value): (Resource<Fields>, String, Vec<u8>)| {
+            let state = store.data_mut();
+            let size = bytes(name.as_bytes()) + value.len() as u64;
+            state.add_charge(Object::Fields, fields.rep(), size, "HTTP header maps")?;
+            let mut view = state.http();
+            let outcome = HostFields::append(&mut view, fields, name, value);
+            Ok((header_outcome(&mut view, outcome)?,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]fields.clone",
+        |mut store: StoreContextMut<'_, CallState>, (fields,): (Resource<Fields>,)| {
+            let state = store.data_mut();
+            let entries =
+                HostFields::entries(&mut state.http(), Resource::new_borrow(fields.rep()))?;
+            let copy = HostFields::clone(&mut state.http(), fields)?;
+            state.charge(
+                Object::Fields,
+                copy.rep(),
+                header_bytes(&entries),
+                "HTTP header maps",
+            )?;
+            Ok((copy,))
+        },
+    )?;
+    http.func_wrap(
+        "[constructor]outgoing-request",
+        |mut store: StoreContextMut<'_, CallState>, (headers,): (Resource<Fields>,)| {
+            let state = store.data_mut();
+            let from = (Object::Fields, headers.rep());
+            let request = HostOutgoingRequest::new(&mut state.http(), headers)?;
+            state.new_object(&REQUEST_PARTS, request.rep());
+            state.move_charge(from, (Object::RequestHeaders, request.rep()));
+            Ok((request,))
+        },
+    )?;
+    http.func_wrap(
+        "[constructor]outgoing-response",
+        |mut store: StoreContextMut<'_, CallState>, (headers,): (Resource<Fields>,)| {
+            let state = store.data_mut();
+            let from = (Object::Fields, headers.rep());
+            let response = HostOutgoingResponse::new(&mut state.http(), headers)?;
+            state.new_object(&[Object::Response], response.rep());
+            state.move_charge(from, (Object::Response, response.rep()));
+            Ok((response,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]outgoing-request.headers",
+        |mut store: StoreContextMut<'_, CallState>, (request,): (Resource<OutgoingRequest>,)| {
+            let state = store.data_mut();
+            let copy = HostOutgoingRequest::headers(&mut state.http(), request)?;
+            let size = copy_bytes(state, copy.rep())?;
+            state.charge(Object::Fields, copy.rep(), size, "HTTP header maps")?;
+            Ok((copy,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]outgoing-response.headers",
+        |mut store: StoreContextMut<'_, CallState>, (response,): (Resource<OutgoingResponse>,)| {
+            let state = store.data_mut();
+            let copy = HostOutgoingResponse::headers(&mut state.http(), response)?;
+            let size = copy_bytes(state, copy.rep())?;
+            state.charge(Object::Fields, copy.rep(), size, "HTTP header maps")?;
+            Ok((copy,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]incoming-response.headers",
+        |mut store: StoreContextMut<'_, CallState>, (response,): (Resource<IncomingResponse>,)| {
+            let state = store.data_mut();
+            let copy = HostIncomingResponse::headers(&mut state.http(), response)?;
+            let size = copy_bytes(state, copy.rep())?;
+            state.charge(Object::Fields, copy.rep(), size, "HTTP header maps")?;
+            Ok((copy,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]outgoing-request.set-method",
+        |mut store: StoreContextMut<'_, CallState>,
+         (request, method): (Resource<OutgoingRequest>, Method)| {
+            let state = store.data_mut();
+            if let Method::Other(name) = &method {
+                state.charge(
+                    Object::RequestMethod,
+                    request.rep(),
+                    bytes(name.as_bytes()),
+                    "HTTP requests",
+                )?;
+            }
+            Ok((HostOutgoingRequest::set_method(
+                &mut state.http(),
+                request,
+                method,
+            )?,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]outgoing-request.set-path-with-query",
+        |mut store: StoreContextMut<'_, CallState>,
+         (request, path): (Resource<OutgoingRequest>, Option<String>)| {
+            let state = store.data_mut();
+            let size = path.as_deref().map_or(0, |p| bytes(p.as_bytes()));
+            state.charge(Object::RequestPath, request.rep(), size, "HTTP requests")?;
+            Ok((HostOutgoingRequest::set_path_with_query(
+                &mut state.http(),
+                request,
+                path,
+            )?,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]outgoing-request.set-scheme",
+        |mut store: StoreContextMut<'_, CallState>,
+         (request, scheme): (Resource<OutgoingRequest>, Option<Scheme>)| {
+            let state = store.data_mut();
+            if let Some(Scheme::Other(name)) = &scheme {
+                state.charge(
+                    Object::RequestScheme,
+                    request.rep(),
+                    bytes(name.as_bytes()),
+                    "HTTP requests",
+                )?;
+            }
+            Ok((HostOutgoingRequest::set_scheme(
+                &mut state.http(),
+                request,
+                scheme,
+            )?,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]outgoing-request.set-authority",
+        |mut store: StoreContextMut<'_, CallState>,
+         (request, authority): (Resource<OutgoingRequest>, Option<String>)| {
+            let state = store.data_mut();
+            let size = authority.as_deref().map_or(0, |a| bytes(a.as_bytes()));
+            state.charge(
+                Object::RequestAuthority,
+                request.rep(),
+                size,
+                "HTTP requests",
+            )?;
+            Ok((HostOutgoingRequest::set_authority(
+                &mut state.http(),
+                request,
+                authority,
+            )?,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]outgoing-request.body",
+        |mut store: StoreContextMut<'_, CallState>, (request,): (Resource<OutgoingRequest>,)| {
+            let state = store.data_mut();
+            let owner = Object::RequestBody(request.rep());
+            let body: Result<Resource<OutgoingBody>, ()> =
+                HostOutgoingRequest::body(&mut state.http(), request)?;
+            if let Ok(body) = &body {
+                state.charge(owner, body.rep(), body_bytes(), "HTTP bodies")?;
+            }
+            Ok((body,))
+        },
+    )?;
+    http.func_wrap(
+        "[method]outgoing-response.body",
+        |mut store: StoreContextMut<'_, CallState>, (response,): (Resource<OutgoingResponse>,)| {
+            let state = store.data_mut();
+            let owner = Object::ResponseBody(response.rep());
+            let body: Result<Resource<OutgoingBody>, ()> =
+                HostOutgoingResponse::body(&mut state.http(), response)?;
+            if let Ok(body) = &body {
+                state.charge(owner, body.rep(), body_bytes(), "HTTP bodies")?;
+            }
+            Ok((body,))
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+fn body_bytes() -> u64 {
+    2 * BODY_CHUNK_BYTES as u64 + ENTRY_OVERHEAD_BYTES
+}
+
+/// A header operation's outcome as the guest sees it.
+fn header_outcome<T>(
+    view: &mut wasmtime_wasi_http::WasiHttpCtxView<'_>,
+    outcome: Result<T, wasmtime_wasi_http::p2::HeaderError>,
+) -> wasmtime::Result<Result<T, HeaderError>> {
+    match outcome {
+        Ok(value) => Ok(Ok(value)),
+        Err(err) => Ok(Err(http_types::Host::convert_header_error(view, err)?)),
+    }
+}

@@ -1,0 +1,35 @@
+//! JavaScript plugin projects: `sdk/js/build.mjs` bundles the project's `app.js` with the SDK
+//! (rolldown) and makes it a component (componentize-js), both pinned in `sdk/js/package-lock.json`.
+
+use super::{require, run};
+use crate::source_root;
+use anyhow::bail;
+use std::path::Path;
+use std::process::Command;
+
+/// Whether `project` is a JavaScript project: it has an `app.js` or a `package.json`.
+pub fn is_project(project: &Path) -> bool {
+    project.join("app.js").is_file() || project.join("package.json").is_file()
+}
+
+/// Builds the JavaScript project in `project` (an absolute path) into the component `output`.
+pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
+    require(
+        "node",
+        "install Node.js 20 or later with npm (Debian: apt-get install nodejs npm)",
+    )?;
+    let sdk = source_root().join("sdk/js");
+    if !sdk
+        .join("node_modules/@bytecodealliance/componentize-js/package.json")
+        .is_file()
+    {
+        bail!(
+            "componentize-js is not installed; install it with: npm ci --prefix {}",
+            sdk.display()
+        );
+    }
+    run(Command::new("node")
+        .arg(sdk.join("build.mjs"))
+        .arg(project)
+        .arg(output))
+}

@@ -1,0 +1,66 @@
+//! `cordon new` and `cordon build`: start a plugin project from a working template, and build a
+//! plugin project into `plugins/NAME.wasm` with its language's toolchain. A missing toolchain is an
+//! error that gives the exact command to install it.
+
+mod build;
+mod templates;
+
+pub use build::build;
+pub use templates::create;
+
+use std::path::PathBuf;
+
+/// Languages `cordon new` and `cordon build` know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Rust,
+    Python,
+    Js,
+    C,
+}
+
+impl Language {
+    /// Every language, in the order help texts list them.
+    pub const ALL: [Language; 4] = [Self::Rust, Self::Python, Self::Js, Self::C];
+
+    /// The name `cordon new --lang` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rust => "rust",
+            Self::Python => "python",
+            Self::Js => "js",
+            Self::C => "c",
+        }
+    }
+
+    /// The language named `name` (as [`Language::as_str`] spells it).
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|language| language.as_str() == name)
+    }
+}
+
+/// Where this cordon's own sources are (the SDKs and the WIT contract the templates build against).
+fn source_root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// A program in the venv `make` installs the build tools into (`~/.cache/cordon-build-venv`), if
+/// it is there.
+fn build_venv_program(program: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let path = PathBuf::from(home)
+        .join(".cache/cordon-build-venv/bin")
+        .join(program);
+    path.is_file().then_some(path)
+}
+
+/// A plugin name: lowercase letters, digits and `_`, starting with a letter.
+pub fn is_valid_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}

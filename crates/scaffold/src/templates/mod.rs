@@ -1,0 +1,311 @@
+//! The project templates `cordon new` writes: a working example tool, its test, and a README.
+
+use crate::{Language, is_valid_name, source_root};
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+
+/// Creates `dir/NAME/` from the template of `language`; returns the directory.
+pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<PathBuf> {
+    if !is_valid_name(name) {
+        bail!(
+            "{name:?} is not a plugin name: use lowercase letters, digits and _, starting with a letter (e.g. word_count)"
+        );
+    }
+    let project = dir.join(name);
+    if project.exists() {
+        bail!(
+            "{} already exists; choose another name or remove it",
+            project.display()
+        );
+    }
+    let root = source_root();
+    let files: Vec<(&str, String)> = match language {
+        Language::Rust => vec![
+            ("Cargo.toml", rust_manifest(name, &root.join("sdk/rust"))),
+            ("src/lib.rs", RUST_LIB.replace("{name}", name)),
+            (
+                "README.md",
+                readme(name, "Rust (cargo, the wasm32-wasip2 target)"),
+            ),
+        ],
+        Language::Python => vec![
+            ("app.py", PYTHON_APP.replace("{name}", name)),
+            (
+                "test_app.py",
+                PYTHON_TEST
+                    .replace("{name}", name)
+                    .replace("{sdk}", &root.join("sdk/python").display().to_string()),
+            ),
+            ("README.md", readme(name, "Python (componentize-py)")),
+        ],
+        Language::Js => vec![
+            ("app.js", JS_APP.replace("{name}", name)),
+            ("test_app.js", JS_TEST.replace("{name}", name)),
+            (
+                "package.json",
+                JS_MANIFEST
+                    .replace("{name}", name)
+                    .replace("{sdk}", &root.join("sdk/js").display().to_string()),
+            ),
+            (
+                "README.md",
+                readme(name, "JavaScript (componentize-js)") + JS_README,
+            ),
+        ],
+        Language::C => vec![
+            ("app.c", C_APP.replace("{name}", name)),
+            ("words.h", C_WORDS.to_string()),
+            ("test_app.c", C_TEST.to_string()),
+            (
+                "README.md",
+                readme(name, "C (Zig's clang, wasm32-wasi)")
+                    + &C_README.replace("{sdk}", &root.join("sdk/c").display().to_string()),
+            ),
+        ],
+    };
+    for (relative, text) in files {
+        let path = project.join(relative);
+        std::fs::create_dir_all(path.parent().expect("a file in the project"))
+            .with_context(|| format!("creating {}", project.display()))?;
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(project)
+}
+
+/// The project README, naming the plugin and how it is built.
+fn readme(name: &str, build: &str) -> String {
+    README.replace("{name}", name).replace("{build}", build)
+}
+
+fn rust_manifest(name: &str, sdk: &Path) -> String {
+    format!(
+        r#"[package]
+name = "{name}"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[lib]
+crate-type = ["cdylib"]
+
+[dependencies]
+cordon-sdk = {{ path = "{sdk}" }}
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+schemars = "1"
+
+[profile.release]
+opt-level = "s"
+strip = true
+
+# A project of its own, even inside another Cargo workspace.
+[workspace]
+"#,
+        sdk = sdk.display()
+    )
+}
+
+const RUST_LIB: &str = r#"//! The `{name}` cordon plugin.
+use cordon_sdk::prelude::*;
+
+#[derive(Deserialize, JsonSchema)]
+struct Args {
+    /// The text to count words in.
+    text: String,
+}
+
+/// Counts words, apart from the sandbox so it can be tested natively.
+fn count_words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+struct CountWords;
+impl Tool for CountWords {
+    type Args = Args;
+    const NAME: &'static str = "{name}";
+    const DESCRIPTION: &'static str = "Counts the words in a text.";
+    fn run(&self, args: Args, _cx: &Context) -> ToolResult {
+        Ok(Output::text(count_words(&args.text).to_string()))
+    }
+}
+
+cordon_sdk::export_plugin!(tools: [CountWords]);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_words() {
+        assert_eq!(super::count_words("one two  three"), 3);
+        assert_eq!(super::count_words(""), 0);
+    }
+}
+"#;
+
+const PYTHON_APP: &str = r#""""The `{name}` cordon plugin."""
+
+from cordon_sdk import Plugin, tool  # noqa: F401 (Plugin is the component's export)
+
+
+@tool(name="{name}", label="Count words", description="Counts the words in a text.")
+def count_words(text: str) -> str:
+    return str(len(text.split()))
+"#;
+
+const PYTHON_TEST: &str = r#""""Tests for the `{name}` plugin's tool, in plain Python: `python3 test_app.py`."""
+
+import os
+import sys
+
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), "{sdk}"]
+from app import count_words  # noqa: E402
+
+
+def test_counts_words():
+    assert count_words("one two  three") == "3"
+    assert count_words("") == "0"
+
+
+if __name__ == "__main__":
+    test_counts_words()
+    print("ok")
+"#;
+
+const README: &str = r#"# {name}
+
+A cordon plugin in {build}. Its example tool counts words; change it into yours.
+
+- Build: `cordon build plugins/{name}` writes `plugins/{name}.wasm`.
+- Try it: `cordon call {name} '{"text": "one two three"}'`.
+- Grant it what it needs (directories, env vars, HTTP origins) under `[plugins.{name}]` in
+  `cordon.toml`; without a grant it gets nothing.
+"#;
+
+const JS_APP: &str = r#"// The `{name}` cordon plugin.
+import { defineTool } from "cordon-sdk";
+
+/** Counts words, apart from the tool so it can be tested in plain Node. */
+export function countWords(text) {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+defineTool({
+  name: "{name}",
+  label: "Count words",
+  description: "Counts the words in a text.",
+  parameters: {
+    type: "object",
+    properties: { text: { type: "string", description: "The text to count words in." } },
+    required: ["text"],
+  },
+  async execute(_toolCallId, { text }) {
+    return String(countWords(text));
+  },
+});
+"#;
+
+const JS_TEST: &str = r#"// Tests for the `{name}` plugin, in plain Node: `npm install` once, then `npm test`.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { runTool } from "cordon-sdk";
+import { countWords } from "./app.js";
+
+test("counts words", () => {
+  assert.equal(countWords("one two  three"), 3);
+  assert.equal(countWords(""), 0);
+});
+
+test("the tool answers as text", async () => {
+  assert.equal(await runTool("{name}", { text: "one two three" }), "3");
+});
+"#;
+
+const JS_MANIFEST: &str = r#"{
+  "name": "{name}",
+  "private": true,
+  "type": "module",
+  "main": "app.js",
+  "scripts": { "test": "node --test test_app.js" },
+  "dependencies": { "cordon-sdk": "file:{sdk}" }
+}
+"#;
+
+const JS_README: &str = r#"- Test it: `npm install` (links the SDK; no download), then `npm test`.
+- npm packages the plugin imports are bundled into the component by `cordon build`.
+"#;
+
+const C_APP: &str = r#"/* The `{name}` cordon plugin. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cordon.h"
+#include "words.h"
+
+static void count(const cordon_call *call, cordon_result *result) {
+    char *text = NULL;
+    if (!cordon_arg_string(call, "text", &text)) {
+        cordon_fail(result, "give the text to count as \"text\"");
+        return;
+    }
+    char answer[32];
+    snprintf(answer, sizeof answer, "%zu", count_words(text));
+    cordon_text(result, answer);
+    free(text);
+}
+
+static const cordon_tool TOOLS[] = {
+    {
+        .name = "{name}",
+        .label = "Count words",
+        .description = "Counts the words in a text.",
+        .parameters = "{\"type\": \"object\", \"properties\": {\"text\": {\"type\": \"string\"}}, \"required\": [\"text\"]}",
+        .run = count,
+    },
+};
+
+CORDON_EXPORT_TOOLS(TOOLS)
+"#;
+
+const C_WORDS: &str = r#"/* Counting words, apart from the tool so it can be tested natively (test_app.c). */
+#ifndef WORDS_H
+#define WORDS_H
+
+#include <ctype.h>
+#include <stddef.h>
+
+static size_t count_words(const char *text) {
+    size_t words = 0;
+    int inside = 0;
+    for (; *text; text++) {
+        if (isspace((unsigned char)*text)) {
+            inside = 0;
+        } else if (!inside) {
+            inside = 1;
+            words++;
+        }
+    }
+    return words;
+}
+
+#endif
+"#;
+
+const C_TEST: &str = r#"/* Tests for the word counting, natively: `python3 -m ziglang cc test_app.c -o test_app &&
+ * ./test_app` (or `zig cc`, or any C compiler). */
+#include <assert.h>
+#include <stdio.h>
+
+#include "words.h"
+
+int main(void) {
+    assert(count_words("one two  three") == 3);
+    assert(count_words("") == 0);
+    assert(count_words("  padded  ") == 1);
+    puts("ok");
+    return 0;
+}
+"#;
+
+const C_README: &str = r#"- Test it natively: `python3 -m ziglang cc test_app.c -o test_app && ./test_app` (or `zig cc`,
+  or any C compiler; files named `test_*.c` are not built into the plugin).
+- The C SDK is `{sdk}/cordon.h`; every `*.c` file here is compiled into the plugin.
+"#;
