@@ -345,9 +345,8 @@ fn duplicate_call_ids_are_a_usage_error_in_a_batch_file() {
 #[tokio::test]
 async fn a_duplicate_call_id_in_a_batch_is_not_run_and_keeps_its_own_record() {
     let ws = crate::support::probe().config("[audit]\npath = \"audit.jsonl\"\n");
-    let audit =
-        cordon_runtime::pipeline::audit::AuditLog::open(&ws.path().join("audit.jsonl")).unwrap();
-    let pipeline = ws.pipeline().await.with_audit_log(audit);
+    // The builder opens the audit log that cordon.toml names.
+    let pipeline = ws.pipeline().await;
     let calls = vec![
         CallRequest::new("same", "echo", r#"{"text": "first"}"#),
         CallRequest::new("same", "echo", r#"{"text": "second"}"#),

@@ -9,6 +9,7 @@ mod bundled_hooks;
 mod c_sdk;
 mod cache;
 mod cli;
+mod embedding;
 mod fs_tools;
 mod fuzz;
 mod hooks;

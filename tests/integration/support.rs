@@ -2,9 +2,8 @@
 //! the guest components `make test` built.
 
 use cordon_runtime::CompileCache;
-use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::{BatchOptions, CallRequest, Pipeline};
-use cordon_runtime::{Registry, RegistryOptions, ToolResult};
+use cordon_runtime::{RuntimeBuilder, ToolResult};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -156,22 +155,14 @@ impl Workspace {
 
     /// Loads the workspace through the library, as a front end would.
     pub async fn pipeline(&self) -> Pipeline {
-        let config_path = self.path().join("cordon.toml");
-        let config = if config_path.is_file() {
-            Config::load(&config_path).expect("config")
-        } else {
-            Config::default()
-        };
-        let (agent, hook_order) = (config.agent.clone(), config.hook_order.clone());
-        let options = RegistryOptions {
-            plugins_dir: self.path().join("plugins"),
-            config,
-            cache: CompileCache::at(self.cache_home().join("cordon").join("compiled")),
-            lock: None,
-            lock_path: None,
-        };
-        let registry = Registry::load(options).await.expect("registry");
-        Pipeline::new(std::sync::Arc::new(registry), agent, &hook_order).expect("pipeline")
+        RuntimeBuilder::new(self.path().join("plugins"))
+            .config_file_if_present(self.path().join("cordon.toml"))
+            .cache(CompileCache::at(
+                self.cache_home().join("cordon").join("compiled"),
+            ))
+            .build()
+            .await
+            .expect("runtime")
     }
 }
 

@@ -3,25 +3,33 @@
 //! A [`Registry`] loads every plugin in a directory with the capabilities the operator granted in
 //! `cordon.toml` ([`config::Config`]); a [`Pipeline`] runs batches of tool calls through
 //! validation, hooks and fresh sandboxes, and always returns one [`ToolResult`] per call, success
-//! or a classified error, in call order.
+//! or a classified error, in call order. [`RuntimeBuilder`] assembles both from a plugins
+//! directory and a config.
 //!
 //! The folders, from the bottom up: `report/` (what a call tells the host: results, logs,
 //! progress, and the bounds on them), `schema/` (argument validation), `capabilities/` (what an
 //! operator grants: directories, HTTP, env vars, limits, hook rights, the lock), `config/`
 //! (cordon.toml), `sandbox/` (wasmtime: the engine, the generated bindings, one call's store,
 //! loading and running a plugin), `registry/` (the plugins of a directory), `pipeline/` (a batch
-//! of calls through hooks and sandboxes).
+//! of calls through hooks and sandboxes), `builder/` (all of it assembled from a config).
 
+mod builder;
 pub mod capabilities;
 pub mod config;
 pub mod pipeline;
 pub mod registry;
 pub mod report;
-pub mod sandbox;
+mod sandbox;
 pub mod schema;
 
+pub use builder::{BuildError, RuntimeBuilder};
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
-pub use registry::{Registry, RegistryOptions};
+pub use registry::Registry;
 pub use report::{Content, ErrorKind, ToolResult};
 pub use sandbox::cache::{CompileCache, CompileSource};
-pub use sandbox::plugin::{CallOptions, ExecutionMode, HookInfo, Plugin, ToolInfo};
+/// The wasmtime engine as cordon configures it (the benchmarks compare bare wasmtime on it).
+pub use sandbox::engine;
+pub use sandbox::plugin::{
+    AfterDecision, BeforeDecision, CallOptions, ExecutionMode, HookInfo, LoadError, Plugin,
+    ToolInfo,
+};

@@ -5,8 +5,8 @@
 use crate::report::{Report, Section};
 use crate::setup::Setup;
 use crate::stats::{Sample, millis};
-use cordon_runtime::config::{AgentSettings, Execution};
-use cordon_runtime::pipeline::{BatchOptions, CallRequest, Pipeline};
+use cordon_runtime::config::Execution;
+use cordon_runtime::pipeline::{BatchOptions, CallRequest};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 7;
@@ -15,7 +15,6 @@ const CALLS: usize = 4;
 
 pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<Duration> {
     let probe = setup.guest("fixture_probe.wasm");
-    let registry = setup.registry("batch", &[("probe", &probe)], "").await?;
     let batch: Vec<CallRequest> = (0..CALLS)
         .map(|i| {
             CallRequest::new(
@@ -45,11 +44,13 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<Duration>
         (Execution::Parallel, SLEEP_MS, 256),
         (Execution::Sequential, SLEEP_MS * CALLS as u64, 1008),
     ] {
-        let settings = AgentSettings {
-            execution,
-            ..AgentSettings::default()
+        let config = match execution {
+            Execution::Parallel => "[agent]\nexecution = \"parallel\"\n",
+            Execution::Sequential => "[agent]\nexecution = \"sequential\"\n",
         };
-        let pipeline = Pipeline::new(registry.clone(), settings, &[])?;
+        let pipeline = setup
+            .pipeline("batch", &[("probe", &probe)], config)
+            .await?;
         pipeline.run(batch.clone(), &BatchOptions::default()).await;
         let mut times = Vec::new();
         for _ in 0..ROUNDS {

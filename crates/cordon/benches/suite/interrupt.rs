@@ -6,7 +6,7 @@ use crate::report::{Report, Section};
 use crate::setup::Setup;
 use crate::stats::{Sample, millis};
 use cordon_runtime::ErrorKind;
-use cordon_runtime::pipeline::{BatchOptions, CallRequest, Pipeline};
+use cordon_runtime::pipeline::{BatchOptions, CallRequest};
 use std::time::{Duration, Instant};
 
 const RUNS: usize = 30;
@@ -21,13 +21,12 @@ pub struct Interrupt {
 pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<Interrupt> {
     let probe = setup.guest("fixture_probe.wasm");
     let limited = setup
-        .registry(
+        .pipeline(
             "interrupt",
             &[("probe", &probe)],
             "[plugins.probe]\nlimits = { timeout = \"100ms\" }\n",
         )
         .await?;
-    let limited = Pipeline::new(limited, Default::default(), &[])?;
     let mut overruns = Vec::new();
     for _ in 0..RUNS {
         let started = Instant::now();
@@ -46,8 +45,7 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<Interrupt
     }
     let overruns = Sample::new(overruns);
 
-    let probe_registry = setup.registry("cancel", &[("probe", &probe)], "").await?;
-    let pipeline = Pipeline::new(probe_registry, Default::default(), &[])?;
+    let pipeline = setup.pipeline("cancel", &[("probe", &probe)], "").await?;
     let mut waits = Vec::new();
     for _ in 0..RUNS {
         let options = BatchOptions::default();

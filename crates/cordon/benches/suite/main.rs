@@ -54,7 +54,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let throughput = match wanted("throughput") {
         true => {
-            let (_registry, pipeline) = per_call::echo_pipeline(&setup).await?;
+            let pipeline = per_call::echo_pipeline(&setup).await?;
             Some(throughput::run(&pipeline, &mut report).await?)
         }
         false => None,

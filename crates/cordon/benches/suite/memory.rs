@@ -3,7 +3,7 @@
 
 use crate::report::{Report, Section};
 use crate::setup::Setup;
-use cordon_runtime::pipeline::{BatchOptions, CallRequest, Pipeline};
+use cordon_runtime::pipeline::{BatchOptions, CallRequest};
 use std::time::{Duration, Instant};
 
 const SANDBOXES: usize = 100;
@@ -11,14 +11,13 @@ const SLEEP_MS: u64 = 1500;
 
 pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<()> {
     let py_echo = setup.guest("fixture_py_echo.wasm");
-    let registry = setup
-        .registry(
+    let pipeline = setup
+        .pipeline(
             "memory",
             &[("py_echo", &py_echo)],
             "[host]\nmax_sandboxes = 128\n",
         )
         .await?;
-    let pipeline = Pipeline::new(registry, Default::default(), &[])?;
     // One call first, so the baseline includes the runtime's own warm state.
     let warm = pipeline
         .call(

@@ -7,7 +7,6 @@
 use crate::report::{Report, Section};
 use crate::setup::Setup;
 use crate::stats::{Sample, micros};
-use cordon_runtime::pipeline::audit::AuditLog;
 use cordon_runtime::pipeline::events::EventSink;
 use cordon_runtime::pipeline::{BatchOptions, CallRequest, Pipeline};
 use std::sync::Arc;
@@ -30,20 +29,18 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<()> {
         data.display().to_string()
     );
     let fs = setup.guest("fs.wasm");
-    let pipeline = |name: &'static str| {
-        let config = config.clone();
+    let pipeline = |name: &'static str, audit: String| {
+        let config = format!("{config}{audit}");
         let fs = fs.clone();
-        async move {
-            let registry = setup.registry(name, &[("fs", &fs)], &config).await?;
-            anyhow::Ok(Pipeline::new(registry, Default::default(), &[])?)
-        }
+        async move { setup.pipeline(name, &[("fs", &fs)], &config).await }
     };
-    let plain = pipeline("opened_paths_plain").await?;
-    let audited = pipeline("opened_paths_audited")
-        .await?
-        .with_audit_log(AuditLog::open(
-            &setup.scratch.path().join("opened_paths_audit.jsonl"),
-        )?);
+    let plain = pipeline("opened_paths_plain", String::new()).await?;
+    let audit = setup.scratch.path().join("opened_paths_audit.jsonl");
+    let audited = pipeline(
+        "opened_paths_audited",
+        format!("[audit]\npath = {:?}\n", audit.display().to_string()),
+    )
+    .await?;
     let listener: EventSink = Arc::new(|event| {
         std::hint::black_box(event);
     });

@@ -8,7 +8,6 @@ use crate::setup::{OPTIONAL_ECHOES, Setup};
 use crate::stats::{Sample, micros, time_n};
 use cordon_runtime::pipeline::{BatchOptions, CallRequest, Pipeline};
 use cordon_runtime::{CallOptions, Registry};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub const ARGUMENTS: &str =
@@ -27,8 +26,7 @@ pub struct PerCall {
 
 pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> {
     let echo = setup.guest("fixture_echo.wasm");
-    let registry = setup.registry("echo", &[("echo", &echo)], "").await?;
-    let pipeline = Pipeline::new(registry.clone(), Default::default(), &[])?;
+    let pipeline = setup.pipeline("echo", &[("echo", &echo)], "").await?;
     let mut rows: Vec<(String, Option<Sample>)> = Vec::new();
 
     let native = time_n(ROUNDS, || {
@@ -43,7 +41,7 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
         Some(native),
     ));
 
-    let engine = cordon_runtime::sandbox::engine::build(&Default::default())?;
+    let engine = cordon_runtime::engine::build(&Default::default())?;
     let bare = Bare::new(&engine, &echo)?;
     let (mut answered, mut dropped) = (Vec::new(), Vec::new());
     for round in 0..WARM_UP + ROUNDS {
@@ -66,7 +64,7 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
 
     rows.push((
         "cordon sandbox only (Plugin::call_tool, no pipeline)".into(),
-        Some(sandbox_calls(&registry).await),
+        Some(sandbox_calls(pipeline.registry()).await),
     ));
     let through_pipeline = pipeline_calls(&pipeline, "echo", ROUNDS).await;
     let pipeline_median = through_pipeline.median();
@@ -77,13 +75,12 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
 
     let hook = setup.guest("fixture_scripted_hook.wasm");
     let hooked = setup
-        .registry(
+        .pipeline(
             "hooked",
             &[("echo", &echo), ("hook", &hook)],
             "[plugins.hook]\nhook = true\n",
         )
         .await?;
-    let hooked = Pipeline::new(hooked, Default::default(), &[])?;
     let hooked = pipeline_calls(&hooked, "echo", ROUNDS).await;
     let hook_pair = hooked.median().saturating_sub(pipeline_median);
     rows.push((
@@ -100,13 +97,12 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
     )?;
     let fs = setup.guest("fs.wasm");
     let fs = setup
-        .registry(
+        .pipeline(
             "read-file",
             &[("fs", &fs)],
             "[plugins.fs]\ndirs = [{ host = \"read-file-data\", guest = \"/data\" }]\n",
         )
         .await?;
-    let fs = Pipeline::new(fs, Default::default(), &[])?;
     rows.push((
         "cordon pipeline, fs `read_file` of a 4 KiB file (one read-only grant)".into(),
         Some(pipeline_calls_with(&fs, "read_file", r#"{"path": "/data/notes.txt"}"#, ROUNDS).await),
@@ -114,9 +110,8 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
 
     let py_echo = setup.guest("fixture_py_echo.wasm");
     let python = setup
-        .registry("python", &[("py_echo", &py_echo)], "")
+        .pipeline("python", &[("py_echo", &py_echo)], "")
         .await?;
-    let python = Pipeline::new(python, Default::default(), &[])?;
     let python = pipeline_calls(&python, "py_echo", SLOW_ROUNDS).await;
     let python_median = python.median();
     rows.push((
@@ -135,8 +130,7 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
             continue;
         };
         let id = format!("echo_{}", language.to_lowercase());
-        let registry = setup.registry(&id, &[(&id, &path)], "").await?;
-        let pipeline = Pipeline::new(registry, Default::default(), &[])?;
+        let pipeline = setup.pipeline(&id, &[(&id, &path)], "").await?;
         let sample = pipeline_calls(&pipeline, "echo", SLOW_ROUNDS).await;
         if language == "JavaScript" {
             javascript = Some(sample.median());
@@ -223,11 +217,10 @@ pub async fn pipeline_calls_with(
 }
 
 /// The pipeline shared with other sections.
-pub async fn echo_pipeline(setup: &Setup) -> anyhow::Result<(Arc<Registry>, Pipeline)> {
+pub async fn echo_pipeline(setup: &Setup) -> anyhow::Result<Pipeline> {
     let echo = setup.guest("fixture_echo.wasm");
-    let registry = setup
-        .registry("echo-shared", &[("echo", &echo)], "")
+    let pipeline = setup
+        .pipeline("echo-shared", &[("echo", &echo)], "")
         .await?;
-    let pipeline = Pipeline::new(registry.clone(), Default::default(), &[])?;
-    Ok((registry, pipeline))
+    Ok(pipeline)
 }

@@ -36,14 +36,13 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<RealRepo>
         "[plugins.fs]\ndirs = [{{ host = \"{}\", guest = \"/tree\" }}]\nlimits = {{ timeout = \"600s\" }}\n",
         tree.root.display()
     );
-    let registry = setup.registry("real-repo", &[("fs", &fs)], &config).await?;
-    let pipeline = Pipeline::new(registry, Default::default(), &[])?;
+    let pipeline = setup.pipeline("real-repo", &[("fs", &fs)], &config).await?;
     let rg = ripgrep();
 
     let mut section = Section::new(
         "10. Real repository",
         &format!(
-            "A generated tree of {} files and {} MB (host/benches/suite/repo_tree.rs: the same bytes \
+            "A generated tree of {} files and {} MB (crates/cordon/benches/suite/repo_tree.rs: the same bytes \
              every run, made once under `~/.cache/cordon-bench/`), granted read-only to the `fs` \
              plugin. cordon: a whole pipeline call in this process (median of {ROUNDS}, or {QUICK_ROUNDS} \
              for the quick rows); native: the command as a process, same run (median of the same \

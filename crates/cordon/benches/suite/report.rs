@@ -97,7 +97,7 @@ impl Report {
         let mut out = String::from("# Benchmarks\n\n");
         let _ = writeln!(
             out,
-            "Produced by `make bench` (host/benches/suite/) on {} ({} cores visible, load average {} \
+            "Produced by `make bench` (crates/cordon/benches/suite/) on {} ({} cores visible, load average {} \
              at the start), {} UTC, in {:.0} s. \
              Every figure below comes from this one run; the machine is shared and noisy, so compare \
              rows of the same run (the ratios) rather than absolute times across runs. Latency rows \

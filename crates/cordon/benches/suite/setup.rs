@@ -1,12 +1,11 @@
 //! Where the benchmarks find their guest components and how they load them: a plugins directory
-//! per registry in a scratch folder, the user's compile cache.
+//! per runtime in a scratch folder, the user's compile cache.
 
 use anyhow::Context as _;
 use cordon_runtime::CompileCache;
 use cordon_runtime::config::Config;
-use cordon_runtime::{Registry, RegistryOptions};
+use cordon_runtime::{Pipeline, RuntimeBuilder};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// Environment variables naming optional components built elsewhere (the C and JavaScript SDKs):
 /// each must export a tool `echo` taking `{"text": string}`. When unset, the file named beside it
@@ -70,31 +69,29 @@ impl Setup {
         Ok(dir)
     }
 
-    /// A registry over `plugins` with the configuration `config` (cordon.toml text).
-    pub async fn registry(
+    /// A runtime over `plugins` with the configuration `config` (cordon.toml text), assembled as
+    /// the `cordon` binary assembles its own.
+    pub async fn pipeline(
         &self,
         name: &str,
         plugins: &[(&str, &Path)],
         config: &str,
-    ) -> anyhow::Result<Arc<Registry>> {
+    ) -> anyhow::Result<Pipeline> {
         let dir = self.plugins_dir(name, plugins)?;
         let origin = self.scratch.path().join(format!("{name}.toml"));
         let config = Config::parse(config, &origin, self.scratch.path())?;
-        let registry = Registry::load(RegistryOptions {
-            plugins_dir: dir,
-            config,
-            cache: self.cache(),
-            lock: None,
-            lock_path: None,
-        })
-        .await?;
-        if let Some(rejected) = registry.rejected().first() {
+        let pipeline = RuntimeBuilder::new(dir)
+            .config(config)
+            .cache(self.cache())
+            .build()
+            .await?;
+        if let Some(rejected) = pipeline.registry().rejected().first() {
             anyhow::bail!(
                 "{} was refused: {}",
                 rejected.file.display(),
                 rejected.reason
             );
         }
-        Ok(Arc::new(registry))
+        Ok(pipeline)
     }
 }

@@ -11,10 +11,10 @@ use crate::cli::interrupt::interrupt_watcher;
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
 use cordon_runtime::CompileCache;
+use cordon_runtime::RuntimeBuilder;
 use cordon_runtime::capabilities::lock::Lockfile;
 use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline, parse_batch};
-use cordon_runtime::{Registry, RegistryOptions};
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -355,35 +355,17 @@ impl Cli {
         } else {
             CompileCache::default_location()
         };
-        let mut agent = config.agent.clone();
-        if let Some(tools) = &self.tools {
-            agent.tools = Some(tools.clone());
+        let mut builder = RuntimeBuilder::new(&self.plugins)
+            .config(config)
+            .cache(cache)
+            .lock_path(self.lock_path());
+        if let Some(lock) = lock {
+            builder = builder.locked(lock);
         }
-        let hook_order = config.hook_order.clone();
-        let audit = match &config.audit_path {
-            Some(path) => Some(
-                cordon_runtime::pipeline::audit::AuditLog::open(path).with_context(|| {
-                    format!(
-                        "cannot open the audit log {} ([audit] path)",
-                        path.display()
-                    )
-                })?,
-            ),
-            None => None,
-        };
-        let options = RegistryOptions {
-            plugins_dir: self.plugins.clone(),
-            config,
-            cache,
-            lock,
-            lock_path: Some(self.lock_path()),
-        };
-        let registry = Arc::new(Registry::load(options).await?);
-        let pipeline = Pipeline::new(registry, agent, &hook_order)?;
-        Ok(match audit {
-            Some(audit) => pipeline.with_audit_log(audit),
-            None => pipeline,
-        })
+        if let Some(tools) = &self.tools {
+            builder = builder.active_tools(tools.clone());
+        }
+        Ok(builder.build().await?)
     }
 }
 

@@ -10,11 +10,11 @@
 use crate::capabilities::limits::Limits;
 use crate::capabilities::net::HttpGrant;
 use crate::capabilities::tool_glob;
-use crate::sandbox::capture::OutputCapture;
 use serde_json::Value;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use wasmtime_wasi::cli::StdoutStream;
 use wasmtime_wasi::filesystem::Dir;
 use wasmtime_wasi::{FsPerms, OpenMode, WasiCtx, WasiCtxBuilder};
 
@@ -135,7 +135,11 @@ impl PluginGrant {
 
     /// The WASI context of one call: the grant's env vars and captured stdio. Its directories are
     /// not here: they are the handles of [`PluginGrant::open_dirs`], handed out by the call state.
-    pub fn wasi_context(&self, stdout: OutputCapture, stderr: OutputCapture) -> WasiCtx {
+    pub fn wasi_context(
+        &self,
+        stdout: impl StdoutStream + 'static,
+        stderr: impl StdoutStream + 'static,
+    ) -> WasiCtx {
         let mut builder = WasiCtxBuilder::new();
         builder
             // Files and directories opened under a grant work on the calling thread, like the

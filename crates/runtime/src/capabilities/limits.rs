@@ -41,3 +41,7 @@ pub const MAX_TABLE_ELEMENTS: usize = 100_000;
 
 /// `describe` runs at load with this much wall time at most.
 pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Files and directories one call may hold open at once. With the default `[host] max_sandboxes`
+/// of 64, every sandbox's share fits the default process bound, so no call can starve another.
+pub const MAX_OPEN_FILES_PER_CALL: usize = 256;

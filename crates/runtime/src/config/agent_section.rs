@@ -14,9 +14,9 @@ pub enum Execution {
     Sequential,
 }
 
-/// How batches of tool calls run (`[agent]`).
+/// How batches of tool calls run through the pipeline (the batch keys of `[agent]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentSettings {
+pub struct BatchSettings {
     pub execution: Execution,
     /// The active tool set; `None` means every loaded tool.
     pub tools: Option<Vec<String>>,
@@ -27,6 +27,23 @@ pub struct AgentSettings {
     pub max_result_bytes: u64,
     /// Image bytes of one result kept; further images are dropped with a marker.
     pub max_image_bytes: u64,
+}
+
+impl Default for BatchSettings {
+    fn default() -> Self {
+        Self {
+            execution: Execution::Parallel,
+            tools: None,
+            max_concurrency: 16,
+            max_result_bytes: 64 << 10,
+            max_image_bytes: 4 << 20,
+        }
+    }
+}
+
+/// The agent loop's own settings (`cordon run`, `cordon chat`; the loop keys of `[agent]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSettings {
     /// Model replies the agent loop asks for before it gives up (`cordon run`).
     pub max_steps: u32,
     /// The agent loop's system prompt; `None` means cordon's default, which lists the tools.
@@ -36,11 +53,6 @@ pub struct AgentSettings {
 impl Default for AgentSettings {
     fn default() -> Self {
         Self {
-            execution: Execution::Parallel,
-            tools: None,
-            max_concurrency: 16,
-            max_result_bytes: 64 << 10,
-            max_image_bytes: 4 << 20,
             max_steps: 20,
             system_prompt: None,
         }
@@ -60,8 +72,8 @@ pub(super) struct RawAgent {
 }
 
 impl RawAgent {
-    pub(super) fn validate(self) -> Result<AgentSettings, KeyError> {
-        let defaults = AgentSettings::default();
+    pub(super) fn validate(self) -> Result<(BatchSettings, AgentSettings), KeyError> {
+        let defaults = BatchSettings::default();
         let max_concurrency = self.max_concurrency.unwrap_or(defaults.max_concurrency);
         if max_concurrency == 0 {
             return Err(("max_concurrency".into(), "must be at least 1".into()));
@@ -74,18 +86,21 @@ impl RawAgent {
             Some(text) => parse_bytes(text).map_err(|m| ("max_image_bytes".to_string(), m))?,
             None => defaults.max_image_bytes,
         };
-        let max_steps = self.max_steps.unwrap_or(defaults.max_steps);
+        let max_steps = self.max_steps.unwrap_or(AgentSettings::default().max_steps);
         if max_steps == 0 {
             return Err(("max_steps".into(), "must be at least 1".into()));
         }
-        Ok(AgentSettings {
+        let batches = BatchSettings {
             execution: self.execution.unwrap_or_default(),
             tools: self.tools,
             max_concurrency,
             max_result_bytes,
             max_image_bytes,
+        };
+        let agent = AgentSettings {
             max_steps,
             system_prompt: self.system_prompt,
-        })
+        };
+        Ok((batches, agent))
     }
 }

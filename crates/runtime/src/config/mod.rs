@@ -12,7 +12,7 @@ mod tests;
 mod units;
 
 use agent_section::RawAgent;
-pub use agent_section::{AgentSettings, Execution};
+pub use agent_section::{AgentSettings, BatchSettings, Execution};
 use plugin_section::{RawLimits, RawPlugin};
 
 use crate::capabilities::grant::{Access, DirGrant, HookGrant, PluginGrant};
@@ -51,7 +51,7 @@ pub const DEFAULT_MAX_SANDBOXES: u32 = 64;
 /// max_open_files` says otherwise: the default sandbox count times each call's share, so no call
 /// can starve another.
 pub const DEFAULT_MAX_OPEN_FILES: usize =
-    DEFAULT_MAX_SANDBOXES as usize * crate::sandbox::fs_gate::MAX_OPEN_FILES_PER_CALL;
+    DEFAULT_MAX_SANDBOXES as usize * crate::capabilities::limits::MAX_OPEN_FILES_PER_CALL;
 
 /// Outgoing HTTP connections open at once in the process unless `[host] max_http_connections`
 /// says otherwise; well under the usual limit of 1,024 open files.
@@ -71,7 +71,9 @@ pub struct Config {
     pub max_open_files: usize,
     /// Where the audit log goes (`[audit] path`), if anywhere.
     pub audit_path: Option<PathBuf>,
-    /// How batches run.
+    /// How batches run (`[agent]`: execution, tools, concurrency, result budgets).
+    pub batches: BatchSettings,
+    /// The agent loop's steps and system prompt (`[agent]`).
     pub agent: AgentSettings,
     /// The model API the agent loop talks to (`[model]`).
     pub model: ModelSettings,
@@ -94,6 +96,7 @@ impl Default for Config {
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             max_open_files: DEFAULT_MAX_OPEN_FILES,
             audit_path: None,
+            batches: BatchSettings::default(),
             agent: AgentSettings::default(),
             model: ModelSettings::default(),
             hook_order: Vec::new(),
@@ -141,7 +144,7 @@ impl Config {
                 .map_err(|(key, message)| invalid(format!("plugins.{id}.{key}"), message))?;
             plugins.insert(id, grant);
         }
-        let agent = raw
+        let (batches, agent) = raw
             .agent
             .validate()
             .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
@@ -166,10 +169,9 @@ impl Config {
                 format!("{max_http_connections} is out of range; use 1 to 100000"),
             ));
         }
-        let max_open_files = raw
-            .host
-            .max_open_files
-            .unwrap_or(max_sandboxes as usize * crate::sandbox::fs_gate::MAX_OPEN_FILES_PER_CALL);
+        let max_open_files = raw.host.max_open_files.unwrap_or(
+            max_sandboxes as usize * crate::capabilities::limits::MAX_OPEN_FILES_PER_CALL,
+        );
         if !(1..=1_000_000).contains(&max_open_files) {
             return Err(invalid(
                 "host.max_open_files".into(),
@@ -185,6 +187,7 @@ impl Config {
             max_http_connections,
             max_open_files,
             audit_path,
+            batches,
             agent,
             model,
             hook_order: raw.hooks.order,

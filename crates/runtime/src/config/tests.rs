@@ -104,19 +104,18 @@ fn agent_and_hook_settings() {
     )
     .unwrap();
     assert_eq!(
-        config.agent,
-        AgentSettings {
+        config.batches,
+        BatchSettings {
             execution: Execution::Sequential,
             tools: Some(vec!["a".into()]),
             max_concurrency: 2,
             max_result_bytes: 1024,
             max_image_bytes: 4 << 20,
-            max_steps: 20,
-            system_prompt: None,
         }
     );
+    assert_eq!(config.agent, AgentSettings::default());
     assert_eq!(config.hook_order, ["redact", "guard"]);
-    assert_eq!(parse("").unwrap().agent, AgentSettings::default());
+    assert_eq!(parse("").unwrap().batches, BatchSettings::default());
     for (text, key) in [
         ("[agent]\nexecution = \"random\"", "execution"),
         ("[agent]\nmax_concurrency = 0", "agent.max_concurrency"),

@@ -3,11 +3,11 @@
 //! approval of the new arguments, but every other hook that allowed the old ones sees the new ones
 //! again, so no call runs with arguments some hook watching it has not allowed exactly as they are.
 //! The chain is walked at most [`MAX_PASSES`] times; hooks that keep rewriting each other's
-//! arguments fail closed (`hook_failed`).
+//! arguments fail closed (`hooks::hook_failed`).
 
 use super::Pipeline;
 use super::events::{Emitter, Event, HookStage};
-use super::prepare::hook_failed;
+use super::hooks::hook_failed;
 use super::reports::{self, Reporter};
 use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::plugin::{BeforeDecision, CallOptions};

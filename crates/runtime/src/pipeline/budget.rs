@@ -4,12 +4,12 @@
 //! past `max_image_bytes` in total are dropped, each leaving a marker. `details.truncated` records
 //! what was cut.
 
-use crate::config::AgentSettings;
+use crate::config::BatchSettings;
 use crate::report::{Content, ToolResult};
 use serde_json::{Value, json};
 
 /// Applies the budget of `settings` to `result`.
-pub fn apply(result: &mut ToolResult, settings: &AgentSettings) {
+pub fn apply(result: &mut ToolResult, settings: &BatchSettings) {
     let mut notes = serde_json::Map::new();
     if let Some(text) = cut_text(result, settings.max_result_bytes) {
         notes.insert("text".into(), text);
@@ -103,11 +103,11 @@ fn text_len(block: &Content) -> usize {
 mod tests {
     use super::*;
 
-    fn settings(max_result_bytes: u64, max_image_bytes: u64) -> AgentSettings {
-        AgentSettings {
+    fn settings(max_result_bytes: u64, max_image_bytes: u64) -> BatchSettings {
+        BatchSettings {
             max_result_bytes,
             max_image_bytes,
-            ..AgentSettings::default()
+            ..BatchSettings::default()
         }
     }
 

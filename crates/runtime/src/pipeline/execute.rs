@@ -3,7 +3,8 @@
 //! budget.
 
 use super::events::{Emitter, Event, HookStage};
-use super::prepare::{ReadyCall, hook_failed};
+use super::hooks::hook_failed;
+use super::prepare::ReadyCall;
 use super::reports::{self, Reporter};
 use super::{Pipeline, budget};
 use crate::report::{ErrorKind, ToolResult};

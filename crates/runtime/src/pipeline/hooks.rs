@@ -1,10 +1,14 @@
 //! The hook chain: which loaded plugins' hooks may run (the operator granted them with `hook` in
 //! cordon.toml), in what order (`[hooks] order`, then plugin file-name order), and which calls each
 //! one watches: the tools its hook declares, narrowed to the tools its grant names. A hook that
-//! was not granted never runs; it is kept aside so `cordon list` can say why.
+//! was not granted never runs; it is kept aside so `cordon list` can say why. A hook that fails
+//! fails closed, with the result `hook_failed` builds.
 
+use super::events::HookStage;
 use crate::capabilities::tool_glob;
+use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::plugin::Plugin;
+use serde_json::json;
 use std::sync::Arc;
 
 /// The hooks of a registry, in the order they run.
@@ -82,4 +86,28 @@ fn watches(plugin: &Plugin, tool: &str) -> bool {
             .hook
             .as_ref()
             .is_some_and(|grant| grant.covers(tool))
+}
+
+/// A hook that failed: the call is not run, or its result is withheld (hooks fail closed).
+pub(crate) fn hook_failed(
+    id: &str,
+    name: &str,
+    hook: &str,
+    stage: HookStage,
+    reason: &str,
+    kind: Option<ErrorKind>,
+) -> ToolResult {
+    let (what, consequence) = match stage {
+        HookStage::Before => ("before-hook", "The call was not run"),
+        HookStage::After => ("after-hook", "The call's result is withheld"),
+    };
+    ToolResult::error(
+        id,
+        name,
+        ErrorKind::HookFailed,
+        format!(
+            "{consequence}: the {what} `{hook}` failed ({reason}). Hooks fail closed; the operator needs to fix or remove the hook."
+        ),
+        json!({ "hook": hook, "stage": stage, "hookError": reason, "hookErrorKind": kind }),
+    )
 }

@@ -19,7 +19,7 @@ pub mod input;
 mod prepare;
 mod reports;
 
-use crate::config::{AgentSettings, Execution};
+use crate::config::{BatchSettings, Execution};
 use crate::registry::Registry;
 use crate::report::ToolResult;
 use crate::sandbox::plugin::{Plugin, ToolInfo};
@@ -65,16 +65,27 @@ struct Inner {
     registry: Arc<Registry>,
     audit: Option<Arc<AuditLog>>,
     hooks: HookChain,
-    settings: AgentSettings,
+    settings: BatchSettings,
     active: Option<BTreeSet<String>>,
 }
 
 impl Pipeline {
-    /// A pipeline over `registry`; `settings.tools` (if any) must name loaded tools.
+    /// A pipeline over `registry`, with no audit log; `settings.tools` (if any) must name loaded
+    /// tools. [`crate::RuntimeBuilder`] assembles one from a config, audit log included.
     pub fn new(
         registry: Arc<Registry>,
-        settings: AgentSettings,
+        settings: BatchSettings,
         hook_order: &[String],
+    ) -> Result<Self, UnknownActiveTool> {
+        Self::assemble(registry, settings, hook_order, None)
+    }
+
+    /// A pipeline over `registry` that appends one line per call to `audit` (see audit.rs).
+    pub(crate) fn assemble(
+        registry: Arc<Registry>,
+        settings: BatchSettings,
+        hook_order: &[String],
+        audit: Option<AuditLog>,
     ) -> Result<Self, UnknownActiveTool> {
         let active = match &settings.tools {
             Some(names) => {
@@ -94,22 +105,12 @@ impl Pipeline {
         Ok(Self {
             inner: Arc::new(Inner {
                 registry,
-                audit: None,
+                audit: audit.map(Arc::new),
                 hooks,
                 settings,
                 active,
             }),
         })
-    }
-
-    /// Appends one line per call to `audit` (see audit.rs).
-    pub fn with_audit_log(self, audit: AuditLog) -> Self {
-        let mut inner = Arc::try_unwrap(self.inner)
-            .unwrap_or_else(|_| panic!("with_audit_log is called before the pipeline is shared"));
-        inner.audit = Some(Arc::new(audit));
-        Self {
-            inner: Arc::new(inner),
-        }
     }
 
     pub fn registry(&self) -> &Registry {

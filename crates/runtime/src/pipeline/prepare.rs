@@ -3,7 +3,7 @@
 //! rewritten arguments again. A call either comes out ready to run or already has its result.
 
 use super::before::BeforeOutcome;
-use super::events::{Emitter, HookStage};
+use super::events::Emitter;
 use super::{CallRequest, Pipeline};
 use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::plugin::{ExecutionMode, Plugin, ToolInfo};
@@ -105,30 +105,6 @@ impl Pipeline {
             sequential: tool.execution_mode == ExecutionMode::Sequential,
         })
     }
-}
-
-/// A hook that failed: the call is not run, or its result is withheld (hooks fail closed).
-pub(crate) fn hook_failed(
-    id: &str,
-    name: &str,
-    hook: &str,
-    stage: HookStage,
-    reason: &str,
-    kind: Option<ErrorKind>,
-) -> ToolResult {
-    let (what, consequence) = match stage {
-        HookStage::Before => ("before-hook", "The call was not run"),
-        HookStage::After => ("after-hook", "The call's result is withheld"),
-    };
-    ToolResult::error(
-        id,
-        name,
-        ErrorKind::HookFailed,
-        format!(
-            "{consequence}: the {what} `{hook}` failed ({reason}). Hooks fail closed; the operator needs to fix or remove the hook."
-        ),
-        json!({ "hook": hook, "stage": stage, "hookError": reason, "hookErrorKind": kind }),
-    )
 }
 
 /// `invalid_arguments` when the arguments break the schema (naming the hook that rewrote them),

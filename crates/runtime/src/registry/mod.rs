@@ -29,8 +29,8 @@ pub enum RegistryError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot start the WebAssembly engine: {0:#}")]
-    Engine(anyhow::Error),
+    #[error("cannot start the WebAssembly engine: {0}")]
+    Engine(#[from] crate::sandbox::engine::EngineError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     #[error("loading is locked and the deployment is not the one approved in cordon.lock: {0}")]
@@ -83,17 +83,14 @@ impl Registry {
             max_memory_bytes: options.config.max_memory_bytes(),
             max_instances: options.config.max_sandboxes,
         };
-        let engine = engine::build(&settings).map_err(RegistryError::Engine)?;
-        let host = Arc::new(
-            PluginHost::new(
-                engine,
-                options.cache,
-                &settings,
-                options.config.max_http_connections,
-                options.config.max_open_files,
-            )
-            .map_err(RegistryError::Engine)?,
-        );
+        let engine = engine::build(&settings)?;
+        let host = Arc::new(PluginHost::new(
+            engine,
+            options.cache,
+            &settings,
+            options.config.max_http_connections,
+            options.config.max_open_files,
+        )?);
         warn_about_unused_grants(&options.config, &files);
 
         let lock = options.lock.map(Arc::new);

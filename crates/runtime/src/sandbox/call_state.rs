@@ -12,7 +12,7 @@ use crate::report::budget::{
 use crate::report::{GuestReport, LogLevel, LogLine, OmittedRecords, ProgressUpdate, ReportSink};
 use crate::sandbox::bindings::cordon::plugin::{host, types};
 use crate::sandbox::capture::OutputCapture;
-use crate::sandbox::fs_gate::{OpenFiles, OpenedPaths};
+use crate::sandbox::open_files::{OpenFiles, OpenedPaths};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -126,7 +126,7 @@ pub struct CallState {
     /// What this sandbox may still make the host record.
     budget: Arc<ReportBudget>,
     /// The host objects the guest holds that are charged to its memory limit.
-    pub(crate) host_objects: crate::sandbox::resource_budget::HostObjects,
+    pub(crate) host_objects: crate::sandbox::host_objects::HostObjects,
     cancelled: CancellationToken,
     /// When the epoch callback stops the guest.
     pub deadline: Instant,

@@ -32,7 +32,7 @@ pub struct Listing {
 
 /// Replaces `read-directory`, `read-directory-entry` and the listing resource itself in a linker
 /// that already has WASI p2.
-pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut types = linker.instance(TYPES)?;
     types.resource(

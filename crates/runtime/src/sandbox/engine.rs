@@ -33,8 +33,14 @@ impl Default for EngineSettings {
     }
 }
 
+/// wasmtime refused the engine's configuration (for example, the pooling allocator could not
+/// reserve its address space).
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct EngineError(#[from] wasmtime::Error);
+
 /// Builds the engine and starts its epoch ticker, which stops when the engine is dropped.
-pub fn build(settings: &EngineSettings) -> anyhow::Result<Engine> {
+pub fn build(settings: &EngineSettings) -> Result<Engine, EngineError> {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);
@@ -69,7 +75,7 @@ pub fn build(settings: &EngineSettings) -> anyhow::Result<Engine> {
         .pagemap_scan(wasmtime::Enabled::Auto);
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
 
-    let engine = Engine::new(&config)?;
+    let engine = Engine::new(&config).map_err(EngineError)?;
     start_epoch_ticker(&engine);
     Ok(engine)
 }

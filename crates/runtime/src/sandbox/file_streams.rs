@@ -23,7 +23,7 @@ const TYPES: &str = "wasi:filesystem/types@0.2.12";
 const MAX_READ_BYTES: usize = 64 << 10;
 
 /// Replaces `read-via-stream` and `write-via-stream` in a linker that already has WASI p2.
-pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut types = linker.instance(TYPES)?;
     types.func_wrap(

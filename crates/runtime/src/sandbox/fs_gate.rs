@@ -12,13 +12,10 @@
 //!
 //! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
 
-use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
-use crate::report::{GuestReport, PathOpen, ReportSink};
+use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, cut};
+use crate::report::{GuestReport, PathOpen};
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::nonblocking_open::{self, Refused};
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceType};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
@@ -31,140 +28,9 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 const TYPES: &str = "wasi:filesystem/types@0.2.12";
 const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
 
-/// Files and directories one call may hold open at once. With the default `[host] max_sandboxes`
-/// of 64, every sandbox's share fits the default process bound, so no call can starve another.
-pub const MAX_OPEN_FILES_PER_CALL: usize = 256;
-
-/// The process's count of files and directories guests hold open, against its limit. Cheap to
-/// clone; every call's [`OpenFiles`] shares it.
-#[derive(Clone, Debug)]
-pub struct ProcessFiles {
-    open: Arc<AtomicUsize>,
-    limit: usize,
-}
-
-impl ProcessFiles {
-    pub fn new(limit: usize) -> Self {
-        Self {
-            open: Arc::default(),
-            limit: limit.max(1),
-        }
-    }
-
-    fn try_take(&self) -> bool {
-        self.open
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
-                (open < self.limit).then_some(open + 1)
-            })
-            .is_ok()
-    }
-
-    fn give_back(&self, count: usize) {
-        self.open.fetch_sub(count, Ordering::AcqRel);
-    }
-
-    /// Files guests hold open now.
-    pub fn open(&self) -> usize {
-        self.open.load(Ordering::Acquire)
-    }
-}
-
-/// The descriptors one call opened and still holds; given back to the process when the call's
-/// store is dropped (which closes them).
-pub struct OpenFiles {
-    live: HashSet<u32>,
-    process: ProcessFiles,
-}
-
-impl OpenFiles {
-    pub fn new(process: ProcessFiles) -> Self {
-        Self {
-            live: HashSet::new(),
-            process,
-        }
-    }
-
-    /// A slot for one more open file (given back when dropped, unless the open succeeded), or why
-    /// there is none.
-    fn take(&mut self) -> Result<FileSlot, &'static str> {
-        if self.live.len() >= MAX_OPEN_FILES_PER_CALL {
-            return Err("this call already holds 256 files open");
-        }
-        if !self.process.try_take() {
-            return Err(
-                "guests hold as many files open as the host allows ([host] max_open_files)",
-            );
-        }
-        Ok(FileSlot {
-            process: Some(self.process.clone()),
-        })
-    }
-
-    /// The open that `slot` was taken for succeeded: the descriptor holds it until closed.
-    fn opened(&mut self, descriptor: u32, mut slot: FileSlot) {
-        slot.process = None;
-        self.live.insert(descriptor);
-    }
-
-    fn closed(&mut self, descriptor: u32) {
-        if self.live.remove(&descriptor) {
-            self.process.give_back(1);
-        }
-    }
-}
-
-/// One file slot of the process, taken before an open and given back when dropped: an open that
-/// fails, or one that never finishes (its call was cancelled mid-open), returns it.
-struct FileSlot {
-    process: Option<ProcessFiles>,
-}
-
-impl Drop for FileSlot {
-    fn drop(&mut self) {
-        if let Some(process) = self.process.take() {
-            process.give_back(1);
-        }
-    }
-}
-
-impl Drop for OpenFiles {
-    fn drop(&mut self) {
-        self.process.give_back(self.live.len());
-    }
-}
-
-/// A call's record of where its directory descriptors point, and where opens are reported.
-pub struct OpenedPaths {
-    /// Guest path of each descriptor the guest received, by resource index. An index is reused only
-    /// after its descriptor is dropped, and every new descriptor passes through here, so an entry
-    /// is never stale when it is read.
-    paths: HashMap<u32, Arc<str>>,
-    sink: ReportSink,
-    call_id: String,
-    budget: Arc<ReportBudget>,
-}
-
-impl OpenedPaths {
-    pub fn new(sink: ReportSink, call_id: String, budget: Arc<ReportBudget>) -> Self {
-        Self {
-            paths: HashMap::new(),
-            sink,
-            call_id,
-            budget,
-        }
-    }
-
-    fn path_of(&self, descriptor: u32) -> Arc<str> {
-        self.paths
-            .get(&descriptor)
-            .cloned()
-            .unwrap_or_else(|| "<unknown directory>".into())
-    }
-}
-
 /// Replaces `get-directories`, `open-at` and the descriptor's destructor in a linker that already
 /// has WASI p2.
-pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     linker
         .instance(PREOPENS)?

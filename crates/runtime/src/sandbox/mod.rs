@@ -13,6 +13,8 @@ pub mod engine;
 pub(crate) mod failure;
 pub(crate) mod file_streams;
 pub(crate) mod fs_gate;
+pub(crate) mod host_objects;
 pub(crate) mod nonblocking_open;
+pub(crate) mod open_files;
 pub mod plugin;
 pub(crate) mod resource_budget;

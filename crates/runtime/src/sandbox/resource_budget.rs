@@ -9,8 +9,9 @@
 //! is given back when the limit is next reached. Past the limit the guest traps and the call ends
 //! as `out_of_memory`.
 
+use crate::capabilities::net::BODY_CHUNK_BYTES;
 use crate::sandbox::call_state::CallState;
-use std::collections::HashMap;
+use crate::sandbox::host_objects::Object;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi_http::WasiHttpView;
@@ -26,31 +27,8 @@ const HTTP_TYPES: &str = "wasi:http/types@0.2.12";
 /// What each header entry, string or directory entry costs besides its bytes.
 const ENTRY_OVERHEAD_BYTES: u64 = 64;
 
-/// The chunk a request or response body buffers (wasmtime's default is 1 MiB); a body holds at
-/// most two.
-pub const BODY_CHUNK_BYTES: usize = 64 << 10;
-
 fn bytes(text: &[u8]) -> u64 {
     text.len() as u64 + ENTRY_OVERHEAD_BYTES
-}
-
-/// What is charged: one part of one kind of object (a request's path is charged apart from its
-/// authority, so setting it again replaces its charge).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Object {
-    Fields,
-    RequestHeaders,
-    RequestMethod,
-    RequestPath,
-    RequestScheme,
-    RequestAuthority,
-    Response,
-    /// A request's body, keyed by the body's handle: its buffered chunks live on while either the
-    /// body or the request it belongs to (the request's handle here) does.
-    RequestBody(u32),
-    /// A response's body, likewise.
-    ResponseBody(u32),
-    Listing,
 }
 
 /// The parts charged for a request (all live and die with it).
@@ -61,12 +39,6 @@ const REQUEST_PARTS: [Object; 5] = [
     Object::RequestScheme,
     Object::RequestAuthority,
 ];
-
-/// The charges of one call's live objects, by object handle.
-#[derive(Default)]
-pub struct HostObjects {
-    charged: HashMap<(Object, u32), u64>,
-}
 
 impl CallState {
     /// Sets the charge of part `kind` of object `rep` to `bytes` (giving back what it held). When
@@ -209,7 +181,7 @@ fn copy_bytes(state: &mut CallState, fields: u32) -> wasmtime::Result<u64> {
 
 /// Replaces the functions that make the host hold guest-chosen bytes, in a linker that already
 /// has `wasi:http` and `wasi:filesystem`.
-pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> anyhow::Result<()> {
+pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut http = linker.instance(HTTP_TYPES)?;
     http.func_wrap(

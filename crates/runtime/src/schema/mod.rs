@@ -10,6 +10,7 @@
 //! prepared, larger ones on a blocking thread, and arguments too large for the schema are refused
 //! unchecked, so a costly check never stalls the async workers that serve other calls.
 
+mod check_graph;
 pub mod cost;
 pub mod work;
 

@@ -1,6 +1,10 @@
 //! A response body with bounds: at most so many bytes, and done before the request's deadline. It
 //! holds its connection's slots (of the call and of the process) until it ends or is dropped.
 
+/// The chunk a request or response body buffers (wasmtime's default is 1 MiB); a body holds at
+/// most two, and their bytes count against the guest's memory limit (sandbox/resource_budget.rs).
+pub const BODY_CHUNK_BYTES: usize = 64 << 10;
+
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use std::pin::Pin;

@@ -375,7 +375,7 @@ impl WasiHttpHooks for HttpGate {
     /// A request or response body buffers one chunk of this size (charged to the guest's memory
     /// limit when the body is made; see resource_budget.rs), not wasmtime's 1 MiB.
     fn p2_outgoing_body_chunk_size(&mut self) -> usize {
-        crate::sandbox::resource_budget::BODY_CHUNK_BYTES
+        super::body::BODY_CHUNK_BYTES
     }
 
     fn send_request(

@@ -4,39 +4,30 @@
 
 mod component_file;
 mod declared;
+mod host;
+mod run;
 
 use crate::capabilities::grant::{OpenDirError, OpenedDirs, PluginGrant};
-use crate::capabilities::limits::{DESCRIBE_TIMEOUT, Limits};
 use crate::capabilities::lock::Lockfile;
-use crate::capabilities::net::{ConnectionPool, GateSetup, HttpGate};
+use crate::capabilities::net::ConnectionPool;
 use crate::report::ReportSink;
-use crate::report::budget::ReportBudget;
 use crate::report::{Content, ErrorKind, MAX_CONTENT_BLOCKS, ToolResult};
-use crate::sandbox::bindings::{self, CordonPlugin, CordonPluginPre};
-use crate::sandbox::cache::{CompileCache, CompileSource};
-use crate::sandbox::call_state::{CallSetup, CallState};
-use crate::sandbox::capture::OutputCapture;
+use crate::sandbox::bindings::{self, CordonPluginPre};
+use crate::sandbox::cache::CompileSource;
+use crate::sandbox::call_state::CallState;
 use crate::sandbox::convert;
-use crate::sandbox::engine::EngineSettings;
 use crate::sandbox::failure::{self, Failure, human_bytes};
-use crate::sandbox::fs_gate::{OpenFiles, ProcessFiles};
+use crate::sandbox::open_files::ProcessFiles;
 use crate::schema::ArgumentSchema;
 use component_file::{check_component_header, hash_file, read_unchanged};
-pub use declared::{MAX_SCHEMA_BYTES_PER_PLUGIN, MAX_TOOLS_PER_PLUGIN, is_valid_tool_name};
 use declared::{check_declarations, tool_info};
-use std::future::Future;
+pub use host::PluginHost;
+use run::Grants;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
-use wasmtime::component::Linker;
-use wasmtime::{Engine, Store, UpdateDeadline};
-
-/// Extra wall time the outer async timeout allows beyond the epoch deadline; it only fires when
-/// the guest is stuck inside a host call that does not return.
-const HOST_CALL_GRACE: Duration = Duration::from_millis(100);
+use wasmtime::Engine;
 
 /// Whether a tool may share its batch with other running calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -116,59 +107,6 @@ pub struct CallOptions {
     pub cancel: CancellationToken,
 }
 
-/// The engine-wide parts every plugin shares.
-pub struct PluginHost {
-    pub engine: Engine,
-    pub linker: Linker<CallState>,
-    pub cache: CompileCache,
-    pub fuel_metering: bool,
-    /// One permit per sandbox the pooling allocator has room for; calls beyond it wait their turn
-    /// instead of failing to instantiate.
-    pub sandbox_slots: Arc<Semaphore>,
-    /// Outgoing HTTP connections the whole process may have open.
-    pub connections: ConnectionPool,
-    /// Files and directories guests of the whole process may hold open.
-    pub files: ProcessFiles,
-}
-
-impl PluginHost {
-    pub fn new(
-        engine: Engine,
-        cache: CompileCache,
-        settings: &EngineSettings,
-        max_http_connections: usize,
-        max_open_files: usize,
-    ) -> anyhow::Result<Self> {
-        let mut linker = Linker::new(&engine);
-        // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
-        // through it is decided by its WASI context (see grant.rs): sockets are always off.
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        // Outgoing HTTP passes each call's gate (see net/gate.rs).
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        // Preopens from handles, file opens bounded and recorded, closes counted (see fs_gate.rs).
-        crate::sandbox::fs_gate::shadow_in_linker(&mut linker)?;
-        // What the guest makes the host hold (header maps, request lines, body buffers, directory
-        // listings) is charged to its memory limit (see resource_budget.rs).
-        crate::sandbox::resource_budget::shadow_in_linker(&mut linker)?;
-        // File streams read and write on the calling thread (see file_streams.rs).
-        crate::sandbox::file_streams::shadow_in_linker(&mut linker)?;
-        // Directory listings read with their types from the directory (see dir_listing.rs).
-        crate::sandbox::dir_listing::shadow_in_linker(&mut linker)?;
-        CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
-            state
-        })?;
-        Ok(Self {
-            engine,
-            linker,
-            cache,
-            fuel_metering: settings.fuel,
-            sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
-            connections: ConnectionPool::new(max_http_connections),
-            files: ProcessFiles::new(max_open_files),
-        })
-    }
-}
-
 /// A loaded, described plugin.
 pub struct Plugin {
     pub id: Arc<str>,
@@ -188,16 +126,6 @@ pub struct Plugin {
     files: ProcessFiles,
     pre: CordonPluginPre<CallState>,
 }
-
-/// What a sandbox gets: the plugin's grants and limits, or (for `describe`) nothing granted and a
-/// short time limit.
-#[derive(Clone, Copy)]
-enum Grants {
-    Granted,
-    None,
-}
-
-type BoxedCall<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
 
 impl Plugin {
     /// Reads, verifies (sha256 pin, lockfile approval), compiles (or loads from cache), links and
@@ -500,119 +428,6 @@ impl Plugin {
         }
         Ok(AfterDecision::Replace(replaced))
     }
-
-    /// Instantiates a fresh sandbox, runs `f` in it under the limits, and classifies any failure.
-    /// Returns `f`'s value and the output budget the guest has left.
-    async fn in_sandbox<R>(
-        &self,
-        call_id: &str,
-        what: &str,
-        grants: Grants,
-        options: &CallOptions,
-        f: impl for<'a> FnOnce(&'a mut Store<CallState>, &'a CordonPlugin) -> BoxedCall<'a, R>,
-    ) -> Result<(R, u64), Failure> {
-        let stdout = OutputCapture::new(self.grant.limits.stdio_bytes);
-        let stderr = OutputCapture::new(self.grant.limits.stdio_bytes);
-        let (limits, wasi, preopens) = match grants {
-            Grants::Granted => (
-                self.grant.limits.clone(),
-                self.grant.wasi_context(stdout.clone(), stderr.clone()),
-                self.preopens.clone(),
-            ),
-            Grants::None => {
-                let limits = Limits {
-                    timeout: DESCRIBE_TIMEOUT,
-                    ..self.grant.limits.clone()
-                };
-                (
-                    limits,
-                    crate::sandbox::describe_context::describe_wasi_context(
-                        stdout.clone(),
-                        stderr.clone(),
-                    ),
-                    OpenedDirs::from([]),
-                )
-            }
-        };
-        let limits = &limits;
-        // Waiting for a free slot does not count against the call's time limit.
-        let _slot = tokio::select! {
-            slot = self.sandbox_slots.acquire() => {
-                slot.map_err(|_| Failure::trap("the host is shutting down", ""))?
-            }
-            () = options.cancel.cancelled() => return Err(failure::cancelled(what)),
-        };
-        let started = Instant::now();
-        let reports = options
-            .reports
-            .clone()
-            .map(|sink| (sink, call_id.to_string()));
-        let http_grants = match grants {
-            Grants::Granted => self.grant.http.clone(),
-            Grants::None => Vec::new().into(),
-        };
-        let budget = Arc::new(ReportBudget::default());
-        let http_gate = HttpGate::new(GateSetup {
-            plugin: self.id.clone(),
-            grants: http_grants,
-            limits: limits.http.clone(),
-            connections: self.connections.clone(),
-            reports,
-            budget: budget.clone(),
-        });
-        let state = CallState::new(CallSetup {
-            wasi,
-            preopens,
-            open_files: OpenFiles::new(self.files.clone()),
-            budget,
-            http_gate,
-            stdout,
-            stderr,
-            memory_bytes: limits.memory_bytes,
-            plugin_id: self.id.clone(),
-            call_id: call_id.to_string(),
-            settings: self.settings.clone(),
-            reports: options.reports.clone(),
-            cancelled: options.cancel.clone(),
-            deadline: started + limits.timeout,
-            push_budget: limits.output_bytes,
-        });
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.limiter);
-        if self.fuel_metering {
-            store
-                .set_fuel(limits.fuel.unwrap_or(u64::MAX))
-                .map_err(|err| Failure::trap(format!("cannot set fuel: {err}"), ""))?;
-        }
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(|context| {
-            let state = context.data();
-            if state.is_cancelled() || Instant::now() >= state.deadline {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
-
-        let run = async {
-            let plugin = self.pre.instantiate_async(&mut store).await?;
-            f(&mut store, &plugin).await
-        };
-        let outcome = tokio::select! {
-            outcome = tokio::time::timeout(limits.timeout + HOST_CALL_GRACE, run) => outcome.ok(),
-            () = options.cancel.cancelled() => None,
-        };
-        let state = store.data();
-        state.report_omitted();
-        log_stdio(&self.id, call_id, state);
-        tracing::debug!(plugin = %self.id, call = call_id, what, elapsed_ms = started.elapsed().as_millis() as u64, "sandbox finished");
-        match outcome {
-            Some(Ok(value)) => Ok((value, state.push_budget())),
-            Some(Err(err)) => Err(failure::classify(&err, state, limits, what)),
-            // Stopped from outside: the time limit ran out, or the call was cancelled.
-            None => Err(failure::timed_out(state, limits, what)),
-        }
-    }
 }
 
 fn too_many_blocks(what: &str, blocks: usize) -> String {
@@ -627,20 +442,4 @@ fn root_cause(err: &wasmtime::Error) -> String {
         .last()
         .map(|cause| cause.to_string())
         .unwrap_or_else(|| err.to_string())
-}
-
-fn log_stdio(plugin: &str, call: &str, state: &CallState) {
-    for (stream, capture) in [("stdout", &state.stdout), ("stderr", &state.stderr)] {
-        let (text, dropped) = capture.contents();
-        if !text.is_empty() {
-            tracing::debug!(
-                plugin,
-                call,
-                stream,
-                dropped_bytes = dropped,
-                "{}",
-                text.trim_end()
-            );
-        }
-    }
 }

@@ -1,0 +1,67 @@
+//! The engine-wide parts every plugin shares: the engine, the linker with WASI, `wasi:http`, the
+//! contract's host functions and cordon's own gates shadowing some of them, the compile cache, and
+//! the process-wide bounds on sandboxes, HTTP connections and open files.
+
+use crate::capabilities::net::ConnectionPool;
+use crate::sandbox::bindings::CordonPlugin;
+use crate::sandbox::cache::CompileCache;
+use crate::sandbox::call_state::CallState;
+use crate::sandbox::engine::{EngineError, EngineSettings};
+use crate::sandbox::open_files::ProcessFiles;
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+/// The engine-wide parts every plugin shares.
+pub struct PluginHost {
+    pub engine: Engine,
+    pub linker: Linker<CallState>,
+    pub cache: CompileCache,
+    pub fuel_metering: bool,
+    /// One permit per sandbox the pooling allocator has room for; calls beyond it wait their turn
+    /// instead of failing to instantiate.
+    pub sandbox_slots: Arc<Semaphore>,
+    /// Outgoing HTTP connections the whole process may have open.
+    pub connections: ConnectionPool,
+    /// Files and directories guests of the whole process may hold open.
+    pub files: ProcessFiles,
+}
+
+impl PluginHost {
+    pub fn new(
+        engine: Engine,
+        cache: CompileCache,
+        settings: &EngineSettings,
+        max_http_connections: usize,
+        max_open_files: usize,
+    ) -> Result<Self, EngineError> {
+        let mut linker = Linker::new(&engine);
+        // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
+        // through it is decided by its WASI context (see grant.rs): sockets are always off.
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        // Outgoing HTTP passes each call's gate (see net/gate.rs).
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        // Preopens from handles, file opens bounded and recorded, closes counted (see fs_gate.rs).
+        crate::sandbox::fs_gate::shadow_in_linker(&mut linker)?;
+        // What the guest makes the host hold (header maps, request lines, body buffers, directory
+        // listings) is charged to its memory limit (see resource_budget.rs).
+        crate::sandbox::resource_budget::shadow_in_linker(&mut linker)?;
+        // File streams read and write on the calling thread (see file_streams.rs).
+        crate::sandbox::file_streams::shadow_in_linker(&mut linker)?;
+        // Directory listings read with their types from the directory (see dir_listing.rs).
+        crate::sandbox::dir_listing::shadow_in_linker(&mut linker)?;
+        CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
+            state
+        })?;
+        Ok(Self {
+            engine,
+            linker,
+            cache,
+            fuel_metering: settings.fuel,
+            sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
+            connections: ConnectionPool::new(max_http_connections),
+            files: ProcessFiles::new(max_open_files),
+        })
+    }
+}

@@ -1,0 +1,164 @@
+//! Running one export of a plugin in a fresh sandbox: a new `Store` with the call's limits, grants
+//! and captured output, instantiated from the plugin's `InstancePre`, stopped by its deadline or
+//! its cancellation, and whatever went wrong classified as a failure the pipeline can report.
+
+use super::{CallOptions, Plugin};
+use crate::capabilities::grant::OpenedDirs;
+use crate::capabilities::limits::{DESCRIBE_TIMEOUT, Limits};
+use crate::capabilities::net::{GateSetup, HttpGate};
+use crate::report::budget::ReportBudget;
+use crate::sandbox::bindings::CordonPlugin;
+use crate::sandbox::call_state::{CallSetup, CallState};
+use crate::sandbox::capture::OutputCapture;
+use crate::sandbox::failure::{self, Failure};
+use crate::sandbox::open_files::OpenFiles;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmtime::{Store, UpdateDeadline};
+
+/// Extra wall time the outer async timeout allows beyond the epoch deadline; it only fires when
+/// the guest is stuck inside a host call that does not return.
+const HOST_CALL_GRACE: Duration = Duration::from_millis(100);
+
+/// What a sandbox gets: the plugin's grants and limits, or (for `describe`) nothing granted and a
+/// short time limit.
+#[derive(Clone, Copy)]
+pub(super) enum Grants {
+    Granted,
+    None,
+}
+
+pub(super) type BoxedCall<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
+
+impl Plugin {
+    /// Instantiates a fresh sandbox, runs `f` in it under the limits, and classifies any failure.
+    /// Returns `f`'s value and the output budget the guest has left.
+    pub(super) async fn in_sandbox<R>(
+        &self,
+        call_id: &str,
+        what: &str,
+        grants: Grants,
+        options: &CallOptions,
+        f: impl for<'a> FnOnce(&'a mut Store<CallState>, &'a CordonPlugin) -> BoxedCall<'a, R>,
+    ) -> Result<(R, u64), Failure> {
+        let stdout = OutputCapture::new(self.grant.limits.stdio_bytes);
+        let stderr = OutputCapture::new(self.grant.limits.stdio_bytes);
+        let (limits, wasi, preopens) = match grants {
+            Grants::Granted => (
+                self.grant.limits.clone(),
+                self.grant.wasi_context(stdout.clone(), stderr.clone()),
+                self.preopens.clone(),
+            ),
+            Grants::None => {
+                let limits = Limits {
+                    timeout: DESCRIBE_TIMEOUT,
+                    ..self.grant.limits.clone()
+                };
+                (
+                    limits,
+                    crate::sandbox::describe_context::describe_wasi_context(
+                        stdout.clone(),
+                        stderr.clone(),
+                    ),
+                    OpenedDirs::from([]),
+                )
+            }
+        };
+        let limits = &limits;
+        // Waiting for a free slot does not count against the call's time limit.
+        let _slot = tokio::select! {
+            slot = self.sandbox_slots.acquire() => {
+                slot.map_err(|_| Failure::trap("the host is shutting down", ""))?
+            }
+            () = options.cancel.cancelled() => return Err(failure::cancelled(what)),
+        };
+        let started = Instant::now();
+        let reports = options
+            .reports
+            .clone()
+            .map(|sink| (sink, call_id.to_string()));
+        let http_grants = match grants {
+            Grants::Granted => self.grant.http.clone(),
+            Grants::None => Vec::new().into(),
+        };
+        let budget = Arc::new(ReportBudget::default());
+        let http_gate = HttpGate::new(GateSetup {
+            plugin: self.id.clone(),
+            grants: http_grants,
+            limits: limits.http.clone(),
+            connections: self.connections.clone(),
+            reports,
+            budget: budget.clone(),
+        });
+        let state = CallState::new(CallSetup {
+            wasi,
+            preopens,
+            open_files: OpenFiles::new(self.files.clone()),
+            budget,
+            http_gate,
+            stdout,
+            stderr,
+            memory_bytes: limits.memory_bytes,
+            plugin_id: self.id.clone(),
+            call_id: call_id.to_string(),
+            settings: self.settings.clone(),
+            reports: options.reports.clone(),
+            cancelled: options.cancel.clone(),
+            deadline: started + limits.timeout,
+            push_budget: limits.output_bytes,
+        });
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        if self.fuel_metering {
+            store
+                .set_fuel(limits.fuel.unwrap_or(u64::MAX))
+                .map_err(|err| Failure::trap(format!("cannot set fuel: {err}"), ""))?;
+        }
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|context| {
+            let state = context.data();
+            if state.is_cancelled() || Instant::now() >= state.deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+
+        let run = async {
+            let plugin = self.pre.instantiate_async(&mut store).await?;
+            f(&mut store, &plugin).await
+        };
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout(limits.timeout + HOST_CALL_GRACE, run) => outcome.ok(),
+            () = options.cancel.cancelled() => None,
+        };
+        let state = store.data();
+        state.report_omitted();
+        log_stdio(&self.id, call_id, state);
+        tracing::debug!(plugin = %self.id, call = call_id, what, elapsed_ms = started.elapsed().as_millis() as u64, "sandbox finished");
+        match outcome {
+            Some(Ok(value)) => Ok((value, state.push_budget())),
+            Some(Err(err)) => Err(failure::classify(&err, state, limits, what)),
+            // Stopped from outside: the time limit ran out, or the call was cancelled.
+            None => Err(failure::timed_out(state, limits, what)),
+        }
+    }
+}
+
+fn log_stdio(plugin: &str, call: &str, state: &CallState) {
+    for (stream, capture) in [("stdout", &state.stdout), ("stderr", &state.stderr)] {
+        let (text, dropped) = capture.contents();
+        if !text.is_empty() {
+            tracing::debug!(
+                plugin,
+                call,
+                stream,
+                dropped_bytes = dropped,
+                "{}",
+                text.trim_end()
+            );
+        }
+    }
+}
