@@ -9,6 +9,70 @@ pub use build::build;
 pub use templates::create;
 
 use std::path::PathBuf;
+use std::process::ExitStatus;
+
+/// Why `cordon new` or `cordon build` could not do its job; each says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    #[error(
+        "{name:?} is not a plugin name: use lowercase letters, digits and _, starting with a letter (e.g. word_count)"
+    )]
+    InvalidName { name: String },
+    #[error("{} already exists; choose another name or remove it", path.display())]
+    AlreadyExists { path: PathBuf },
+    #[error("{} does not exist or has no name", path.display())]
+    NoProject { path: PathBuf },
+    #[error(
+        "{} has no Cargo.toml (Rust), app.py (Python), app.js or package.json (JavaScript), or .c files (C); create a project with `cordon new NAME --lang rust|python|js|c`",
+        path.display()
+    )]
+    UnknownLanguage { path: PathBuf },
+    /// A tool the build needs is missing; `install` says how to get it.
+    #[error("{tool} is not installed; {install}")]
+    MissingTool { tool: String, install: String },
+    #[error("cannot run {command}: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the build failed ({status}): {command}")]
+    BuildFailed { command: String, status: ExitStatus },
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Generating the C bindings or making the component failed, at `step`.
+    #[error("{step}: {source}")]
+    Component {
+        step: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl ScaffoldError {
+    /// An I/O error while doing `action` ("read", "write", "create", ...) on `path`.
+    fn io(action: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+
+    /// A failure of the component tooling at `step`.
+    fn component(step: &'static str) -> impl FnOnce(anyhow::Error) -> Self {
+        move |source| Self::Component {
+            step,
+            source: source.into(),
+        }
+    }
+}
 
 /// Languages `cordon new` and `cordon build` know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

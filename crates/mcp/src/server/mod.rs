@@ -24,6 +24,15 @@ const NOTIFICATION_DRAIN: std::time::Duration = std::time::Duration::from_secs(2
 /// The server's name in `serverInfo`.
 const SERVER_NAME: &str = "cordon";
 
+/// Why an MCP session over stdio ended other than by the client closing stdin.
+#[derive(Debug, thiserror::Error)]
+pub enum StdioServeError {
+    #[error("the MCP session could not start: {0}")]
+    Initialize(#[from] rmcp::service::ServerInitializeError),
+    #[error("the MCP session ended abnormally: {0}")]
+    Ended(#[from] tokio::task::JoinError),
+}
+
 /// Serves `pipeline` as an MCP server. Cheap to clone (one per HTTP request in stateless mode).
 #[derive(Clone)]
 pub struct McpServer {
@@ -49,7 +58,7 @@ impl McpServer {
 
     /// Speaks MCP on stdin/stdout until the client closes stdin. Only protocol messages go to
     /// stdout; logs go to stderr.
-    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+    pub async fn serve_stdio(self) -> Result<(), StdioServeError> {
         let running = match crate::transport::pipes::non_blocking_stdio() {
             Some(streams) => self.serve(streams).await?,
             None => self.serve(rmcp::transport::stdio()).await?,

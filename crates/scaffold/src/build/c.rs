@@ -5,8 +5,7 @@
 //! this wasmtime major. Only Zig is needed.
 
 use super::run;
-use crate::{build_venv_program, source_root};
-use anyhow::Context;
+use crate::{ScaffoldError, build_venv_program, source_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wit_component::ComponentEncoder;
@@ -20,9 +19,9 @@ pub fn is_project(project: &Path) -> bool {
     sources(project).is_ok_and(|files| !files.is_empty())
 }
 
-fn sources(project: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn sources(project: &Path) -> Result<Vec<PathBuf>, ScaffoldError> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(project)
-        .with_context(|| format!("reading {}", project.display()))?
+        .map_err(ScaffoldError::io("read", project))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "c"))
         // A project's native tests (test_*.c) are not part of the plugin.
@@ -37,9 +36,9 @@ fn sources(project: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// The C SDK's own sources (`sdk/c/*.c`), compiled into every C plugin.
-fn sdk_sources(sdk: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn sdk_sources(sdk: &Path) -> Result<Vec<PathBuf>, ScaffoldError> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(sdk)
-        .with_context(|| format!("reading the C SDK at {}", sdk.display()))?
+        .map_err(ScaffoldError::io("read the C SDK at", sdk))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "c"))
         .collect();
@@ -48,13 +47,14 @@ fn sdk_sources(sdk: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// Builds the C project in `project` into the component `output`.
-pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
-    let zig = find_zig().with_context(|| {
-        format!("Zig (the C compiler cordon builds C plugins with) is not installed; install it with: {ZIG_INSTALL}")
+pub fn build(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
+    let zig = find_zig().ok_or_else(|| ScaffoldError::MissingTool {
+        tool: "Zig (the C compiler cordon builds C plugins with)".into(),
+        install: format!("install it with: {ZIG_INSTALL}"),
     })?;
     let root = source_root();
     let (resolve, world) = contract(&root)?;
-    let work = tempfile::tempdir().context("creating a build directory")?;
+    let work = tempfile::tempdir().map_err(ScaffoldError::io("create", &std::env::temp_dir()))?;
     let bindings = work.path().join("bindings");
     write_bindings(&resolve, world, &bindings)?;
     let core = work.path().join("core.wasm");
@@ -81,51 +81,60 @@ pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
         .arg("-o")
         .arg(&core);
     run(&mut compile)?;
-    let module = std::fs::read(&core).with_context(|| format!("reading {}", core.display()))?;
+    let module = std::fs::read(&core).map_err(ScaffoldError::io("read", &core))?;
     let component = componentize(&module)?;
-    std::fs::write(output, component).with_context(|| format!("writing {}", output.display()))
+    std::fs::write(output, component).map_err(ScaffoldError::io("write", output))
 }
 
 /// The `cordon-plugin` world of the contract this cordon was built with.
-fn contract(root: &Path) -> anyhow::Result<(Resolve, wit_parser::WorldId)> {
+fn contract(root: &Path) -> Result<(Resolve, wit_parser::WorldId), ScaffoldError> {
     let mut resolve = Resolve::default();
-    let (package, _) = resolve
-        .push_dir(root.join("wit/plugin-0.1.0"))
-        .context("reading the plugin contract (wit/plugin-0.1.0)")?;
-    let world = resolve.select_world(&[package], Some("cordon-plugin"))?;
+    let (package, _) =
+        resolve
+            .push_dir(root.join("wit/plugin-0.1.0"))
+            .map_err(ScaffoldError::component(
+                "reading the plugin contract (wit/plugin-0.1.0)",
+            ))?;
+    let world = resolve
+        .select_world(&[package], Some("cordon-plugin"))
+        .map_err(ScaffoldError::component("finding the cordon-plugin world"))?;
     Ok((resolve, world))
 }
 
 /// Writes `cordon_plugin.h`, `cordon_plugin.c` and `cordon_plugin_component_type.o` (the world's
 /// type, linked into the module as a custom section) into `dir`.
-fn write_bindings(resolve: &Resolve, world: wit_parser::WorldId, dir: &Path) -> anyhow::Result<()> {
+fn write_bindings(
+    resolve: &Resolve,
+    world: wit_parser::WorldId,
+    dir: &Path,
+) -> Result<(), ScaffoldError> {
     let mut resolve = resolve.clone();
     let mut files = wit_bindgen_core::Files::default();
     wit_bindgen_c::Opts::default()
         .build()
         .generate(&mut resolve, world, &mut files)
-        .context("generating the C bindings")?;
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        .map_err(ScaffoldError::component("generating the C bindings"))?;
+    std::fs::create_dir_all(dir).map_err(ScaffoldError::io("create", dir))?;
     for (name, contents) in files.iter() {
-        std::fs::write(dir.join(name), contents)
-            .with_context(|| format!("writing the generated {name}"))?;
+        let path = dir.join(name);
+        std::fs::write(&path, contents).map_err(ScaffoldError::io("write", &path))?;
     }
     Ok(())
 }
 
 /// Wraps a core module carrying its component type into a component.
-fn componentize(module: &[u8]) -> anyhow::Result<Vec<u8>> {
+fn componentize(module: &[u8]) -> Result<Vec<u8>, ScaffoldError> {
     ComponentEncoder::default()
         .module(module)
-        .context("reading the compiled module")?
+        .map_err(ScaffoldError::component("reading the compiled module"))?
         .validate(true)
         .adapter(
             wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_ADAPTER_NAME,
             wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
         )
-        .context("adding the WASI preview1 adapter")?
+        .map_err(ScaffoldError::component("adding the WASI preview1 adapter"))?
         .encode()
-        .context("making the component")
+        .map_err(ScaffoldError::component("making the component"))
 }
 
 /// A way to run Zig: `zig` on PATH, or `python3 -m ziglang` (PyPI's `ziglang`), or the build venv.

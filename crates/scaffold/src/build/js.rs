@@ -2,8 +2,7 @@
 //! (rolldown) and makes it a component (componentize-js), both pinned in `sdk/js/package-lock.json`.
 
 use super::{require, run};
-use crate::source_root;
-use anyhow::bail;
+use crate::{ScaffoldError, source_root};
 use std::path::Path;
 use std::process::Command;
 
@@ -13,7 +12,7 @@ pub fn is_project(project: &Path) -> bool {
 }
 
 /// Builds the JavaScript project in `project` (an absolute path) into the component `output`.
-pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
+pub fn build(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
     require(
         "node",
         "install Node.js 20 or later with npm (Debian: apt-get install nodejs npm)",
@@ -23,10 +22,10 @@ pub fn build(project: &Path, output: &Path) -> anyhow::Result<()> {
         .join("node_modules/@bytecodealliance/componentize-js/package.json")
         .is_file()
     {
-        bail!(
-            "componentize-js is not installed; install it with: npm ci --prefix {}",
-            sdk.display()
-        );
+        return Err(ScaffoldError::MissingTool {
+            tool: "componentize-js".into(),
+            install: format!("install it with: npm ci --prefix {}", sdk.display()),
+        });
     }
     run(Command::new("node")
         .arg(sdk.join("build.mjs"))

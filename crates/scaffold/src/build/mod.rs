@@ -5,22 +5,22 @@
 mod c;
 mod js;
 
-use crate::{build_venv_program, source_root};
-use anyhow::{Context, bail};
+use crate::{ScaffoldError, build_venv_program, source_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Builds the project in `project` and copies the component to `plugins/NAME.wasm`.
-pub fn build(project: &Path, plugins: &Path) -> anyhow::Result<PathBuf> {
-    let project = &project
-        .canonicalize()
-        .with_context(|| format!("{} does not exist", project.display()))?;
+pub fn build(project: &Path, plugins: &Path) -> Result<PathBuf, ScaffoldError> {
+    let no_project = || ScaffoldError::NoProject {
+        path: project.to_path_buf(),
+    };
+    let project = &project.canonicalize().map_err(|_| no_project())?;
     let name = project
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .context("the project directory has no name")?;
+        .ok_or_else(no_project)?;
     let output = plugins.join(format!("{name}.wasm"));
-    std::fs::create_dir_all(plugins).with_context(|| format!("creating {}", plugins.display()))?;
+    std::fs::create_dir_all(plugins).map_err(ScaffoldError::io("create", plugins))?;
     if project.join("Cargo.toml").is_file() {
         build_rust(project, &name, &output)?;
     } else if project.join("app.py").is_file() {
@@ -30,15 +30,14 @@ pub fn build(project: &Path, plugins: &Path) -> anyhow::Result<PathBuf> {
     } else if c::is_project(project) {
         c::build(project, &output)?;
     } else {
-        bail!(
-            "{} has no Cargo.toml (Rust), app.py (Python), app.js or package.json (JavaScript), or .c files (C); create a project with `cordon new NAME --lang rust|python|js|c`",
-            project.display()
-        );
+        return Err(ScaffoldError::UnknownLanguage {
+            path: project.clone(),
+        });
     }
     Ok(output)
 }
 
-fn build_rust(project: &Path, name: &str, output: &Path) -> anyhow::Result<()> {
+fn build_rust(project: &Path, name: &str, output: &Path) -> Result<(), ScaffoldError> {
     require("cargo", "install Rust with rustup: https://rustup.rs")?;
     let targets = Command::new("rustup")
         .args(["target", "list", "--installed"])
@@ -51,9 +50,10 @@ fn build_rust(project: &Path, name: &str, output: &Path) -> anyhow::Result<()> {
         })
         .unwrap_or(false);
     if !has_target {
-        bail!(
-            "the wasm32-wasip2 Rust target is missing; install it with: rustup target add wasm32-wasip2"
-        );
+        return Err(ScaffoldError::MissingTool {
+            tool: "the wasm32-wasip2 Rust target".into(),
+            install: "install it with: rustup target add wasm32-wasip2".into(),
+        });
     }
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -71,15 +71,15 @@ fn build_rust(project: &Path, name: &str, output: &Path) -> anyhow::Result<()> {
     let built = target_dir
         .join("wasm32-wasip2/release")
         .join(format!("{}.wasm", name.replace('-', "_")));
-    std::fs::copy(&built, output)
-        .with_context(|| format!("copying {} to {}", built.display(), output.display()))?;
+    std::fs::copy(&built, output).map_err(ScaffoldError::io("copy", &built))?;
     Ok(())
 }
 
-fn build_python(project: &Path, output: &Path) -> anyhow::Result<()> {
-    let componentize = find_componentize_py().context(
-        "componentize-py is not installed; install it with: python3 -m pip install componentize-py==0.25.1",
-    )?;
+fn build_python(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
+    let componentize = find_componentize_py().ok_or_else(|| ScaffoldError::MissingTool {
+        tool: "componentize-py".into(),
+        install: "install it with: python3 -m pip install componentize-py==0.25.1".into(),
+    })?;
     let root = source_root();
     run(Command::new(componentize)
         .arg("-d")
@@ -101,9 +101,12 @@ fn find_componentize_py() -> Option<PathBuf> {
 }
 
 /// Fails with `install` (how to get it) unless `tool --version` runs and succeeds.
-pub(super) fn require(tool: &str, install: &str) -> anyhow::Result<()> {
+pub(super) fn require(tool: &str, install: &str) -> Result<(), ScaffoldError> {
     if !answers_version(tool) {
-        bail!("{tool} is not installed; {install}");
+        return Err(ScaffoldError::MissingTool {
+            tool: tool.into(),
+            install: install.into(),
+        });
     }
     Ok(())
 }
@@ -115,13 +118,17 @@ fn answers_version(tool: &str) -> bool {
         .is_ok_and(|out| out.status.success())
 }
 
-pub(super) fn run(command: &mut Command) -> anyhow::Result<()> {
+pub(super) fn run(command: &mut Command) -> Result<(), ScaffoldError> {
     let shown = format!("{command:?}");
-    let status = command
-        .status()
-        .with_context(|| format!("cannot run {shown}"))?;
+    let status = command.status().map_err(|source| ScaffoldError::Spawn {
+        command: shown.clone(),
+        source,
+    })?;
     if !status.success() {
-        bail!("the build failed ({status}): {shown}");
+        return Err(ScaffoldError::BuildFailed {
+            command: shown,
+            status,
+        });
     }
     Ok(())
 }

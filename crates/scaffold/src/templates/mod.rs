@@ -1,22 +1,18 @@
 //! The project templates `cordon new` writes: a working example tool, its test, and a README.
 
-use crate::{Language, is_valid_name, source_root};
-use anyhow::{Context, bail};
+use crate::{Language, ScaffoldError, is_valid_name, source_root};
 use std::path::{Path, PathBuf};
 
 /// Creates `dir/NAME/` from the template of `language`; returns the directory.
-pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<PathBuf> {
+pub fn create(name: &str, language: Language, dir: &Path) -> Result<PathBuf, ScaffoldError> {
     if !is_valid_name(name) {
-        bail!(
-            "{name:?} is not a plugin name: use lowercase letters, digits and _, starting with a letter (e.g. word_count)"
-        );
+        return Err(ScaffoldError::InvalidName {
+            name: name.to_string(),
+        });
     }
     let project = dir.join(name);
     if project.exists() {
-        bail!(
-            "{} already exists; choose another name or remove it",
-            project.display()
-        );
+        return Err(ScaffoldError::AlreadyExists { path: project });
     }
     let root = source_root();
     let files: Vec<(&str, String)> = match language {
@@ -65,9 +61,9 @@ pub fn create(name: &str, language: Language, dir: &Path) -> anyhow::Result<Path
     };
     for (relative, text) in files {
         let path = project.join(relative);
-        std::fs::create_dir_all(path.parent().expect("a file in the project"))
-            .with_context(|| format!("creating {}", project.display()))?;
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        let parent = path.parent().expect("a file in the project");
+        std::fs::create_dir_all(parent).map_err(ScaffoldError::io("create", parent))?;
+        std::fs::write(&path, text).map_err(ScaffoldError::io("write", &path))?;
     }
     Ok(project)
 }
