@@ -28,7 +28,7 @@ const SERVER_NAME: &str = "cordon";
 #[derive(Debug, thiserror::Error)]
 pub enum StdioServeError {
     #[error("the MCP session could not start: {0}")]
-    Initialize(#[from] rmcp::service::ServerInitializeError),
+    Initialize(#[source] Box<rmcp::service::ServerInitializeError>),
     #[error("the MCP session ended abnormally: {0}")]
     Ended(#[from] tokio::task::JoinError),
 }
@@ -60,9 +60,10 @@ impl McpServer {
     /// stdout; logs go to stderr.
     pub async fn serve_stdio(self) -> Result<(), StdioServeError> {
         let running = match crate::transport::pipes::non_blocking_stdio() {
-            Some(streams) => self.serve(streams).await?,
-            None => self.serve(rmcp::transport::stdio()).await?,
-        };
+            Some(streams) => self.serve(streams).await,
+            None => self.serve(rmcp::transport::stdio()).await,
+        }
+        .map_err(|err| StdioServeError::Initialize(Box::new(err)))?;
         let reason = running.waiting().await?;
         tracing::info!(?reason, "MCP stdio session ended");
         Ok(())
