@@ -1,16 +1,14 @@
-//! `cordon run` and `cordon chat` against scripted OpenAI and Anthropic servers on 127.0.0.1,
-//! streaming and not: what the loop sends (offered tools, results in call order with ids and error
-//! flags), parallel batches, max steps, cut-off replies, bad argument JSON, retries, the output
-//! contract, text tool-call recovery, transcripts and resuming, and cancellation.
+//! `cordon run` against scripted OpenAI and Anthropic servers on 127.0.0.1, streaming and not:
+//! what the loop sends (offered tools, results in call order with ids and error flags), parallel
+//! batches, max steps, cut-off replies, bad argument JSON, retries and failing servers. The
+//! sessions around it (output contract, text tool calls, transcripts, chat, Ctrl-C) are in
+//! agent_sessions.rs.
 
 use crate::model_server::ScriptedModel;
 use crate::support::{Run, Workspace, probe};
 use serde_json::{Value, json};
-use std::io::BufRead as _;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
-const CONFIG: &str = r#"
+pub(crate) const CONFIG: &str = r#"
 [agent]
 tools = ["echo", "sleep", "fail"]
 
@@ -19,19 +17,24 @@ retries = 2
 retry_delay = "10ms"
 "#;
 
-fn workspace() -> Workspace {
+pub(crate) fn workspace() -> Workspace {
     probe().config(CONFIG)
 }
 
 /// `cordon run --base-url … --model scripted EXTRA…`, with env.
-fn run(ws: &Workspace, model: &ScriptedModel, extra: &[&str], env: &[(&str, &str)]) -> Run {
+pub(crate) fn run(
+    ws: &Workspace,
+    model: &ScriptedModel,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
     let url = model.base_url();
     let mut args = vec!["run", "--base-url", &url, "--model", "scripted"];
     args.extend_from_slice(extra);
     ws.cordon_with_env(&args, env)
 }
 
-fn tool_names(body: &Value) -> Vec<String> {
+pub(crate) fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .map(|tools| {
@@ -50,7 +53,7 @@ fn tool_names(body: &Value) -> Vec<String> {
 }
 
 /// The OpenAI `role: "tool"` messages of a request: (tool_call_id, content).
-fn openai_tool_messages(body: &Value) -> Vec<(String, String)> {
+pub(crate) fn openai_tool_messages(body: &Value) -> Vec<(String, String)> {
     body["messages"]
         .as_array()
         .unwrap()
@@ -66,11 +69,11 @@ fn openai_tool_messages(body: &Value) -> Vec<(String, String)> {
 }
 
 /// Fails showing the whole text unless it contains `needle`.
-fn assert_mentions(text: &str, needle: &str) {
+pub(crate) fn assert_mentions(text: &str, needle: &str) {
     assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
 }
 
-fn call(id: &str, name: &str, arguments: Value) -> Value {
+pub(crate) fn call(id: &str, name: &str, arguments: Value) -> Value {
     json!({ "id": id, "name": name, "arguments": arguments })
 }
 
@@ -399,295 +402,4 @@ fn an_endless_reply_or_line_is_refused_without_holding_it() {
         assert_mentions(&out.stderr, bound);
         assert_eq!(model.requests().len(), 1, "not retried");
     }
-}
-
-const COUNT_SCHEMA: &str = r#"{"type": "object", "properties": {"count": {"type": "integer", "minimum": 0}}, "required": ["count"], "additionalProperties": false}"#;
-
-#[test]
-fn the_output_contract_sends_an_invalid_final_result_back_then_prints_the_valid_one() {
-    let model = ScriptedModel::start(json!([
-        { "tool_calls": [call("f1", "final_result", json!({"count": "three"}))] },
-        { "tool_calls": [call("f2", "final_result", json!({"count": 3}))] }
-    ]));
-    let ws = workspace().file("schema.json", COUNT_SCHEMA);
-    let out = run(
-        &ws,
-        &model,
-        &["--output-schema", "schema.json", "count them"],
-        &[],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let answer: Value = serde_json::from_str(&out.stdout).unwrap();
-    assert_eq!(answer, json!({"count": 3}));
-    let first = model.body(0);
-    assert!(tool_names(&first).contains(&"final_result".to_string()));
-    assert!(
-        first["messages"][0]["content"]
-            .as_str()
-            .unwrap()
-            .contains("final_result"),
-        "the system prompt says how to finish"
-    );
-    let results = openai_tool_messages(&model.body(1));
-    assert_eq!(results[0].0, "f1");
-    assert!(results[0].1.contains("/count"), "{results:?}");
-    assert!(
-        results[0].1.starts_with("Error (invalid_arguments)"),
-        "{results:?}"
-    );
-}
-
-#[test]
-fn the_output_contract_gives_up_after_two_retries_with_the_validation_errors() {
-    let model = ScriptedModel::start(json!([
-        { "tool_calls": [call("f", "final_result", json!({"count": -1}))], "repeat": true }
-    ]));
-    let ws = workspace().file("schema.json", COUNT_SCHEMA);
-    let out = run(
-        &ws,
-        &model,
-        &["--output-schema", "schema.json", "count them"],
-        &[],
-    );
-    assert_eq!(out.code, 1, "{}", out.stderr);
-    assert!(out.stdout.is_empty());
-    assert_mentions(&out.stderr, "no valid final_result in 3 attempts");
-    assert_mentions(&out.stderr, "/count");
-    assert_eq!(model.requests().len(), 3);
-}
-
-#[test]
-fn tool_calls_written_as_text_are_recovered_only_when_asked() {
-    let steps = json!([
-        { "text": "<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"from text\"}}</tool_call>" },
-        { "text": "Echoed: {last_tool_result}" }
-    ]);
-    let model = ScriptedModel::start(steps.clone());
-    let ws = probe().config(&format!("{CONFIG}parse_text_tool_calls = true\n"));
-    let out = run(&ws, &model, &["go"], &[]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout.trim(), "Echoed: from text");
-    let second = model.body(1);
-    assert_eq!(
-        second["messages"][2]["tool_calls"][0]["function"]["name"],
-        "echo"
-    );
-    assert_eq!(openai_tool_messages(&second)[0].1, "from text");
-
-    let model = ScriptedModel::start(steps);
-    let out = run(&workspace(), &model, &["go"], &[]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(
-        out.stdout.contains("<tool_call>"),
-        "off by default: {}",
-        out.stdout
-    );
-    assert_eq!(model.requests().len(), 1);
-}
-
-#[test]
-fn a_conversation_resumes_from_its_transcript() {
-    let model = ScriptedModel::start(json!([
-        { "tool_calls": [call("r1", "echo", json!({"text": "remembered"}))] },
-        { "text": "First answer." },
-        { "text": "Second answer." }
-    ]));
-    let ws = workspace();
-    let out = run(
-        &ws,
-        &model,
-        &["--transcript", "t.jsonl", "first question"],
-        &[],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = run(
-        &ws,
-        &model,
-        &["--resume", "t.jsonl", "second question"],
-        &[],
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout.trim(), "Second answer.");
-    let third = model.body(2);
-    let messages = third["messages"].as_array().unwrap();
-    let roles: Vec<&str> = messages
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        roles,
-        ["system", "user", "assistant", "tool", "assistant", "user"]
-    );
-    assert_eq!(messages[3]["content"], "remembered");
-    assert_eq!(messages[5]["content"], "second question");
-    let lines = std::fs::read_to_string(ws.path().join("t.jsonl")).unwrap();
-    assert_eq!(
-        lines.lines().count(),
-        7,
-        "the resumed run appended to it:\n{lines}"
-    );
-
-    let out = run(&ws, &model, &["--resume", "t.jsonl"], &[]);
-    assert_eq!(out.code, 2, "nothing to continue: {}", out.stderr);
-    assert_mentions(&out.stderr, "give a new prompt");
-}
-
-#[test]
-fn chat_keeps_the_conversation_across_lines() {
-    let model = ScriptedModel::start(json!([{ "text": "Hi!" }, { "text": "Still here." }]));
-    let ws = workspace();
-    let url = model.base_url();
-    let out = ws.cordon_stdin(
-        &["chat", "--base-url", &url, "--model", "scripted"],
-        "hello\n\nhow are you?\n/exit\nnever sent\n",
-    );
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    assert_eq!(out.stdout, "Hi!\nStill here.\n");
-    let second = model.body(1);
-    let contents: Vec<&str> = second["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .skip(1)
-        .map(|m| m["content"].as_str().unwrap())
-        .collect();
-    assert_eq!(contents, ["hello", "Hi!", "how are you?"]);
-    assert_eq!(model.requests().len(), 2);
-}
-
-#[test]
-fn missing_settings_are_setup_errors_that_say_what_to_do() {
-    let ws = workspace();
-    for (args, expected) in [
-        (&["run", "hello"][..], "--model"),
-        (
-            &["run", "--provider", "anthropic", "--model", "m", "hello"],
-            "ANTHROPIC_API_KEY",
-        ),
-        (
-            &[
-                "run",
-                "--model",
-                "m",
-                "--api-key-env",
-                "CORDON_NO_SUCH_VAR",
-                "x",
-            ],
-            "CORDON_NO_SUCH_VAR is not set",
-        ),
-        (
-            &[
-                "run",
-                "--model",
-                "m",
-                "--output-schema",
-                "missing.json",
-                "x",
-            ],
-            "missing.json",
-        ),
-    ] {
-        let out = ws.cordon(args);
-        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
-        assert_mentions(&out.stderr, expected);
-    }
-}
-
-/// Starts `cordon run` with `--events`, waits for an event line containing `marker` on stderr,
-/// sends SIGINT, and returns the exit code, the time from the signal to the exit, and stderr.
-fn interrupt_when(
-    ws: &Workspace,
-    model: &ScriptedModel,
-    prompt: &str,
-    marker: &str,
-) -> (i32, Duration, String) {
-    let url = model.base_url();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cordon"))
-        .args(["run", "--base-url", &url, "--model", "scripted", "--events"])
-        .args(["--transcript", "t.jsonl", prompt])
-        .current_dir(ws.path())
-        .env("XDG_CACHE_HOME", ws.cache_home())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "cordon ended early: {seen}"
-        );
-        seen.push_str(&line);
-        if line.contains(marker) {
-            break;
-        }
-    }
-    // Let the step get under way before interrupting it.
-    std::thread::sleep(Duration::from_millis(200));
-    let signalled = Instant::now();
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let code = child.wait().unwrap().code().unwrap_or(-1);
-    let took = signalled.elapsed();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
-    (code, took, seen + &rest)
-}
-
-fn transcript_lines(ws: &Workspace) -> Vec<Value> {
-    std::fs::read_to_string(ws.path().join("t.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every line is whole JSON"))
-        .collect()
-}
-
-#[test]
-fn ctrl_c_mid_step_cancels_the_running_tools_and_keeps_the_transcript_valid() {
-    let model = ScriptedModel::start(json!([
-        { "tool_calls": [call("long", "sleep", json!({"millis": 30000})), call("quick", "echo", json!({"text": "x"}))] },
-        { "text": "never asked for" }
-    ]));
-    let ws = workspace();
-    let (code, took, stderr) = interrupt_when(&ws, &model, "sleep long", "tool_execution_start");
-    assert_eq!(code, 130, "{stderr}");
-    assert!(took < Duration::from_secs(5), "cancelled in {took:?}");
-    assert!(stderr.contains("cancelled"), "{stderr}");
-    let lines = transcript_lines(&ws);
-    let results: Vec<(&str, &str)> = lines
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            (
-                m["tool_call_id"].as_str().unwrap(),
-                m["error_kind"].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
-    assert_eq!(results, [("long", "cancelled"), ("quick", "")]);
-    assert_eq!(
-        model.requests().len(),
-        1,
-        "no further model request after Ctrl-C"
-    );
-}
-
-#[test]
-fn ctrl_c_while_waiting_for_the_model_cancels_the_request() {
-    let model = ScriptedModel::start(json!([{ "hang": true }]));
-    let ws = workspace();
-    let (code, took, stderr) = interrupt_when(&ws, &model, "hello", "model_request");
-    assert_eq!(code, 130, "{stderr}");
-    assert!(took < Duration::from_secs(5), "cancelled in {took:?}");
-    let roles: Vec<String> = transcript_lines(&ws)
-        .iter()
-        .map(|m| m["role"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(roles, ["system", "user"]);
 }

@@ -4,6 +4,7 @@
 mod support;
 
 mod agent_loop;
+mod agent_sessions;
 mod audit;
 mod bundled_hooks;
 mod c_sdk;
@@ -20,6 +21,7 @@ mod hostile_network;
 mod hostile_output;
 mod hostile_resources;
 mod js_sdk;
+mod layering;
 mod loading;
 mod lockfile;
 mod mcp_stdio;

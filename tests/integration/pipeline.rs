@@ -283,3 +283,33 @@ fn batch_events_stream_as_json_lines_on_stderr() {
     assert!(lines[2]["durationMs"].is_u64());
     let _ = Workspace::new();
 }
+
+/// Settings made in code skip cordon.toml's checks; a concurrency of 0 still runs the batch (one
+/// call at a time) instead of waiting forever for a slot.
+#[tokio::test]
+async fn a_batch_with_zero_concurrency_set_in_code_still_runs() {
+    let ws = probe();
+    let mut config = cordon_runtime::config::Config::default();
+    config.batches.max_concurrency = 0;
+    config.max_sandboxes = 0;
+    let pipeline = cordon_runtime::RuntimeBuilder::new(ws.path().join("plugins"))
+        .config(config)
+        .cache(cordon_runtime::CompileCache::at(
+            ws.cache_home().join("cordon").join("compiled"),
+        ))
+        .build()
+        .await
+        .expect("runtime");
+    let calls = vec![
+        CallRequest::new("a", "echo", r#"{"text": "one"}"#),
+        CallRequest::new("b", "echo", r#"{"text": "two"}"#),
+    ];
+    let results = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        pipeline.run(calls, &Default::default()),
+    )
+    .await
+    .expect("the batch finishes");
+    assert_eq!(results[0].text(), "one");
+    assert_eq!(results[1].text(), "two");
+}

@@ -19,5 +19,5 @@ pub use conversation::transcript::{
 };
 pub use model::client::{ModelClient, ModelError};
 pub use model::provider::ToolSpec;
-pub use session::contract::{FINAL_RESULT, OutputContract};
+pub use session::contract::{FINAL_RESULT, OutputContract, Verdict};
 pub use session::{Agent, AgentError, AgentOptions, Answer};

@@ -8,6 +8,7 @@
 mod server;
 mod transport;
 
+pub use server::McpServer;
 pub use server::results::{META_DETAILS, META_ERROR_KIND};
-pub use server::{McpServer, StdioServeError};
 pub use transport::http;
+pub use transport::stdio::StdioServeError;

@@ -15,7 +15,7 @@ use rmcp::model::{
     ProgressToken, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::sync::{Arc, Mutex};
 
 /// How long a call's response waits for its progress and log notifications to be sent.
@@ -23,15 +23,6 @@ const NOTIFICATION_DRAIN: std::time::Duration = std::time::Duration::from_secs(2
 
 /// The server's name in `serverInfo`.
 const SERVER_NAME: &str = "cordon";
-
-/// Why an MCP session over stdio ended other than by the client closing stdin.
-#[derive(Debug, thiserror::Error)]
-pub enum StdioServeError {
-    #[error("the MCP session could not start: {0}")]
-    Initialize(#[source] Box<rmcp::service::ServerInitializeError>),
-    #[error("the MCP session ended abnormally: {0}")]
-    Ended(#[from] tokio::task::JoinError),
-}
 
 /// Serves `pipeline` as an MCP server. Cheap to clone (one per HTTP request in stateless mode).
 #[derive(Clone)]
@@ -54,19 +45,6 @@ impl McpServer {
             tools: Arc::new(tools),
             log_level: LogThreshold::default(),
         }
-    }
-
-    /// Speaks MCP on stdin/stdout until the client closes stdin. Only protocol messages go to
-    /// stdout; logs go to stderr.
-    pub async fn serve_stdio(self) -> Result<(), StdioServeError> {
-        let running = match crate::transport::pipes::non_blocking_stdio() {
-            Some(streams) => self.serve(streams).await,
-            None => self.serve(rmcp::transport::stdio()).await,
-        }
-        .map_err(|err| StdioServeError::Initialize(Box::new(err)))?;
-        let reason = running.waiting().await?;
-        tracing::info!(?reason, "MCP stdio session ended");
-        Ok(())
     }
 }
 

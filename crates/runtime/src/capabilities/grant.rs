@@ -115,7 +115,7 @@ impl PluginGrant {
 
     /// Opens every granted directory, once: the handles each call's preopens are cloned from.
     /// Refuses a directory whose path is a symlink or is no longer the directory that was checked.
-    pub fn open_dirs(&self) -> Result<OpenedDirs, OpenDirError> {
+    pub(crate) fn open_dirs(&self) -> Result<OpenedDirs, OpenDirError> {
         self.dirs
             .iter()
             .map(|dir| {
@@ -135,7 +135,7 @@ impl PluginGrant {
 
     /// The WASI context of one call: the grant's env vars and captured stdio. Its directories are
     /// not here: they are the handles of [`PluginGrant::open_dirs`], handed out by the call state.
-    pub fn wasi_context(
+    pub(crate) fn wasi_context(
         &self,
         stdout: impl StdoutStream + 'static,
         stderr: impl StdoutStream + 'static,

@@ -7,7 +7,7 @@
 //! A line lists at most 1,000 requests and 1,000 opens, with paths and URLs cut past 1 KiB; the
 //! rest are counted. No secrets, ever.
 
-use super::Event;
+use super::events::Event;
 use crate::capabilities::grant::DirGrant;
 use crate::registry::Registry;
 use crate::report::json_lines::JsonLinesFile;
@@ -67,7 +67,7 @@ struct Pending {
 const MAX_ENTRIES_PER_LINE: usize = 1_000;
 
 /// Follows one batch's events and writes a line per finished call.
-pub struct AuditRecorder {
+pub(crate) struct AuditRecorder {
     log: Arc<AuditLog>,
     registry: Arc<Registry>,
     calls: Mutex<HashMap<String, Pending>>,

@@ -81,7 +81,7 @@ impl Registry {
         let settings = EngineSettings {
             fuel: options.config.uses_fuel(),
             max_memory_bytes: options.config.max_memory_bytes(),
-            max_instances: options.config.max_sandboxes,
+            max_instances: options.config.max_sandboxes.max(1),
         };
         let engine = engine::build(&settings)?;
         let host = Arc::new(PluginHost::new(

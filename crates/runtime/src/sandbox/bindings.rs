@@ -7,7 +7,7 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use cordon::plugin::types::{
+pub use self::cordon::plugin::types::{
     AfterDecision, BeforeDecision, Content, ExecutionMode, FailureKind, Image, PluginInfo,
     ToolCall, ToolFailure, ToolOutput, ToolResult, ToolSpec,
 };

@@ -57,7 +57,7 @@ impl CompileCache {
 
     /// The compiled component whose sha256 is `sha256`, from the cache, or compiled from the bytes
     /// `source` returns (only called on a miss).
-    pub fn load_or_compile(
+    pub(crate) fn load_or_compile(
         &self,
         engine: &Engine,
         sha256: &[u8; 32],

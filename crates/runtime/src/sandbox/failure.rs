@@ -28,10 +28,6 @@ impl Failure {
         }
     }
 
-    pub fn capability_denied(message: impl Into<String>) -> Self {
-        Self::new(ErrorKind::CapabilityDenied, message, json!({}))
-    }
-
     pub fn trap(reason: impl Into<String>, stderr: &str) -> Self {
         let reason = reason.into();
         let mut message = format!("The tool crashed ({reason}).");

@@ -3,7 +3,7 @@
 //! - `get-directories` hands the guest clones of the directory handles the plugin opened once at
 //!   load (see grant.rs), never a path opened anew;
 //! - `open-at` never blocks (nonblocking_open.rs: a FIFO, device or socket is refused by what was
-//!   opened), is bounded (a call holds at most [`MAX_OPEN_FILES_PER_CALL`] open files and
+//!   opened), is bounded (a call holds at most [`MAX_OPEN_FILES_PER_CALL`](crate::capabilities::limits::MAX_OPEN_FILES_PER_CALL) open files and
 //!   directories, the process at most its `[host] max_open_files`; past either the open fails with
 //!   `quota`, so no plugin can exhaust the host's file descriptors) and reported for the audit log
 //!   and events: the path as the guest sees it (cut to a length), what it asked for, and whether the

@@ -36,11 +36,6 @@ impl ProcessFiles {
     pub(super) fn give_back(&self, count: usize) {
         self.open.fetch_sub(count, Ordering::AcqRel);
     }
-
-    /// Files guests hold open now.
-    pub fn open(&self) -> usize {
-        self.open.load(Ordering::Acquire)
-    }
 }
 
 /// The descriptors one call opened and still holds; given back to the process when the call's

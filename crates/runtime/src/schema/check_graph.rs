@@ -6,7 +6,7 @@
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// A subschema, by its index in [`Graph::nodes`].
+/// A subschema, by its index in the [`Graph`]'s lists.
 pub(super) type Node = usize;
 
 /// Which children of a value an applicator looks at: a named property (by its index among every

@@ -5,8 +5,8 @@
 //! and `patternProperties` use a linear-time regex engine (a pattern that needs backtracking, such
 //! as a look-ahead or a back-reference, is refused at load with the reason), references are never
 //! fetched, and a schema whose checks could multiply with the arguments' nesting is refused at load
-//! (see schema_cost.rs), so checking is linear in the arguments' size. How much work one call's
-//! check may take is bounded before it runs (schema_work.rs): small checks run where the call is
+//! (see cost.rs), so checking is linear in the arguments' size. How much work one call's
+//! check may take is bounded before it runs (work.rs): small checks run where the call is
 //! prepared, larger ones on a blocking thread, and arguments too large for the schema are refused
 //! unchecked, so a costly check never stalls the async workers that serve other calls.
 
@@ -126,7 +126,7 @@ impl ArgumentSchema {
         self.work.max_argument_bytes()
     }
 
-    /// [`ArgumentSchema::check`] within bounded work (see schema_work.rs): inline when the
+    /// [`ArgumentSchema::check`] within bounded work (see work.rs): inline when the
     /// arguments (their JSON text is `size` bytes) are cheap to check, else on a blocking thread
     /// within [`VALIDATION_TIMEOUT`]; refused when they could cost more than the bound.
     pub async fn check_bounded(

@@ -1,6 +1,6 @@
 //! How much work checking one call's arguments against a tool's schema may take, known before the
 //! check runs. A validator cannot be stopped part-way (a thread that runs on after a time limit
-//! still burns the host's CPU), so cordon bounds the work up front instead: schema_cost.rs gives
+//! still burns the host's CPU), so cordon bounds the work up front instead: cost.rs gives
 //! the most subschemas one value of the arguments is checked against, and each `pattern` (and
 //! `patternProperties` key) is sized by the automaton it compiles to, because a pattern the lazy
 //! DFA gives up on costs one step per automaton state per byte it reads. A call's work is at most

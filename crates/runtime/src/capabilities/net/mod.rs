@@ -12,5 +12,6 @@ pub mod grant;
 mod request_path;
 
 pub use body::BODY_CHUNK_BYTES;
-pub use gate::{ConnectionPool, GateSetup, HttpGate, HttpLimits};
+pub use gate::HttpLimits;
+pub(crate) use gate::{ConnectionPool, GateSetup, HttpGate};
 pub use grant::HttpGrant;

@@ -14,7 +14,7 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 /// The engine-wide parts every plugin shares.
-pub struct PluginHost {
+pub(crate) struct PluginHost {
     pub engine: Engine,
     pub linker: Linker<CallState>,
     pub cache: CompileCache,
@@ -59,7 +59,7 @@ impl PluginHost {
             linker,
             cache,
             fuel_metering: settings.fuel,
-            sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
+            sandbox_slots: Arc::new(Semaphore::new(settings.max_instances.max(1) as usize)),
             connections: ConnectionPool::new(max_http_connections),
             files: ProcessFiles::new(max_open_files),
         })

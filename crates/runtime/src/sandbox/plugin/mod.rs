@@ -21,7 +21,7 @@ use crate::sandbox::open_files::ProcessFiles;
 use crate::schema::ArgumentSchema;
 use component_file::{check_component_header, hash_file, read_unchanged};
 use declared::{check_declarations, tool_info};
-pub use host::PluginHost;
+pub(crate) use host::PluginHost;
 use run::Grants;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -130,7 +130,7 @@ pub struct Plugin {
 impl Plugin {
     /// Reads, verifies (sha256 pin, lockfile approval), compiles (or loads from cache), links and
     /// describes one plugin file.
-    pub async fn load(
+    pub(crate) async fn load(
         host: &PluginHost,
         path: &Path,
         grant: Arc<PluginGrant>,
@@ -330,7 +330,7 @@ impl Plugin {
     }
 
     /// Runs this plugin's before-hook on call `id` of tool `name` with `arguments`.
-    pub async fn before_tool_call(
+    pub(crate) async fn before_tool_call(
         &self,
         id: &str,
         name: &str,
@@ -362,7 +362,7 @@ impl Plugin {
 
     /// Runs this plugin's after-hook on the `result` of call `id` of tool `name`. A replacement
     /// larger than what is left of this plugin's output limit is a failure (the hook fails closed).
-    pub async fn after_tool_call(
+    pub(crate) async fn after_tool_call(
         &self,
         id: &str,
         name: &str,

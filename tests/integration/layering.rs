@@ -1,0 +1,233 @@
+//! The runtime's architecture, checked on its source: each folder of `crates/runtime/src/` uses
+//! only the folders below it (report at the bottom, builder at the top), and no source file of the
+//! host's crates takes part in an import cycle with others of its crate (paths after `crate::` and
+//! `super::` are read; a `mod.rs` that re-exports its children through a bare `use child::X` is
+//! not, since a child naming its parent's items is how a folder is meant to be read).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The runtime's folders from the bottom up; `lib.rs` stands above them all.
+const RUNTIME_LAYERS: [&str; 8] = [
+    "report",
+    "schema",
+    "capabilities",
+    "config",
+    "sandbox",
+    "registry",
+    "pipeline",
+    "builder",
+];
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every `.rs` file under `dir`, as paths relative to it.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                files.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The code of a file without comments and without its unit tests.
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module of `file` (relative to its crate's `src/`): `a/b.rs` and `a/b/mod.rs` are `a::b`.
+fn module_of(file: &Path) -> Vec<String> {
+    let mut module: Vec<String> = file
+        .with_extension("")
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        module.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        module.pop();
+    }
+    module
+}
+
+/// The module paths `file` names from the crate's root: after `crate::` and after `super::`
+/// (resolved against the file's own module), including `{a, b::c}` groups.
+fn crate_paths(file: &Path, code: &str) -> Vec<Vec<String>> {
+    let mut paths = module_paths(code, "crate::", &[]);
+    let parent = module_of(file)
+        .split_last()
+        .map(|(_, parent)| parent.to_vec())
+        .unwrap_or_default();
+    paths.extend(module_paths(code, "super::", &parent));
+    paths
+}
+
+fn module_paths(code: &str, anchor: &str, base: &[String]) -> Vec<Vec<String>> {
+    let mut paths = Vec::new();
+    for (start, _) in code.match_indices(anchor) {
+        if code[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+        {
+            continue; // e.g. `cordon_runtime::`, or `super::super::`
+        }
+        let rest = &code[start + anchor.len()..];
+        let mut found = Vec::new();
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for item in group[..end].split(',') {
+                found.push(segments(item.trim()));
+            }
+        } else {
+            found.push(segments(rest));
+        }
+        for path in found.into_iter().filter(|path| !path.is_empty()) {
+            paths.push(base.iter().cloned().chain(path).collect());
+        }
+    }
+    paths
+}
+
+fn segments(text: &str) -> Vec<String> {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(text.len());
+    text[..end]
+        .split("::")
+        .take_while(|segment| segment.chars().next().is_some_and(|c| c.is_lowercase()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The source file a module path lands in: the longest prefix that is a file of the crate.
+fn file_of(src: &Path, path: &[String]) -> Option<PathBuf> {
+    (1..=path.len()).rev().find_map(|len| {
+        let joined: PathBuf = path[..len].iter().collect();
+        [joined.with_extension("rs"), joined.join("mod.rs")]
+            .into_iter()
+            .find(|candidate| src.join(candidate).is_file())
+    })
+}
+
+#[test]
+fn runtime_folders_use_only_the_folders_below_them() {
+    let src = repository().join("crates/runtime/src");
+    let layer = |file: &Path| {
+        let top = file
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        RUNTIME_LAYERS.iter().position(|name| *name == top)
+    };
+    let mut upward = Vec::new();
+    for file in sources(&src) {
+        let Some(own) = layer(&file) else { continue };
+        for path in crate_paths(&file, &code(&src.join(&file))) {
+            if let Some(used) = RUNTIME_LAYERS.iter().position(|name| *name == path[0])
+                && used > own
+            {
+                upward.push(format!(
+                    "{} uses crate::{}",
+                    file.display(),
+                    path.join("::")
+                ));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports up the layers:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn no_crate_has_an_import_cycle_between_its_files() {
+    for krate in ["runtime", "agent", "mcp", "scaffold", "cordon"] {
+        let src = repository().join("crates").join(krate).join("src");
+        let mut edges: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+        for file in sources(&src) {
+            let targets = crate_paths(&file, &code(&src.join(&file)))
+                .into_iter()
+                .filter_map(|path| file_of(&src, &path))
+                .filter(|target| *target != file && !is_entry(target))
+                .collect();
+            edges.insert(file, targets);
+        }
+        if let Some(cycle) = find_cycle(&edges) {
+            panic!(
+                "crates/{krate}/src has an import cycle: {}",
+                cycle
+                    .iter()
+                    .map(|file| file.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" -> ")
+            );
+        }
+    }
+}
+
+/// `lib.rs`, `main.rs` and folders' `mod.rs` files re-export what is below them; a path through
+/// one names the file it re-exports, which `file_of` already found when the path goes on.
+fn is_entry(file: &Path) -> bool {
+    file == Path::new("lib.rs") || file == Path::new("main.rs")
+}
+
+fn find_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBuf>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        Open,
+        Done,
+    }
+    fn visit(
+        file: &PathBuf,
+        edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+        marks: &mut BTreeMap<PathBuf, Mark>,
+        trail: &mut Vec<PathBuf>,
+    ) -> Option<Vec<PathBuf>> {
+        match marks.get(file) {
+            Some(Mark::Done) => return None,
+            Some(Mark::Open) => {
+                let start = trail.iter().position(|f| f == file).unwrap();
+                let mut cycle = trail[start..].to_vec();
+                cycle.push(file.clone());
+                return Some(cycle);
+            }
+            None => {}
+        }
+        marks.insert(file.clone(), Mark::Open);
+        trail.push(file.clone());
+        for next in edges.get(file).into_iter().flatten() {
+            if let Some(cycle) = visit(next, edges, marks, trail) {
+                return Some(cycle);
+            }
+        }
+        trail.pop();
+        marks.insert(file.clone(), Mark::Done);
+        None
+    }
+    let mut marks = BTreeMap::new();
+    edges
+        .keys()
+        .find_map(|file| visit(file, edges, &mut marks, &mut Vec::new()))
+}
