@@ -24,7 +24,7 @@ pub enum ModelError {
     )]
     MissingKey { var: String },
     #[error("cannot set up the HTTP client: {0}")]
-    Client(String),
+    Client(#[source] reqwest::Error),
     #[error("the model API at {url} refused the request (HTTP {status}): {message}{hint}")]
     Refused {
         url: String,
@@ -89,7 +89,7 @@ impl ModelClient {
             .read_timeout(settings.timeout)
             .user_agent(concat!("cordon/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|err| ModelError::Client(err.to_string()))?;
+            .map_err(ModelError::Client)?;
         Ok(Self {
             http,
             provider,

@@ -108,37 +108,26 @@ impl Lockfile {
     }
 
     /// Whether what plugin `id` declared now is what it declared when it was approved.
-    pub fn check_declarations(&self, id: &str, declarations: &[String]) -> Result<(), String> {
-        let Some(locked) = self.plugins.get(id) else {
-            return Err("it is not in cordon.lock (a new plugin); review it, then run `cordon lock` to approve it".to_string());
-        };
-        let Some(approved) = &locked.declares else {
-            return Err("cordon.lock does not record what it declares (the lockfile predates that); review it, then run `cordon lock`".to_string());
-        };
-        let added: Vec<&str> = declarations
+    pub fn check_declarations(&self, id: &str, declarations: &[String]) -> Result<(), LockRefusal> {
+        let locked = self.plugins.get(id).ok_or(LockRefusal::NotLocked)?;
+        let approved = locked
+            .declares
+            .as_ref()
+            .ok_or(LockRefusal::DeclarationsNotRecorded)?;
+        let added: Vec<String> = declarations
             .iter()
             .filter(|line| !approved.contains(line))
-            .map(String::as_str)
+            .cloned()
             .collect();
-        let removed: Vec<&str> = approved
+        let removed: Vec<String> = approved
             .iter()
             .filter(|line| !declarations.contains(line))
-            .map(String::as_str)
+            .cloned()
             .collect();
         if added.is_empty() && removed.is_empty() {
             return Ok(());
         }
-        let mut changes = Vec::new();
-        if !added.is_empty() {
-            changes.push(format!("declared now: {}", added.join("; ")));
-        }
-        if !removed.is_empty() {
-            changes.push(format!("approved: {}", removed.join("; ")));
-        }
-        Err(format!(
-            "what it declares changed since it was locked (same file); {}; review it, then run `cordon lock`",
-            changes.join("; ")
-        ))
+        Err(LockRefusal::DeclarationsChanged { added, removed })
     }
 
     /// Records the deployment's settings ([`deployment`]).
@@ -154,55 +143,44 @@ impl Lockfile {
         lines: &[String],
         loaded: &[&str],
         refused: &BTreeMap<String, String>,
-    ) -> Result<(), String> {
-        let mut problems = Vec::new();
-        match &self.deployment {
-            None => problems.push(
-                "cordon.lock does not record the deployment (the lockfile predates that)"
-                    .to_string(),
-            ),
-            Some(approved) if approved.as_slice() != lines => problems.push(format!(
-                "the deployment changed: approved `{}`, now `{}`",
-                approved.join("; "),
-                lines.join("; ")
-            )),
-            Some(_) => {}
-        }
-        let missing: Vec<String> = self
+    ) -> Result<(), DeploymentRefusal> {
+        let setting = match &self.deployment {
+            None => Some(DeploymentChange::NotRecorded),
+            Some(approved) if approved.as_slice() != lines => Some(DeploymentChange::Changed {
+                approved: approved.clone(),
+                now: lines.to_vec(),
+            }),
+            Some(_) => None,
+        };
+        let missing: Vec<MissingPlugin> = self
             .plugins
             .keys()
             .filter(|id| !loaded.contains(&id.as_str()))
-            .map(|id| match refused.get(id) {
-                Some(reason) => format!("{id} (refused: {reason})"),
-                None => format!("{id} (no {id}.wasm in the plugins directory)"),
+            .map(|id| MissingPlugin {
+                id: id.clone(),
+                refused: refused.get(id).cloned(),
             })
             .collect();
-        if !missing.is_empty() {
-            problems.push(format!(
-                "approved plugins did not load: {}",
-                missing.join(", ")
-            ));
-        }
-        if problems.is_empty() {
+        if setting.is_none() && missing.is_empty() {
             return Ok(());
         }
-        Err(format!(
-            "{}; restore them, or review the change and run `cordon lock`",
-            problems.join("; ")
-        ))
+        Err(DeploymentRefusal { setting, missing })
     }
 
     /// Whether plugin `id` with this content and these grants was approved; otherwise what changed.
-    pub fn check(&self, id: &str, sha256: &[u8; 32], grant: &PluginGrant) -> Result<(), String> {
-        let Some(locked) = self.plugins.get(id) else {
-            return Err("it is not in cordon.lock (a new plugin); review it, then run `cordon lock` to approve it".to_string());
-        };
+    pub fn check(
+        &self,
+        id: &str,
+        sha256: &[u8; 32],
+        grant: &PluginGrant,
+    ) -> Result<(), LockRefusal> {
+        let locked = self.plugins.get(id).ok_or(LockRefusal::NotLocked)?;
         let actual = hex::encode(sha256);
         if locked.sha256 != actual {
-            return Err(format!(
-                "it changed since it was locked: cordon.lock has sha256 {} but the file is {actual}; review it, then run `cordon lock`",
-                locked.sha256
-            ));
+            return Err(LockRefusal::FileChanged {
+                locked: locked.sha256.clone(),
+                actual,
+            });
         }
         let current = capabilities(grant);
         // A hook is a power over other plugins' calls and, for a guard or a redactor, the
@@ -214,29 +192,140 @@ impl Lockfile {
                 .cloned()
                 .collect()
         };
-        let (approved_hook, hook_now) = (hook_lines(&locked.grants), hook_lines(&current));
-        if approved_hook != hook_now {
-            let shown = |lines: &[String]| match lines.is_empty() {
-                true => "no hook".to_string(),
-                false => lines.join(", "),
-            };
-            return Err(format!(
-                "its hook grant changed since it was locked: approved {}, now {}; restore it, or review the change and run `cordon lock`",
-                shown(&approved_hook),
-                shown(&hook_now)
-            ));
+        let (approved, now) = (hook_lines(&locked.grants), hook_lines(&current));
+        if approved != now {
+            return Err(LockRefusal::HookGrantChanged { approved, now });
         }
         let added: Vec<String> = current
             .into_iter()
             .filter(|cap| !locked.grants.contains(cap))
             .collect();
         if !added.is_empty() {
-            return Err(format!(
-                "its grants changed or widened since it was locked; added: {}; review them, then run `cordon lock`",
-                added.join("; ")
-            ));
+            return Err(LockRefusal::GrantsWidened { added });
         }
         Ok(())
+    }
+}
+
+/// Why cordon.lock does not approve a plugin as it is now; each says what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LockRefusal {
+    #[error(
+        "it is not in cordon.lock (a new plugin); review it, then run `cordon lock` to approve it"
+    )]
+    NotLocked,
+    #[error(
+        "cordon.lock does not record what it declares (the lockfile predates that); review it, then run `cordon lock`"
+    )]
+    DeclarationsNotRecorded,
+    /// The same file declares other tools or hooks (lines of `declarations::lines`).
+    #[error(
+        "what it declares changed since it was locked (same file); {}; review it, then run `cordon lock`",
+        declaration_changes(added, removed)
+    )]
+    DeclarationsChanged {
+        added: Vec<String>,
+        removed: Vec<String>,
+    },
+    #[error(
+        "it changed since it was locked: cordon.lock has sha256 {locked} but the file is {actual}; review it, then run `cordon lock`"
+    )]
+    FileChanged { locked: String, actual: String },
+    #[error(
+        "its hook grant changed since it was locked: approved {}, now {}; restore it, or review the change and run `cordon lock`",
+        hook_grant(approved),
+        hook_grant(now)
+    )]
+    HookGrantChanged {
+        approved: Vec<String>,
+        now: Vec<String>,
+    },
+    #[error(
+        "its grants changed or widened since it was locked; added: {}; review them, then run `cordon lock`",
+        added.join("; ")
+    )]
+    GrantsWidened { added: Vec<String> },
+}
+
+fn declaration_changes(added: &[String], removed: &[String]) -> String {
+    let mut changes = Vec::new();
+    if !added.is_empty() {
+        changes.push(format!("declared now: {}", added.join("; ")));
+    }
+    if !removed.is_empty() {
+        changes.push(format!("approved: {}", removed.join("; ")));
+    }
+    changes.join("; ")
+}
+
+fn hook_grant(lines: &[String]) -> String {
+    match lines.is_empty() {
+        true => "no hook".to_string(),
+        false => lines.join(", "),
+    }
+}
+
+/// What keeps a locked deployment from starting as it is now.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}; restore them, or review the change and run `cordon lock`", self.problems())]
+pub struct DeploymentRefusal {
+    /// The deployment's settings (audit log, hook order), if they are not the approved ones.
+    pub setting: Option<DeploymentChange>,
+    /// Approved plugins that did not load.
+    pub missing: Vec<MissingPlugin>,
+}
+
+/// How the deployment's settings differ from the approved ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeploymentChange {
+    /// The lockfile predates recording the deployment.
+    NotRecorded,
+    Changed {
+        approved: Vec<String>,
+        now: Vec<String>,
+    },
+}
+
+/// An approved plugin that did not load: refused (and why), or absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingPlugin {
+    pub id: String,
+    pub refused: Option<String>,
+}
+
+impl DeploymentRefusal {
+    fn problems(&self) -> String {
+        let mut problems = Vec::new();
+        match &self.setting {
+            Some(DeploymentChange::NotRecorded) => problems.push(
+                "cordon.lock does not record the deployment (the lockfile predates that)"
+                    .to_string(),
+            ),
+            Some(DeploymentChange::Changed { approved, now }) => problems.push(format!(
+                "the deployment changed: approved `{}`, now `{}`",
+                approved.join("; "),
+                now.join("; ")
+            )),
+            None => {}
+        }
+        if !self.missing.is_empty() {
+            let missing: Vec<String> = self
+                .missing
+                .iter()
+                .map(|plugin| match &plugin.refused {
+                    Some(reason) => format!("{} (refused: {reason})", plugin.id),
+                    None => format!(
+                        "{} (no {}.wasm in the plugins directory)",
+                        plugin.id, plugin.id
+                    ),
+                })
+                .collect();
+            problems.push(format!(
+                "approved plugins did not load: {}",
+                missing.join(", ")
+            ));
+        }
+        problems.join("; ")
     }
 }
 
@@ -381,16 +470,21 @@ mod tests {
         assert!(
             lock.check("other", &[1; 32], &approved)
                 .unwrap_err()
+                .to_string()
                 .contains("not in cordon.lock")
         );
-        let changed = lock.check("fs", &[2; 32], &approved).unwrap_err();
+        let changed = lock
+            .check("fs", &[2; 32], &approved)
+            .unwrap_err()
+            .to_string();
         assert!(
             changed.contains(&hex::encode([1; 32])) && changed.contains(&hex::encode([2; 32])),
             "{changed}"
         );
         let widened = lock
             .check("fs", &[1; 32], &grant(&[("/data", Access::ReadWrite)]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             widened.contains("added: dir /data rw from /srv"),
             "{widened}"
@@ -408,18 +502,27 @@ mod tests {
         };
         let mut lock = Lockfile::default();
         lock.approve("guard", &[1; 32], &PluginGrant::default(), vec![]);
-        let new = lock.check("guard", &[1; 32], &hooked(&[])).unwrap_err();
+        let new = lock
+            .check("guard", &[1; 32], &hooked(&[]))
+            .unwrap_err()
+            .to_string();
         assert!(new.contains("approved no hook, now hook *"), "{new}");
         lock.approve("guard", &[1; 32], &hooked(&["write_*"]), vec![]);
         assert_eq!(lock.check("guard", &[1; 32], &hooked(&["write_*"])), Ok(()));
         let wider = lock.check("guard", &[1; 32], &hooked(&["write_*", "read_*"]));
-        assert!(wider.unwrap_err().contains("now hook read_*, hook write_*"));
+        assert!(
+            wider
+                .unwrap_err()
+                .to_string()
+                .contains("now hook read_*, hook write_*")
+        );
         assert!(lock.check("guard", &[1; 32], &hooked(&[])).is_err());
         lock.approve("guard", &[1; 32], &hooked(&[]), vec![]);
         let narrowed = lock.check("guard", &[1; 32], &hooked(&["edit_file"]));
         assert!(
             narrowed
                 .unwrap_err()
+                .to_string()
                 .contains("approved hook *, now hook edit_file"),
             "a narrowed hook stops protecting calls it was approved to see"
         );
@@ -427,6 +530,7 @@ mod tests {
         assert!(
             removed
                 .unwrap_err()
+                .to_string()
                 .contains("approved hook *, now no hook")
         );
     }
@@ -441,10 +545,13 @@ mod tests {
             "tool read parallel title=a description=b schema=c".to_string(),
             "tool write parallel title=a description=b schema=d".to_string(),
         ];
-        let err = lock.check_declarations("fs", &now).unwrap_err();
+        let err = lock.check_declarations("fs", &now).unwrap_err().to_string();
         assert!(err.contains("declared now: tool write"), "{err}");
         lock.plugins.get_mut("fs").unwrap().declares = None;
-        let old = lock.check_declarations("fs", &approved).unwrap_err();
+        let old = lock
+            .check_declarations("fs", &approved)
+            .unwrap_err()
+            .to_string();
         assert!(old.contains("predates"), "{old}");
     }
 
@@ -460,14 +567,18 @@ mod tests {
             lock.check_deployment(&audited, &["fs", "guard"], &none),
             Ok(())
         );
-        let missing = lock.check_deployment(&audited, &["fs"], &none).unwrap_err();
+        let missing = lock
+            .check_deployment(&audited, &["fs"], &none)
+            .unwrap_err()
+            .to_string();
         assert!(
             missing.contains("did not load: guard (no guard.wasm in the plugins directory)"),
             "{missing}"
         );
         let unaudited = lock
             .check_deployment(&deployment(None, &[]), &["fs", "guard"], &none)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             unaudited.contains("audit.jsonl; hooks order=`, now `audit none"),
             "{unaudited}"

@@ -34,7 +34,7 @@ pub enum RegistryError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     #[error("loading is locked and the deployment is not the one approved in cordon.lock: {0}")]
-    Locked(String),
+    Locked(#[from] crate::capabilities::lock::DeploymentRefusal),
 }
 
 /// Under a lock, a plugin whose declarations are not the approved ones is refused.
@@ -164,12 +164,11 @@ impl Registry {
     fn check_collisions(&self, plugin: Plugin) -> Result<Plugin, LoadError> {
         for tool in &plugin.tools {
             if let Some(owner) = self.tools.get(&tool.name) {
-                return Err(LoadError::Collision(format!(
-                    "its tool {:?} is already provided by plugin `{}` ({}); tool names must be unique, so rename one of them or remove one file",
-                    tool.name,
-                    owner.id,
-                    owner.path.display()
-                )));
+                return Err(LoadError::Collision {
+                    tool: tool.name.clone(),
+                    owner: owner.id.to_string(),
+                    owner_path: owner.path.clone(),
+                });
             }
         }
         Ok(plugin)

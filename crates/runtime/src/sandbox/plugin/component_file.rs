@@ -44,15 +44,10 @@ pub(super) fn read_unchanged(path: &Path, sha256: &[u8; 32]) -> wasmtime::Result
 pub(super) fn check_component_header(bytes: &[u8]) -> Result<(), LoadError> {
     const COMPONENT_LAYER: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
     if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
-        return Err(LoadError::NotAComponent(
-            "it is not a WebAssembly file (no \\0asm header); build the plugin for wasm32-wasip2"
-                .into(),
-        ));
+        return Err(LoadError::NotWebAssembly);
     }
     if bytes[4..8] != COMPONENT_LAYER {
-        return Err(LoadError::NotAComponent(
-            "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`".into(),
-        ));
+        return Err(LoadError::CoreModule);
     }
     Ok(())
 }

@@ -17,16 +17,17 @@ const MAX_HOOK_GLOBS: usize = 256;
 /// twice, before anything in it is compiled.
 pub(super) fn check_declarations(info: &bindings::PluginInfo) -> Result<(), LoadError> {
     if info.tools.len() > MAX_TOOLS_PER_PLUGIN {
-        return Err(LoadError::Describe(format!(
-            "it declares {} tools; a plugin may declare at most {MAX_TOOLS_PER_PLUGIN}",
-            info.tools.len()
-        )));
+        return Err(LoadError::TooManyTools {
+            count: info.tools.len(),
+            limit: MAX_TOOLS_PER_PLUGIN,
+        });
     }
     let schema_bytes: usize = info.tools.iter().map(|t| t.parameters.len()).sum();
     if schema_bytes > MAX_SCHEMA_BYTES_PER_PLUGIN {
-        return Err(LoadError::Describe(format!(
-            "its tools' parameters schemas total {schema_bytes} bytes; at most {MAX_SCHEMA_BYTES_PER_PLUGIN}"
-        )));
+        return Err(LoadError::SchemasTooLarge {
+            bytes: schema_bytes,
+            limit: MAX_SCHEMA_BYTES_PER_PLUGIN,
+        });
     }
     let mut names = std::collections::HashSet::new();
     if let Some(tool) = info.tools.iter().find(|t| !names.insert(t.name.as_str())) {
@@ -42,10 +43,10 @@ pub(super) fn check_declarations(info: &bindings::PluginInfo) -> Result<(), Load
                 .iter()
                 .any(|glob| !crate::capabilities::tool_glob::is_valid(glob)))
     {
-        return Err(LoadError::Describe(format!(
-            "its hook declares {} tool globs, some not valid; a hook may declare at most {MAX_HOOK_GLOBS} globs of tool-name characters, `*` and `?`",
-            hook.tools.len()
-        )));
+        return Err(LoadError::InvalidHookGlobs {
+            count: hook.tools.len(),
+            limit: MAX_HOOK_GLOBS,
+        });
     }
     Ok(())
 }

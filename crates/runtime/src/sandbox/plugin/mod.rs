@@ -8,7 +8,7 @@ mod host;
 mod run;
 
 use crate::capabilities::grant::{OpenDirError, OpenedDirs, PluginGrant};
-use crate::capabilities::lock::Lockfile;
+use crate::capabilities::lock::{LockRefusal, Lockfile};
 use crate::capabilities::net::ConnectionPool;
 use crate::report::ReportSink;
 use crate::report::{Content, ErrorKind, MAX_CONTENT_BLOCKS, ToolResult};
@@ -82,18 +82,44 @@ pub enum LoadError {
         "its sha256 is {actual} but cordon.toml pins {expected}; the file changed since it was pinned (update the pin only if you trust the new file)"
     )]
     PinMismatch { expected: String, actual: String },
-    #[error("{0}")]
-    NotAComponent(String),
-    #[error("{0}")]
-    NotApproved(String),
-    #[error("it does not target the cordon:plugin@0.1.0 `cordon-plugin` world: {0}")]
-    WrongWorld(String),
-    #[error("its describe() failed: {0}")]
-    Describe(String),
+    #[error("it is not a WebAssembly file (no \\0asm header); build the plugin for wasm32-wasip2")]
+    NotWebAssembly,
+    #[error(
+        "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`"
+    )]
+    CoreModule,
+    #[error("it cannot be compiled: {}", innermost(.0))]
+    Compile(#[source] wasmtime::Error),
+    #[error("compiling it failed in the host: {0}")]
+    CompileTask(#[source] tokio::task::JoinError),
+    #[error(transparent)]
+    NotApproved(#[from] LockRefusal),
+    #[error("it does not target the cordon:plugin@0.1.0 `cordon-plugin` world: {0:#}")]
+    WrongWorld(#[source] wasmtime::Error),
+    /// `describe` failed as a call would have (trap, timeout, limits), with the host's message.
+    #[error("its describe() failed: {message}")]
+    Describe { kind: ErrorKind, message: String },
+    #[error("its describe() declares {count} tools; a plugin may declare at most {limit}")]
+    TooManyTools { count: usize, limit: usize },
+    #[error(
+        "its describe() declares {bytes} bytes of parameters schemas, all tools together; at most {limit}"
+    )]
+    SchemasTooLarge { bytes: usize, limit: usize },
+    #[error(
+        "its describe() declares a hook with {count} tool globs, some not valid; a hook may declare at most {limit} globs of tool-name characters, `*` and `?`"
+    )]
+    InvalidHookGlobs { count: usize, limit: usize },
     #[error("tool {tool:?}: {reason}")]
     InvalidTool { tool: String, reason: String },
-    #[error("{0}")]
-    Collision(String),
+    #[error(
+        "its tool {tool:?} is already provided by plugin `{owner}` ({}); tool names must be unique, so rename one of them or remove one file",
+        owner_path.display()
+    )]
+    Collision {
+        tool: String,
+        owner: String,
+        owner_path: PathBuf,
+    },
     #[error("{0}")]
     Dirs(#[from] OpenDirError),
 }
@@ -163,16 +189,13 @@ impl Plugin {
             cache.load_or_compile(&engine, &sha256, || read_unchanged(&file, &sha256))
         })
         .await
-        .map_err(|err| LoadError::NotAComponent(format!("compilation panicked: {err}")))?
-        .map_err(|err| {
-            LoadError::NotAComponent(format!("it cannot be compiled: {}", root_cause(&err)))
-        })?;
+        .map_err(LoadError::CompileTask)?
+        .map_err(LoadError::Compile)?;
         let instance_pre = host
             .linker
             .instantiate_pre(&component)
-            .map_err(|err| LoadError::WrongWorld(format!("{err:#}")))?;
-        let pre = CordonPluginPre::new(instance_pre)
-            .map_err(|err| LoadError::WrongWorld(format!("{err:#}")))?;
+            .map_err(LoadError::WrongWorld)?;
+        let pre = CordonPluginPre::new(instance_pre).map_err(LoadError::WrongWorld)?;
         let settings: Arc<str> = grant.settings.to_string().into();
         let mut plugin = Self {
             id,
@@ -223,7 +246,10 @@ impl Plugin {
             .await;
         outcome
             .map(|(info, _)| info)
-            .map_err(|failure| LoadError::Describe(failure.message))
+            .map_err(|failure| LoadError::Describe {
+                kind: failure.kind,
+                message: failure.message,
+            })
     }
 
     /// Runs one call of tool `name` in a fresh sandbox, with arguments already validated against
@@ -437,7 +463,7 @@ fn too_many_blocks(what: &str, blocks: usize) -> String {
 }
 
 /// The innermost message of an error chain, without wasmtime's backtraces.
-fn root_cause(err: &wasmtime::Error) -> String {
+fn innermost(err: &wasmtime::Error) -> String {
     err.chain()
         .last()
         .map(|cause| cause.to_string())
