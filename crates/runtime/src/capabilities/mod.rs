@@ -5,5 +5,6 @@
 pub mod grant;
 pub mod limits;
 pub mod lock;
+mod lock_refusal;
 pub mod net;
 pub mod tool_glob;

@@ -5,7 +5,7 @@
 //! this wasmtime major. Only Zig is needed.
 
 use super::run;
-use crate::{ScaffoldError, build_venv_program, source_root};
+use crate::project::{ScaffoldError, build_venv_program, source_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wit_component::ComponentEncoder;

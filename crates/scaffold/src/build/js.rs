@@ -2,7 +2,7 @@
 //! (rolldown) and makes it a component (componentize-js), both pinned in `sdk/js/package-lock.json`.
 
 use super::{require, run};
-use crate::{ScaffoldError, source_root};
+use crate::project::{ScaffoldError, source_root};
 use std::path::Path;
 use std::process::Command;
 

@@ -5,7 +5,7 @@
 mod c;
 mod js;
 
-use crate::{ScaffoldError, build_venv_program, source_root};
+use crate::project::{ScaffoldError, build_venv_program, source_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -1,6 +1,6 @@
 //! The project templates `cordon new` writes: a working example tool, its test, and a README.
 
-use crate::{Language, ScaffoldError, is_valid_name, source_root};
+use crate::project::{Language, ScaffoldError, is_valid_name, source_root};
 use std::path::{Path, PathBuf};
 
 /// Creates `dir/NAME/` from the template of `language`; returns the directory.

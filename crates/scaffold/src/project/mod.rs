@@ -1,0 +1,127 @@
+//! What every plugin project shares, whichever its language: the languages and plugin names
+//! cordon knows, where this cordon's SDKs and contract live, where `make` installed the build
+//! tools, and the errors of `cordon new` and `cordon build`.
+
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+/// Why `cordon new` or `cordon build` could not do its job; each says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    #[error(
+        "{name:?} is not a plugin name: use lowercase letters, digits and _, starting with a letter (e.g. word_count)"
+    )]
+    InvalidName { name: String },
+    #[error("{} already exists; choose another name or remove it", path.display())]
+    AlreadyExists { path: PathBuf },
+    #[error("{} does not exist or has no name", path.display())]
+    NoProject { path: PathBuf },
+    #[error(
+        "{} has no Cargo.toml (Rust), app.py (Python), app.js or package.json (JavaScript), or .c files (C); create a project with `cordon new NAME --lang rust|python|js|c`",
+        path.display()
+    )]
+    UnknownLanguage { path: PathBuf },
+    /// A tool the build needs is missing; `install` says how to get it.
+    #[error("{tool} is not installed; {install}")]
+    MissingTool { tool: String, install: String },
+    #[error("cannot run {command}: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the build failed ({status}): {command}")]
+    BuildFailed { command: String, status: ExitStatus },
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Generating the C bindings or making the component failed, at `step`.
+    #[error("{step}: {source}")]
+    Component {
+        step: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl ScaffoldError {
+    /// An I/O error while doing `action` ("read", "write", "create", ...) on `path`.
+    pub(crate) fn io(
+        action: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| Self::Io {
+            action,
+            path,
+            source,
+        }
+    }
+
+    /// A failure of the component tooling at `step`.
+    pub(crate) fn component(step: &'static str) -> impl FnOnce(anyhow::Error) -> Self {
+        move |source| Self::Component {
+            step,
+            source: source.into(),
+        }
+    }
+}
+
+/// Languages `cordon new` and `cordon build` know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Rust,
+    Python,
+    Js,
+    C,
+}
+
+impl Language {
+    /// Every language, in the order help texts list them.
+    pub const ALL: [Language; 4] = [Self::Rust, Self::Python, Self::Js, Self::C];
+
+    /// The name `cordon new --lang` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Rust => "rust",
+            Self::Python => "python",
+            Self::Js => "js",
+            Self::C => "c",
+        }
+    }
+
+    /// The language named `name` (as [`Language::as_str`] spells it).
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|language| language.as_str() == name)
+    }
+}
+
+/// Where this cordon's own sources are (the SDKs and the WIT contract the templates build against).
+pub(crate) fn source_root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// A program in the venv `make` installs the build tools into (`~/.cache/cordon-build-venv`), if
+/// it is there.
+pub(crate) fn build_venv_program(program: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")?;
+    let path = PathBuf::from(home)
+        .join(".cache/cordon-build-venv/bin")
+        .join(program);
+    path.is_file().then_some(path)
+}
+
+/// A plugin name: lowercase letters, digits and `_`, starting with a letter.
+pub fn is_valid_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
