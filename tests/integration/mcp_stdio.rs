@@ -65,7 +65,26 @@ fn stdio_speaks_only_protocol_and_honours_cancellation() {
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "no/such/method", "params": {}}));
-    assert_eq!(wait_for(2, &mut seen)["error"]["code"], -32601);
+    let unknown = wait_for(2, &mut seen);
+    assert_eq!(unknown["error"]["code"], -32601);
+    assert!(
+        unknown["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Method not found: no/such/method"),
+        "{unknown}"
+    );
+    // A standard method cordon does not offer reads the same way, not as a bare method name.
+    send(json!({"jsonrpc": "2.0", "id": 20, "method": "resources/list", "params": {}}));
+    let resources = wait_for(20, &mut seen);
+    assert_eq!(resources["error"]["code"], -32601);
+    assert!(
+        resources["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Method not found: resources/list"),
+        "{resources}"
+    );
 
     send(
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "sleep", "arguments": {"millis": 30000}}}),

@@ -10,9 +10,11 @@ use cordon_runtime::pipeline::events::EventSink;
 use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 use logging::{LogForwarding, LogThreshold};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
+    ReadResourceResponse, ServerConfig, Tool,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -125,11 +127,58 @@ impl ServerHandler for McpServer {
             );
             return Err(McpError::invalid_params(message, None));
         }
-        Err(McpError::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            request.method,
-            None,
-        ))
+        Err(not_offered(&request.method))
+    }
+
+    // The MCP features cordon does not offer answer -32601 with a message a person can read
+    // (rmcp's defaults give only the method's name, which clients show as the whole error).
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Err(not_offered("resources/list"))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Err(not_offered("resources/templates/list"))
+    }
+
+    async fn read_resource(
+        &self,
+        _request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        Err(not_offered("resources/read"))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Err(not_offered("prompts/list"))
+    }
+
+    async fn get_prompt(
+        &self,
+        _request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        Err(not_offered("prompts/get"))
+    }
+
+    async fn complete(
+        &self,
+        _request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        Err(not_offered("completion/complete"))
     }
 
     #[allow(deprecated)] // see logging.rs
@@ -235,4 +284,13 @@ fn text_of(content: &[cordon_runtime::report::Content]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// -32601 for a method cordon does not serve, saying so in words.
+fn not_offered(method: &str) -> McpError {
+    McpError::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("Method not found: {method} (cordon serves tools: use tools/list and tools/call)"),
+        None,
+    )
 }
