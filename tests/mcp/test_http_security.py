@@ -44,8 +44,21 @@ def test_allowed_origins_and_hosts_can_be_added(cordon_bin, workspace):
 async def test_a_bearer_token_is_required_when_configured(cordon_bin, workspace):
     server = HttpServer(cordon_bin, workspace, ["--token-env", "CORDON_TEST_TOKEN"], env={"CORDON_TEST_TOKEN": "s3cret"})
     try:
-        assert post(server.url).status_code == 401
-        assert post(server.url, {"Authorization": "Bearer wrong"}).status_code == 401
+        missing = post(server.url)
+        assert missing.status_code == 401
+        assert missing.json()["error"] == "invalid_request", missing.text
+        wrong = post(server.url, {"Authorization": "Bearer wrong"})
+        assert wrong.status_code == 401
+        assert wrong.json()["error"] == "invalid_token", wrong.text
+        # The challenge names the error and where the resource metadata is (MCP authorization,
+        # RFC 6750 and RFC 9728); the metadata itself needs no token.
+        challenge = wrong.headers["www-authenticate"]
+        assert challenge.startswith("Bearer ") and 'error="invalid_token"' in challenge, challenge
+        metadata_url = challenge.split('resource_metadata="')[1].split('"')[0]
+        metadata = httpx.get(metadata_url, timeout=10)
+        assert metadata.status_code == 200
+        assert metadata.json()["resource"] == server.url, metadata.text
+        assert metadata.json()["bearer_methods_supported"] == ["header"]
         assert post(server.url, {"Authorization": "Bearer s3cret"}).status_code == 200
         from mcp.client.streamable_http import streamable_http_client
         http = httpx.AsyncClient(headers={"Authorization": "Bearer s3cret"})

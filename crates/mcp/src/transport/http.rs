@@ -128,6 +128,10 @@ pub async fn serve(
     });
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
+        .route(
+            RESOURCE_METADATA_PATH,
+            axum::routing::get(protected_resource_metadata),
+        )
         .layer(axum::middleware::from_fn_with_state(
             in_flight,
             bound_in_flight,
@@ -171,12 +175,48 @@ async fn accept_connections(listener: tokio::net::TcpListener, app: axum::Router
     }
 }
 
-/// Rejects requests without the right bearer token (when one is required).
+/// Where the OAuth protected-resource metadata (RFC 9728) of the MCP endpoint is served: what a
+/// client reads after a 401 to learn how to present its token. It holds no secret and needs none.
+const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// The request's `Host` as given, if it is a plain host name or address with an optional port
+/// (anything else is left out of what is echoed back).
+fn plain_host(request: &Request) -> Option<&str> {
+    let host = request.headers().get(header::HOST)?.to_str().ok()?;
+    let plain = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    plain.then_some(host)
+}
+
+/// RFC 9728 metadata: the MCP endpoint is the resource, and it takes a bearer token in the
+/// `Authorization` header (issued by the operator, so no authorization server is named).
+async fn protected_resource_metadata(request: Request) -> Response {
+    let resource = plain_host(&request).map(|host| format!("http://{host}{MCP_PATH}"));
+    let metadata = serde_json::json!({
+        "resource": resource,
+        "bearer_methods_supported": ["header"],
+        "resource_name": "cordon",
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        metadata.to_string(),
+    )
+        .into_response()
+}
+
+/// Rejects requests without the right bearer token (when one is required), as the MCP
+/// authorization spec asks: 401 with `WWW-Authenticate: Bearer` naming the error and where the
+/// resource metadata is, and a JSON body saying the same.
 async fn require_token(
     State(token): State<Arc<Option<String>>>,
     request: Request,
     next: Next,
 ) -> Response {
+    if request.uri().path() == RESOURCE_METADATA_PATH {
+        return next.run(request).await;
+    }
     if let Some(expected) = token.as_ref() {
         let presented = request
             .headers()
@@ -186,10 +226,33 @@ async fn require_token(
         if !presented
             .is_some_and(|presented| same_secret(presented.as_bytes(), expected.as_bytes()))
         {
+            let (error, description) = match presented {
+                None => ("invalid_request", "this server needs a bearer token"),
+                Some(_) => (
+                    "invalid_token",
+                    "the bearer token is not the one this server takes",
+                ),
+            };
+            let mut challenge =
+                format!(r#"Bearer error="{error}", error_description="{description}""#);
+            if let Some(host) = plain_host(&request) {
+                challenge.push_str(&format!(
+                    r#", resource_metadata="http://{host}{RESOURCE_METADATA_PATH}""#
+                ));
+            }
+            let body = serde_json::json!({
+                "error": error,
+                "error_description": format!(
+                    "{description}: send `Authorization: Bearer TOKEN` with the token the operator set (--token-env)"
+                ),
+            });
             return (
                 StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
-                "missing or wrong bearer token",
+                [
+                    (header::WWW_AUTHENTICATE, challenge),
+                    (header::CONTENT_TYPE, "application/json".to_string()),
+                ],
+                body.to_string(),
             )
                 .into_response();
         }
