@@ -302,3 +302,28 @@ fn ctrl_c_while_waiting_for_the_model_cancels_the_request() {
         .collect();
     assert_eq!(roles, ["system", "user"]);
 }
+
+#[test]
+fn the_default_system_prompt_states_the_time_and_where_the_tools_may_work() {
+    let model = ScriptedModel::start(json!([{ "text": "Noted." }]));
+    let ws = probe()
+        .file("data/readme.txt", "hello")
+        .config(&format!(
+            "{CONFIG}\n[plugins.probe]\ndirs = [{{ host = \"data\", guest = \"/data\" }}]\nhttp = [{{ origin = \"https://api.example.com\" }}]\n"
+        ));
+    let out = run(&ws, &model, &["Where can you look?"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let system = model.body(0)["messages"][0].clone();
+    assert_eq!(system["role"], "system", "{system}");
+    let text = system["content"].as_str().unwrap();
+    // `It is now 2026-11-30 23:58 UTC.`
+    let now = text.split("It is now ").nth(1).expect("the time is stated");
+    let shape: String = now
+        .chars()
+        .take(21)
+        .map(|c| if c.is_ascii_digit() { '9' } else { c })
+        .collect();
+    assert_eq!(shape, "9999-99-99 99:99 UTC.", "{text}");
+    assert!(text.contains("/data (read-only)"), "{text}");
+    assert!(text.contains("https://api.example.com:443"), "{text}");
+}

@@ -139,7 +139,10 @@ impl Agent {
         {
             let mut content = match &self.options.system_prompt {
                 Some(prompt) => prompt.clone(),
-                None => system_prompt::default_prompt(&tools),
+                None => system_prompt::default_prompt(
+                    &tools,
+                    &system_prompt::Environment::of(&self.pipeline),
+                ),
             };
             if let Some(contract) = &self.options.contract {
                 content.push_str("\n\n");

@@ -1,10 +1,64 @@
-//! The agent loop's default system prompt: what cordon is, which tools this session has, and to
-//! prefer them over guessing. `[agent] system_prompt` or `--system` replaces it.
+//! The agent loop's default system prompt: what cordon is, which tools this session has, to prefer
+//! them over guessing, and the facts of its environment (the date and time, and where the tools
+//! may work). `[agent] system_prompt` or `--system` replaces it.
 
 use crate::model::provider::ToolSpec;
+use cordon_runtime::Pipeline;
+use cordon_runtime::capabilities::grant::Access;
+use cordon_runtime::report::utc_time::UtcTime;
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-pub fn default_prompt(tools: &[ToolSpec]) -> String {
+/// What the model should know of where it runs: the time, and the directories and web origins
+/// the active tools were granted (so it asks for paths and URLs that can work).
+pub struct Environment {
+    /// `2026-11-30 23:58 UTC`.
+    pub now: String,
+    /// `/repo (read-only)`, ... in the order granted, each once.
+    pub directories: Vec<String>,
+    /// `https://api.example.com:443`, ... each once.
+    pub origins: Vec<String>,
+}
+
+impl Environment {
+    /// The environment of `pipeline`'s active tools, now.
+    pub fn of(pipeline: &Pipeline) -> Self {
+        let now = UtcTime::now();
+        let mut seen = BTreeSet::new();
+        let (mut directories, mut origins) = (Vec::new(), Vec::new());
+        for (plugin, _) in pipeline.active_tools() {
+            if !seen.insert(plugin.id.clone()) {
+                continue;
+            }
+            for dir in &plugin.grant.dirs {
+                let access = match dir.access {
+                    Access::ReadOnly => "read-only",
+                    Access::ReadWrite => "read-write",
+                };
+                let line = format!("{} ({access})", dir.guest);
+                if !directories.contains(&line) {
+                    directories.push(line);
+                }
+            }
+            for grant in plugin.grant.http.iter() {
+                let origin = grant.origin();
+                if !origins.contains(&origin) {
+                    origins.push(origin);
+                }
+            }
+        }
+        Self {
+            now: format!(
+                "{:04}-{:02}-{:02} {:02}:{:02} UTC",
+                now.year, now.month, now.day, now.hour, now.minute
+            ),
+            directories,
+            origins,
+        }
+    }
+}
+
+pub fn default_prompt(tools: &[ToolSpec], environment: &Environment) -> String {
     let mut prompt = String::from(
         "You are a capable assistant. You can call tools; each runs in a sandbox and its result \
          comes back to you. A result that starts with \"Error\" says what went wrong and why \
@@ -23,7 +77,22 @@ pub fn default_prompt(tools: &[ToolSpec]) -> String {
     prompt.push_str(
         "Prefer calling a tool over guessing whenever a tool can find or check the answer. \
          Independent calls can be made together in one reply; they run in parallel. When you \
-         are done, reply with your final answer.",
+         are done, reply with your final answer.\n",
     );
+    let _ = write!(prompt, "It is now {}.", environment.now);
+    if !environment.directories.is_empty() {
+        let _ = write!(
+            prompt,
+            " The tools can work only in these directories (use absolute paths under them): {}.",
+            environment.directories.join(", ")
+        );
+    }
+    if !environment.origins.is_empty() {
+        let _ = write!(
+            prompt,
+            " They can reach only these web origins: {}.",
+            environment.origins.join(", ")
+        );
+    }
     prompt
 }
