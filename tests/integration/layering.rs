@@ -187,8 +187,8 @@ fn no_crate_has_an_import_cycle_between_its_files() {
     }
 }
 
-/// `lib.rs`, `main.rs` and folders' `mod.rs` files re-export what is below them; a path through
-/// one names the file it re-exports, which `file_of` already found when the path goes on.
+/// A crate's `lib.rs` or `main.rs`: it declares and re-exports everything, so a path that names an
+/// item through it (`crate::Event`) is not an import of the entry point.
 fn is_entry(file: &Path) -> bool {
     file == Path::new("lib.rs") || file == Path::new("main.rs")
 }

@@ -292,14 +292,7 @@ async fn a_batch_with_zero_concurrency_set_in_code_still_runs() {
     let mut config = cordon_runtime::config::Config::default();
     config.batches.max_concurrency = 0;
     config.max_sandboxes = 0;
-    let pipeline = cordon_runtime::RuntimeBuilder::new(ws.path().join("plugins"))
-        .config(config)
-        .cache(cordon_runtime::CompileCache::at(
-            ws.cache_home().join("cordon").join("compiled"),
-        ))
-        .build()
-        .await
-        .expect("runtime");
+    let pipeline = ws.runtime().config(config).build().await.expect("runtime");
     let calls = vec![
         CallRequest::new("a", "echo", r#"{"text": "one"}"#),
         CallRequest::new("b", "echo", r#"{"text": "two"}"#),

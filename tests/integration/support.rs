@@ -155,14 +155,18 @@ impl Workspace {
 
     /// Loads the workspace through the library, as a front end would.
     pub async fn pipeline(&self) -> Pipeline {
-        RuntimeBuilder::new(self.path().join("plugins"))
+        self.runtime()
             .config_file_if_present(self.path().join("cordon.toml"))
-            .cache(CompileCache::at(
-                self.cache_home().join("cordon").join("compiled"),
-            ))
             .build()
             .await
             .expect("runtime")
+    }
+
+    /// A runtime builder over the workspace's plugins and compile cache, before its config.
+    pub fn runtime(&self) -> RuntimeBuilder {
+        RuntimeBuilder::new(self.path().join("plugins")).cache(CompileCache::at(
+            self.cache_home().join("cordon").join("compiled"),
+        ))
     }
 }
 

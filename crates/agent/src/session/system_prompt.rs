@@ -6,7 +6,6 @@ use crate::model::provider::ToolSpec;
 use cordon_runtime::Pipeline;
 use cordon_runtime::capabilities::grant::Access;
 use cordon_runtime::report::utc_time::UtcTime;
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// What the model should know of where it runs: the time, and the directories and web origins
@@ -24,12 +23,8 @@ impl Environment {
     /// The environment of `pipeline`'s active tools, now.
     pub fn of(pipeline: &Pipeline) -> Self {
         let now = UtcTime::now();
-        let mut seen = BTreeSet::new();
         let (mut directories, mut origins) = (Vec::new(), Vec::new());
         for (plugin, _) in pipeline.active_tools() {
-            if !seen.insert(plugin.id.clone()) {
-                continue;
-            }
             for dir in &plugin.grant.dirs {
                 let access = match dir.access {
                     Access::ReadOnly => "read-only",

@@ -27,7 +27,7 @@ impl RawHttpGrant {
         if let Some(method) = methods
             .iter()
             .flatten()
-            .find(|method| crate::capabilities::net::grant::is_never_sent(method))
+            .find(|method| crate::capabilities::net::request_path::is_never_sent(method))
         {
             return Err((
                 ".methods".into(),
@@ -45,7 +45,7 @@ impl RawHttpGrant {
             }
             if let Some(problem) = prefix
                 .split('/')
-                .find_map(crate::capabilities::net::grant::ambiguous_segment)
+                .find_map(crate::capabilities::net::request_path::ambiguous_segment)
             {
                 return Err((
                     ".path_prefix".into(),

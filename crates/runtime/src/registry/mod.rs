@@ -81,6 +81,7 @@ impl Registry {
         let settings = EngineSettings {
             fuel: options.config.uses_fuel(),
             max_memory_bytes: options.config.max_memory_bytes(),
+            // A config made in code skips cordon.toml's checks; no sandbox slot would hang calls.
             max_instances: options.config.max_sandboxes.max(1),
         };
         let engine = engine::build(&settings)?;

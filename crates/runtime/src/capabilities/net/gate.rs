@@ -11,7 +11,8 @@
 
 use super::address::is_non_public;
 use super::body::BoundedBody;
-use super::grant::{HttpGrant, RequestTarget, Scheme, ambiguous_segment, is_never_sent};
+use super::grant::{HttpGrant, RequestTarget, Scheme};
+use super::request_path::{ambiguous_segment, is_never_sent};
 use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
 use crate::report::{GuestReport, HttpAttempt, ReportSink};
 use http_body_util::BodyExt;

@@ -9,8 +9,7 @@
 //! another place than the text says (request_path.rs). `TRACE`, `TRACK` and `CONNECT` are never
 //! sent.
 
-use super::request_path::path_is_under;
-pub use super::request_path::{NEVER_SENT_METHODS, ambiguous_segment, is_never_sent};
+use super::request_path::{is_never_sent, path_is_under};
 use std::fmt;
 use std::net::IpAddr;
 
@@ -365,47 +364,6 @@ mod tests {
                 allowed,
                 "{} vs {target:?}",
                 grant.origin()
-            );
-        }
-    }
-
-    #[test]
-    fn path_prefixes_match_whole_segments_and_refuse_ambiguous_paths() {
-        let cases = [
-            ("/public/", "/public/a", true),
-            ("/public/", "/public", true),
-            ("/public", "/public/a/b.txt", true),
-            ("/v1", "/v1", true),
-            ("/v1", "/v1/items?x=1", true),
-            ("/v1", "/v1evil", false),
-            ("/v1/", "/v1evil/x", false),
-            ("/", "/anything", true),
-            ("/public/", "/public/../admin", false),
-            ("/public/", "/public/%2e%2e/admin", false),
-            ("/public/", "/public/%2E%2e/admin", false),
-            ("/public/", "/public/.%2E/admin", false),
-            ("/public/", "/public/./x", false),
-            ("/public/", "/public/..;/admin", false),
-            ("/public/", "/public/%2e%2e;x=1/admin", false),
-            ("/public/", "/public/..%2fadmin", false),
-            ("/public/", "/public/a%2Fb", false),
-            ("/public/", "/public/a%5cb", false),
-            ("/public/", "/public/a\\b", false),
-            ("/public/", "/public/%252e%252e/admin", false),
-            ("/public/", "/public/%252fadmin", false),
-            ("/public/", "/public/a%00b", false),
-            ("/public/", "/public/...", true),
-            ("/public/", "/public/a.b/c..d", true),
-            ("/public/", "/public/%41", true),
-            ("/public/", "/public//x", true),
-            ("/public/", "//public/x", false),
-            ("/public/", "/Public/x", false),
-        ];
-        for (prefix, path, allowed) in cases {
-            assert_eq!(
-                path_is_under(path, prefix),
-                allowed,
-                "{path} under {prefix}"
             );
         }
     }

@@ -9,7 +9,7 @@ mod address;
 mod body;
 mod gate;
 pub mod grant;
-mod request_path;
+pub mod request_path;
 
 pub use body::BODY_CHUNK_BYTES;
 pub use gate::HttpLimits;

@@ -59,7 +59,7 @@ impl PluginHost {
             linker,
             cache,
             fuel_metering: settings.fuel,
-            sandbox_slots: Arc::new(Semaphore::new(settings.max_instances.max(1) as usize)),
+            sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
             connections: ConnectionPool::new(max_http_connections),
             files: ProcessFiles::new(max_open_files),
         })
