@@ -2,7 +2,9 @@
 an optional bearer token, and no public listening without one."""
 
 import os
+import socket
 import subprocess
+import urllib.parse
 
 import httpx2 as httpx
 import pytest
@@ -59,6 +61,20 @@ async def test_a_bearer_token_is_required_when_configured(cordon_bin, workspace)
         assert metadata.status_code == 200
         assert metadata.json()["resource"] == server.url, metadata.text
         assert metadata.json()["bearer_methods_supported"] == ["header"]
+        # Requests to the metadata path need no token, so they must not take the request slots
+        # that token holders share: 70 of them stalled mid-body leave /mcp answering.
+        parsed = urllib.parse.urlsplit(server.url)
+        stalled = []
+        for _ in range(70):
+            sock = socket.create_connection((parsed.hostname, parsed.port), timeout=10)
+            sock.sendall(b"GET /.well-known/oauth-protected-resource HTTP/1.1\r\nHost: x\r\n"
+                         b"Content-Length: 4194304\r\n\r\n" + b"a" * 1000)
+            stalled.append(sock)
+        try:
+            assert post(server.url, {"Authorization": "Bearer s3cret"}).status_code == 200
+        finally:
+            for sock in stalled:
+                sock.close()
         assert post(server.url, {"Authorization": "Bearer s3cret"}).status_code == 200
         from mcp.client.streamable_http import streamable_http_client
         http = httpx.AsyncClient(headers={"Authorization": "Bearer s3cret"})

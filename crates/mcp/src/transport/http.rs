@@ -126,17 +126,20 @@ pub async fn serve(
         requests: Semaphore::new(MAX_REQUESTS_IN_FLIGHT),
         kibibytes: Semaphore::new(MAX_BYTES_IN_FLIGHT / BUDGET_UNIT_BYTES),
     });
+    // The layers wrap only the routes added before them: the metadata route, added after, needs
+    // no token and takes none of the request slots or body budget the MCP endpoint's callers share
+    // (it reads no body).
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
-        .route(
-            RESOURCE_METADATA_PATH,
-            axum::routing::get(protected_resource_metadata),
-        )
         .layer(axum::middleware::from_fn_with_state(
             in_flight,
             bound_in_flight,
         ))
-        .layer(axum::middleware::from_fn_with_state(token, require_token));
+        .layer(axum::middleware::from_fn_with_state(token, require_token))
+        .route(
+            RESOURCE_METADATA_PATH,
+            axum::routing::get(protected_resource_metadata),
+        );
 
     on_listening(local);
     accept_connections(listener, app).await
@@ -179,11 +182,15 @@ async fn accept_connections(listener: tokio::net::TcpListener, app: axum::Router
 /// client reads after a 401 to learn how to present its token. It holds no secret and needs none.
 const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
+/// The longest `Host` echoed back: a DNS name (253) with a port.
+const MAX_ECHOED_HOST_BYTES: usize = 260;
+
 /// The request's `Host` as given, if it is a plain host name or address with an optional port
 /// (anything else is left out of what is echoed back).
-fn plain_host(request: &Request) -> Option<&str> {
-    let host = request.headers().get(header::HOST)?.to_str().ok()?;
+fn plain_host(headers: &http::HeaderMap) -> Option<&str> {
+    let host = headers.get(header::HOST)?.to_str().ok()?;
     let plain = !host.is_empty()
+        && host.len() <= MAX_ECHOED_HOST_BYTES
         && host
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
@@ -192,8 +199,8 @@ fn plain_host(request: &Request) -> Option<&str> {
 
 /// RFC 9728 metadata: the MCP endpoint is the resource, and it takes a bearer token in the
 /// `Authorization` header (issued by the operator, so no authorization server is named).
-async fn protected_resource_metadata(request: Request) -> Response {
-    let resource = plain_host(&request).map(|host| format!("http://{host}{MCP_PATH}"));
+async fn protected_resource_metadata(headers: http::HeaderMap) -> Response {
+    let resource = plain_host(&headers).map(|host| format!("http://{host}{MCP_PATH}"));
     let metadata = serde_json::json!({
         "resource": resource,
         "bearer_methods_supported": ["header"],
@@ -214,9 +221,6 @@ async fn require_token(
     request: Request,
     next: Next,
 ) -> Response {
-    if request.uri().path() == RESOURCE_METADATA_PATH {
-        return next.run(request).await;
-    }
     if let Some(expected) = token.as_ref() {
         let presented = request
             .headers()
@@ -235,7 +239,7 @@ async fn require_token(
             };
             let mut challenge =
                 format!(r#"Bearer error="{error}", error_description="{description}""#);
-            if let Some(host) = plain_host(&request) {
+            if let Some(host) = plain_host(request.headers()) {
                 challenge.push_str(&format!(
                     r#", resource_metadata="http://{host}{RESOURCE_METADATA_PATH}""#
                 ));
