@@ -327,3 +327,32 @@ fn the_default_system_prompt_states_the_time_and_where_the_tools_may_work() {
     assert!(text.contains("/data (read-only)"), "{text}");
     assert!(text.contains("https://api.example.com:443"), "{text}");
 }
+
+#[test]
+fn the_default_system_prompt_carries_the_active_tools_prompt_guidelines() {
+    let model = ScriptedModel::start(json!([{ "text": "Noted." }, { "text": "Again." }]));
+    let ws = probe().plugin("fixture_contract_v2", "v2").config(CONFIG);
+    let out = run(
+        &ws,
+        &model,
+        &["--tools", "echo,word_stats", "Count the words of: a b"],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let system = model.body(0)["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains(
+            "Guidelines from the tools:\n- Use word_stats instead of counting words yourself.\n"
+        ),
+        "{system}"
+    );
+    // Not when the tool is not active.
+    let out = run(&ws, &model, &["--tools", "echo", "Again"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let body = model.body(1);
+    let system = body["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("word_stats"), "{system}");
+}

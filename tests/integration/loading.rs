@@ -53,7 +53,9 @@ fn a_component_of_another_world_is_refused() {
     let ws = probe().plugin("fixture_not_a_plugin", "command");
     let reason = rejection(&ws, "command.wasm");
     assert!(
-        reason.contains("does not target the cordon:plugin@0.1.0"),
+        reason.contains(
+            "it exports neither cordon:plugin/plugin@0.2.0 nor cordon:plugin/plugin@0.1.0 (it exports: wasi:cli/run@0.2.0)"
+        ) && reason.contains("build it against wit/plugin-0.2.0"),
         "{reason}"
     );
 }

@@ -10,6 +10,7 @@ mod bundled_hooks;
 mod c_sdk;
 mod cache;
 mod cli;
+mod contract_v2;
 mod embedding;
 mod fs_tools;
 mod fuzz;

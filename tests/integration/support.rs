@@ -241,6 +241,7 @@ pub async fn run_with_events(
             &BatchOptions {
                 cancel,
                 events: Some(sink),
+                approver: None,
             },
         )
         .await;

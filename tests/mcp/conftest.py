@@ -2,7 +2,7 @@
 
 `make test` sets CORDON_BIN (the built binary) and CORDON_GUEST_DIR (the built guest components).
 Each test gets a fresh workspace with real plugins: the probe fixture, the bundled guard hook (with a
-deny pattern, to show blocked calls) and the conformance fixture.
+deny pattern, to show blocked calls), the conformance fixture and the contract 0.2 fixture.
 """
 
 import os
@@ -48,13 +48,14 @@ def guest_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def workspace(tmp_path_factory, guest_dir) -> Path:
-    """plugins/ with probe, guard and conformance; a cordon.toml; a shared compile cache."""
+    """plugins/ with probe, guard, conformance and contract_v2; a cordon.toml; a shared compile cache."""
     root = tmp_path_factory.mktemp("workspace")
     plugins = root / "plugins"
     plugins.mkdir()
     shutil.copy(guest_dir / "fixture_probe.wasm", plugins / "probe.wasm")
     shutil.copy(guest_dir / "guard.wasm", plugins / "guard.wasm")
     shutil.copy(guest_dir / "fixture_conformance.wasm", plugins / "conformance.wasm")
+    shutil.copy(guest_dir / "fixture_contract_v2.wasm", plugins / "v2.wasm")
     (root / "cordon.toml").write_text(CONFIG)
     (root / "cache").mkdir()
     return root

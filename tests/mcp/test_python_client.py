@@ -168,3 +168,28 @@ async def test_no_text_of_a_reviewed_tool_reaches_the_client_before_its_review(r
     # Not the tool's own numbers either (step * 1000 + 65 could be a byte of a secret): the host's count.
     assert progress == [(1.0, None, None), (2.0, None, None)], progress
     assert logs == [], logs
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_titles_annotations_output_schemas_and_structured_content(target, mode):
+    async with Client(target, mode=mode, cache=None) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        stats = tools["word_stats"]
+        assert stats.title == "Word statistics"
+        hints = stats.annotations
+        assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (
+            True, False, True, False)
+        assert stats.output_schema["properties"]["words"]["type"] == "integer"
+        assert tools["touch"].annotations.destructive_hint is True
+        # A 0.1 tool: its label as the title, no hints, no output schema.
+        assert tools["echo"].annotations.title == "Echo"
+        assert tools["echo"].annotations.read_only_hint is None
+        assert tools["echo"].output_schema is None
+
+        # The client checks structuredContent against the output schema itself.
+        result = await client.call_tool("word_stats", {"text": "two words"})
+        assert not result.is_error
+        assert result.structured_content == {"words": 2, "characters": 9}
+        broken = await client.call_tool("word_stats", {"text": "x", "mode": "mismatch"})
+        assert broken.is_error and error_kind(broken) == "tool_error"
+        assert "does not match its output schema" in texts(broken)

@@ -9,7 +9,8 @@
 //! The folders, from the bottom up: `report/` (what a call tells the host: results, logs,
 //! progress, and the bounds on them), `schema/` (argument validation), `capabilities/` (what an
 //! operator grants: directories, HTTP, env vars, limits, hook rights, the lock), `config/`
-//! (cordon.toml), `sandbox/` (wasmtime: the engine, the generated bindings, one call's store,
+//! (cordon.toml), `sandbox/` (wasmtime: the engine, the contract versions and their generated
+//! bindings, one call's store,
 //! loading and running a plugin), `registry/` (the plugins of a directory), `pipeline/` (a batch
 //! of calls through hooks and sandboxes), `builder/` (all of it assembled from a config).
 
@@ -27,9 +28,10 @@ pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use registry::Registry;
 pub use report::{Content, ErrorKind, ToolResult};
 pub use sandbox::cache::{CompileCache, CompileSource};
+pub use sandbox::contract::{ContractVersion, WrongWorld};
 /// The wasmtime engine as cordon configures it (the benchmarks compare bare wasmtime on it).
 pub use sandbox::engine;
 pub use sandbox::plugin::{
     AfterDecision, BeforeDecision, CallOptions, ExecutionMode, HookInfo, LoadError, Plugin,
-    ToolInfo,
+    ToolAnnotations, ToolInfo,
 };

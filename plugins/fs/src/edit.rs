@@ -18,7 +18,12 @@ pub struct EditFile;
 impl Tool for EditFile {
     type Args = Args;
     const NAME: &'static str = "edit_file";
-    const LABEL: &'static str = "Edit file";
+    const TITLE: &'static str = "Edit file";
+    const ANNOTATIONS: Annotations = Annotations::new().destructive().closed_world();
+    const LOCKS: &'static [&'static str] = &["/path"];
+    const PROMPT_GUIDELINES: &'static [&'static str] = &[
+        "Read a file before you edit it, and copy the text to replace exactly as read_file showed it.",
+    ];
     const DESCRIPTION: &'static str = "Replace one exact occurrence of `old_text` in a file with \
         `new_text`. `old_text` must match exactly once, including whitespace; when it matches \
         several times, include more surrounding lines. Read the file first. Only works inside \

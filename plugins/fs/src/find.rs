@@ -28,7 +28,8 @@ pub struct FindFiles;
 impl Tool for FindFiles {
     type Args = Args;
     const NAME: &'static str = "find_files";
-    const LABEL: &'static str = "Find files";
+    const TITLE: &'static str = "Find files";
+    const ANNOTATIONS: Annotations = Annotations::new().read_only().idempotent().closed_world();
     const DESCRIPTION: &'static str = "Find files by glob pattern (`*`, `**`, `?`, `[abc]`, \
         `{a,b}`), returning their paths sorted. A pattern may also be an absolute path inside a \
         granted directory (`/repo/src/*.rs`). Like fd, skips files that .gitignore or .ignore \

@@ -41,7 +41,8 @@ pub struct Grep;
 impl Tool for Grep {
     type Args = Args;
     const NAME: &'static str = "grep";
-    const LABEL: &'static str = "Search file contents";
+    const TITLE: &'static str = "Search file contents";
+    const ANNOTATIONS: Annotations = Annotations::new().read_only().idempotent().closed_world();
     const DESCRIPTION: &'static str = "Search text files for a regular expression and return \
         matching lines as `path:line: text`. Like ripgrep, skips files that .gitignore or .ignore \
         exclude, hidden files, binary files, files over 8 MB and `.git` (set include_ignored to \

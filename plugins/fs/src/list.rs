@@ -16,7 +16,8 @@ pub struct ListDir;
 impl Tool for ListDir {
     type Args = Args;
     const NAME: &'static str = "list_dir";
-    const LABEL: &'static str = "List directory";
+    const TITLE: &'static str = "List directory";
+    const ANNOTATIONS: Annotations = Annotations::new().read_only().idempotent().closed_world();
     const DESCRIPTION: &'static str = "List a directory's entries, sorted, directories marked with \
         a trailing `/` and files with their size. Shows at most 500 entries. Without a path, lists \
         the first granted directory and names every granted directory.";

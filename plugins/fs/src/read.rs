@@ -27,7 +27,8 @@ pub struct ReadFile;
 impl Tool for ReadFile {
     type Args = Args;
     const NAME: &'static str = "read_file";
-    const LABEL: &'static str = "Read file";
+    const TITLE: &'static str = "Read file";
+    const ANNOTATIONS: Annotations = Annotations::new().read_only().idempotent().closed_world();
     const DESCRIPTION: &'static str = "Read a text file. Returns up to 2000 lines or 50 KB, whichever \
         comes first, and says how to continue with `offset` when it stops early. Use `offset` and \
         `limit` for large files. Refuses binary files. Only works inside the granted directories.";

@@ -16,7 +16,9 @@ pub struct WriteFile;
 impl Tool for WriteFile {
     type Args = Args;
     const NAME: &'static str = "write_file";
-    const LABEL: &'static str = "Write file";
+    const TITLE: &'static str = "Write file";
+    const ANNOTATIONS: Annotations = Annotations::new().destructive().idempotent().closed_world();
+    const LOCKS: &'static [&'static str] = &["/path"];
     const DESCRIPTION: &'static str = "Create a file, or overwrite it completely, creating parent \
         directories as needed. For changing part of an existing file use edit_file instead. Only \
         works inside directories granted read-write.";

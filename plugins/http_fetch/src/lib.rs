@@ -24,7 +24,8 @@ struct Fetch;
 impl Tool for Fetch {
     type Args = Args;
     const NAME: &'static str = "http_fetch";
-    const LABEL: &'static str = "Fetch URL";
+    const TITLE: &'static str = "Fetch URL";
+    const ANNOTATIONS: Annotations = Annotations::new().read_only().open_world();
     const DESCRIPTION: &'static str = "Fetch a web page or text document with GET and return its \
         text; HTML is reduced to readable text. Only origins the operator granted can be reached. \
         Follows up to 5 redirects. Returns at most `max_chars` characters (default 20000) and says \

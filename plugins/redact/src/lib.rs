@@ -1,6 +1,7 @@
 //! The bundled `redact` hook (after): masks secrets in text results before the model sees them:
 //! private key blocks, AWS access keys, GitHub and Slack tokens, bearer tokens and
-//! `password=`-style pairs. What it masked is counted in the result's `details.redacted`.
+//! `password=`-style pairs, in the text and in every string of the structured output. What it
+//! masked is counted in the result's `details.redacted`.
 
 mod patterns;
 
@@ -27,6 +28,10 @@ impl Hook for Redact {
                 other => other.clone(),
             })
             .collect();
+        let structured = result.structured.clone().map(|mut value| {
+            mask_strings(&mut value, &mut counts);
+            value
+        });
         if counts.is_empty() {
             return AfterDecision::Keep;
         }
@@ -36,9 +41,26 @@ impl Hook for Redact {
         }
         AfterDecision::Replace(CallResult {
             content,
+            structured,
             details: Some(details),
             is_error: result.is_error,
         })
+    }
+}
+
+/// Masks secrets in every string (keys included) of a JSON value.
+fn mask_strings(value: &mut Value, counts: &mut BTreeMap<&'static str, usize>) {
+    match value {
+        Value::String(text) => *text = patterns::mask(text, counts),
+        Value::Array(items) => items.iter_mut().for_each(|item| mask_strings(item, counts)),
+        Value::Object(object) => {
+            let entries = std::mem::take(object);
+            for (key, mut item) in entries {
+                mask_strings(&mut item, counts);
+                object.insert(patterns::mask(&key, counts), item);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -1,4 +1,4 @@
-//! The [`Hook`] trait: inspect, block or rewrite calls before they run, and inspect or replace their
+//! The [`Hook`] trait: inspect, block, rewrite or ask a person about calls before they run, and inspect or replace their
 //! results afterwards. Every method has a pass-through default.
 
 use crate::{Content, Context};
@@ -17,6 +17,8 @@ pub struct ToolCall {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallResult {
     pub content: Vec<Content>,
+    /// The tool's structured output, if it returned one.
+    pub structured: Option<Value>,
     pub details: Option<Value>,
     pub is_error: bool,
 }
@@ -43,6 +45,9 @@ pub enum BeforeDecision {
     Block(String),
     /// Run the call with these arguments instead (they are validated again).
     Rewrite(Value),
+    /// Run the call only if a person approves it; the reason is shown to them. Where nobody can
+    /// be asked, the operator's default decides (deny, unless they said otherwise).
+    Ask(String),
 }
 
 /// An after-hook's verdict.

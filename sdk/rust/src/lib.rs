@@ -35,7 +35,7 @@ mod tool;
 #[allow(unsafe_code, clippy::all)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/plugin-0.1.0",
+        path: "../../wit/plugin-0.2.0",
         world: "cordon-plugin",
         pub_export_macro: true,
         export_macro_name: "__export_cordon_plugin",
@@ -48,13 +48,13 @@ pub use hook::{AfterDecision, BeforeDecision, CallResult, Hook, NoHook, ToolCall
 pub use output::{Content, Output, ToolError, ToolResult};
 #[doc(hidden)]
 pub use runtime::{PluginRuntime, ToolEntry};
-pub use tool::{ExecutionMode, Tool};
+pub use tool::{Annotations, ExecutionMode, Tool, schema_of};
 
 /// Everything a plugin usually needs, including serde's and schemars' derives.
 pub mod prelude {
     pub use crate::{
-        AfterDecision, BeforeDecision, CallResult, Content, Context, ExecutionMode, Hook, LogLevel,
-        Output, Tool, ToolCall, ToolError, ToolResult,
+        AfterDecision, Annotations, BeforeDecision, CallResult, Content, Context, ExecutionMode,
+        Hook, LogLevel, Output, Tool, ToolCall, ToolError, ToolResult,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

@@ -9,10 +9,12 @@ pub enum Content {
     Image { mime_type: String, data: Vec<u8> },
 }
 
-/// A tool's successful output: content for the model, details for UIs and logs.
+/// A tool's successful output: content for the model, structured output for clients that read
+/// it (matching the tool's output schema), details for UIs and logs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Output {
     pub content: Vec<Content>,
+    pub structured: Option<Value>,
     pub details: Option<Value>,
 }
 
@@ -21,8 +23,26 @@ impl Output {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text(text.into())],
-            details: None,
+            ..Self::default()
         }
+    }
+
+    /// Structured output (it must serialize to a JSON object matching the tool's output schema),
+    /// with its JSON as the text the model reads, since not every client reads structured output.
+    pub fn structured<T: serde::Serialize>(value: &T) -> Result<Self, ToolError> {
+        let value = serde_json::to_value(value)?;
+        let text = serde_json::to_string_pretty(&value)?;
+        Ok(Self {
+            content: vec![Content::Text(text)],
+            structured: Some(value),
+            details: None,
+        })
+    }
+
+    /// Sets the structured output, keeping the content as it is.
+    pub fn with_structured(mut self, value: Value) -> Self {
+        self.structured = Some(value);
+        self
     }
 
     /// Output made of one image.

@@ -3,8 +3,8 @@
 
 use crate::bindings::cordon::plugin::types as wit;
 use crate::{
-    AfterDecision, BeforeDecision, CallResult, Content, Context, ExecutionMode, Hook, Output, Tool,
-    ToolCall, ToolError,
+    AfterDecision, Annotations, BeforeDecision, CallResult, Content, Context, ExecutionMode, Hook,
+    Output, Tool, ToolCall, ToolError,
 };
 use serde_json::Value;
 
@@ -19,15 +19,31 @@ pub struct ToolEntry {
 }
 
 fn spec_of<T: Tool>() -> wit::ToolSpec {
+    let strings = |lines: &[&str]| lines.iter().map(|line| line.to_string()).collect();
+    let Annotations {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    } = T::ANNOTATIONS;
     wit::ToolSpec {
         name: T::NAME.to_string(),
-        label: T::LABEL.to_string(),
+        title: T::TITLE.to_string(),
         description: T::DESCRIPTION.to_string(),
-        parameters: parameters_schema::<T::Args>().to_string(),
+        parameters: crate::schema_of::<T::Args>().to_string(),
+        output_schema: T::output_schema().map(|schema| schema.to_string()),
         execution_mode: match T::EXECUTION_MODE {
             ExecutionMode::Parallel => wit::ExecutionMode::Parallel,
             ExecutionMode::Sequential => wit::ExecutionMode::Sequential,
         },
+        annotations: wit::ToolAnnotations {
+            read_only,
+            destructive,
+            idempotent,
+            open_world,
+        },
+        prompt_guidelines: strings(T::PROMPT_GUIDELINES),
+        locks: strings(T::LOCKS),
     }
 }
 
@@ -45,16 +61,6 @@ impl ToolEntry {
             run,
         }
     }
-}
-
-/// The JSON Schema of a tool's arguments, without the `$schema`/`title` noise models don't need.
-fn parameters_schema<A: schemars::JsonSchema>() -> Value {
-    let mut schema = schemars::schema_for!(A).to_value();
-    if let Some(object) = schema.as_object_mut() {
-        object.remove("$schema");
-        object.remove("title");
-    }
-    schema
 }
 
 /// A plugin's tools and hook, answering the four exported functions.
@@ -106,6 +112,7 @@ impl<H: Hook> PluginRuntime<H> {
             BeforeDecision::Rewrite(arguments) => {
                 wit::BeforeDecision::Rewrite(arguments.to_string())
             }
+            BeforeDecision::Ask(reason) => wit::BeforeDecision::Ask(reason),
         }
     }
 
@@ -120,6 +127,9 @@ impl<H: Hook> PluginRuntime<H> {
         };
         let result = CallResult {
             content: outcome.content.into_iter().map(from_wit_content).collect(),
+            structured: outcome
+                .structured
+                .and_then(|text| serde_json::from_str(&text).ok()),
             details: parse_details(&outcome.details),
             is_error: outcome.is_error,
         };
@@ -128,6 +138,7 @@ impl<H: Hook> PluginRuntime<H> {
             AfterDecision::Keep => wit::AfterDecision::Keep,
             AfterDecision::Replace(result) => wit::AfterDecision::Replace(wit::ToolResult {
                 content: result.content.into_iter().map(to_wit_content).collect(),
+                structured: result.structured.map(|value| value.to_string()),
                 details: details_json(result.details),
                 is_error: result.is_error,
             }),
@@ -180,6 +191,7 @@ fn from_wit_content(content: wit::Content) -> Content {
 pub(crate) fn to_wit_output(output: Output) -> wit::ToolOutput {
     wit::ToolOutput {
         content: output.content.into_iter().map(to_wit_content).collect(),
+        structured: output.structured.map(|value| value.to_string()),
         details: details_json(output.details),
     }
 }

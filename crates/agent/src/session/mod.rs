@@ -15,7 +15,7 @@ use crate::model::client::{ModelClient, ModelError};
 use crate::model::provider::ToolSpec;
 use contract::{OutputContract, Verdict};
 use cordon_runtime::config::Provider;
-use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline};
+use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Event, Pipeline};
 use cordon_runtime::report::ErrorKind;
 use serde_json::Value;
 use std::sync::Arc;
@@ -49,6 +49,9 @@ pub struct AgentOptions {
     pub parse_text_tool_calls: bool,
     /// `--output-schema`: finish by calling `final_result`.
     pub contract: Option<OutputContract>,
+    /// Asks a person to approve calls that need it (a terminal prompt); `None`: `[approval]
+    /// unattended` decides.
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 /// A turn's result.
@@ -276,6 +279,7 @@ impl Agent {
             let options = BatchOptions {
                 cancel: cancel.clone(),
                 events: Some(Arc::new(move |event: Event| watcher.tool_event(&event))),
+                approver: self.options.approver.clone(),
             };
             let results = self.pipeline.run(batch, &options).await;
             for (position, result) in batch_positions.into_iter().zip(results) {

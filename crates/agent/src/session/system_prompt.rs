@@ -1,6 +1,7 @@
 //! The agent loop's default system prompt: what cordon is, which tools this session has, to prefer
-//! them over guessing, and the facts of its environment (the date and time, and where the tools
-//! may work). `[agent] system_prompt` or `--system` replaces it.
+//! them over guessing, the prompt guidelines the active tools declare (contract 0.2), and the facts
+//! of its environment (the date and time, and where the tools may work). `[agent] system_prompt`
+//! or `--system` replaces it.
 
 use crate::model::provider::ToolSpec;
 use cordon_runtime::Pipeline;
@@ -17,14 +18,21 @@ pub struct Environment {
     pub directories: Vec<String>,
     /// `https://api.example.com:443`, ... each once.
     pub origins: Vec<String>,
+    /// The active tools' prompt guidelines, in tool order, each once.
+    pub guidelines: Vec<String>,
 }
 
 impl Environment {
     /// The environment of `pipeline`'s active tools, now.
     pub fn of(pipeline: &Pipeline) -> Self {
         let now = UtcTime::now();
-        let (mut directories, mut origins) = (Vec::new(), Vec::new());
-        for (plugin, _) in pipeline.active_tools() {
+        let (mut directories, mut origins, mut guidelines) = (Vec::new(), Vec::new(), Vec::new());
+        for (plugin, tool) in pipeline.active_tools() {
+            for line in &tool.prompt_guidelines {
+                if !guidelines.contains(line) {
+                    guidelines.push(line.clone());
+                }
+            }
             for dir in &plugin.grant.dirs {
                 let access = match dir.access {
                     Access::ReadOnly => "read-only",
@@ -49,6 +57,7 @@ impl Environment {
             ),
             directories,
             origins,
+            guidelines,
         }
     }
 }
@@ -74,6 +83,12 @@ pub fn default_prompt(tools: &[ToolSpec], environment: &Environment) -> String {
          Independent calls can be made together in one reply; they run in parallel. When you \
          are done, reply with your final answer.\n",
     );
+    if !environment.guidelines.is_empty() {
+        prompt.push_str("Guidelines from the tools:\n");
+        for line in &environment.guidelines {
+            let _ = writeln!(prompt, "- {line}");
+        }
+    }
     let _ = write!(prompt, "It is now {}.", environment.now);
     if !environment.directories.is_empty() {
         let _ = write!(

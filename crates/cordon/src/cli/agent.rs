@@ -10,10 +10,11 @@ use cordon_agent::{
     TranscriptWriter, load_transcript,
 };
 use cordon_runtime::config::{AgentSettings, ModelSettings, Provider};
-use cordon_runtime::pipeline::Pipeline;
+use cordon_runtime::pipeline::{Approver, Pipeline};
 use std::io::{IsTerminal as _, Read as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use tokio::io::AsyncBufReadExt as _;
 use tokio_util::sync::CancellationToken;
 
@@ -87,12 +88,14 @@ impl SessionArgs {
         agent: &AgentSettings,
         model: &ModelSettings,
         contract: Option<OutputContract>,
+        approver: Option<Arc<dyn Approver>>,
     ) -> AgentOptions {
         AgentOptions {
             max_steps: self.max_steps.unwrap_or(agent.max_steps),
             system_prompt: self.system.clone().or_else(|| agent.system_prompt.clone()),
             parse_text_tool_calls: model.parse_text_tool_calls,
             contract,
+            approver,
         }
     }
 
@@ -103,10 +106,11 @@ impl SessionArgs {
         model: &ModelSettings,
         agent: &AgentSettings,
         contract: Option<OutputContract>,
+        approver: Option<Arc<dyn Approver>>,
     ) -> anyhow::Result<Agent> {
         let settings = self.model_settings(model.clone())?;
         let client = ModelClient::new(&settings)?;
-        let options = self.agent_options(agent, &settings, contract);
+        let options = self.agent_options(agent, &settings, contract, approver);
         let mut agent = Agent::new(pipeline, client, options);
         match (&self.resume, &self.transcript) {
             (Some(resume), transcript) => {
@@ -137,13 +141,14 @@ pub async fn run(
     args: &SessionArgs,
     prompt: Option<&str>,
     output_schema: Option<&Path>,
+    approver: Option<Arc<dyn Approver>>,
 ) -> anyhow::Result<ExitCode> {
     let contract = match output_schema {
         Some(path) => Some(load_contract(path, &pipeline)?),
         None => None,
     };
     let structured = contract.is_some();
-    let mut agent = args.agent(pipeline, model, agent_settings, contract)?;
+    let mut agent = args.agent(pipeline, model, agent_settings, contract, approver)?;
     let prompt = read_prompt(prompt, args.resume.is_some())?;
     if prompt.is_none()
         && matches!(agent.messages().last(), Some(Message::Assistant { tool_calls, .. }) if tool_calls.is_empty())
@@ -167,8 +172,9 @@ pub async fn chat(
     model: &ModelSettings,
     agent_settings: &AgentSettings,
     args: &SessionArgs,
+    approver: Option<Arc<dyn Approver>>,
 ) -> anyhow::Result<ExitCode> {
-    let mut agent = args.agent(pipeline, model, agent_settings, None)?;
+    let mut agent = args.agent(pipeline, model, agent_settings, None, approver)?;
     let interactive = std::io::stdin().is_terminal();
     if interactive {
         let tools = agent.offered_tools();

@@ -61,6 +61,28 @@ struct Running {
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
+/// Whether the spinner is paused (a question is on the terminal), behind the lock every spinner
+/// draw holds, so no draw lands after the pause began.
+static PAUSED: Mutex<bool> = Mutex::new(false);
+
+/// Stops the spinner from drawing until the guard is dropped.
+pub fn pause_activity() -> PauseGuard {
+    *PAUSED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = true;
+    PauseGuard
+}
+
+pub struct PauseGuard;
+
+impl Drop for PauseGuard {
+    fn drop(&mut self) {
+        *PAUSED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = false;
+    }
+}
+
 impl LiveView {
     /// Picks the modes from `--events`, the output contract and what the streams are.
     pub fn new(events: bool, structured_answer: bool) -> Arc<Self> {
@@ -130,6 +152,12 @@ impl LiveView {
     }
 
     fn redraw(&self) {
+        let paused = PAUSED
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *paused {
+            return;
+        }
         let mut state = self.lock();
         let Some((what, since)) = &state.waiting else {
             return;

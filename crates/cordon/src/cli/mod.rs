@@ -2,6 +2,7 @@
 //! `render.rs`; no logic here beyond wiring.
 
 mod agent;
+mod approval_prompt;
 mod interrupt;
 mod live_view;
 pub mod render;
@@ -43,6 +44,10 @@ pub struct Cli {
     /// The active tool set, comma-separated [default: `[agent] tools`, or every tool].
     #[arg(long, global = true, value_name = "A,B,C", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
+    /// Approve every call that needs a person's approval (a hook asked, or `[approval]` names
+    /// it) without asking [default: ask on a terminal; elsewhere `[approval] unattended`].
+    #[arg(long, global = true)]
+    pub yes: bool,
     /// Log more to stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -199,11 +204,19 @@ impl Cli {
                     session,
                     prompt.as_deref(),
                     output_schema.as_deref(),
+                    approval_prompt::approver(self.yes),
                 )
                 .await
             }
             Command::Chat { ref session } => {
-                crate::cli::agent::chat(pipeline, &model, &agent, session).await
+                crate::cli::agent::chat(
+                    pipeline,
+                    &model,
+                    &agent,
+                    session,
+                    approval_prompt::approver(self.yes),
+                )
+                .await
             }
             Command::Lock | Command::New { .. } | Command::Build { .. } => {
                 unreachable!("handled above")
@@ -231,7 +244,8 @@ impl Cli {
             } => {
                 let arguments = read_arguments(args.as_deref())?;
                 let request = CallRequest::new(id.clone(), tool.clone(), arguments);
-                let results = run_batch(&pipeline, vec![request], events).await;
+                let approver = approval_prompt::approver(self.yes);
+                let results = run_batch(&pipeline, vec![request], events, approver).await;
                 render::call_result(&results[0], json)?;
                 Ok(exit_code(&results))
             }
@@ -270,7 +284,8 @@ impl Cli {
             } => {
                 let text = read_input(file.as_deref())?;
                 let calls = parse_batch(&text)?;
-                let results = run_batch(&pipeline, calls, events).await;
+                let approver = approval_prompt::approver(self.yes);
+                let results = run_batch(&pipeline, calls, events, approver).await;
                 render::batch_results(&results, json)?;
                 Ok(exit_code(&results))
             }
@@ -374,6 +389,7 @@ async fn run_batch(
     pipeline: &Pipeline,
     calls: Vec<CallRequest>,
     events: bool,
+    approver: Option<Arc<dyn cordon_runtime::pipeline::Approver>>,
 ) -> Vec<cordon_runtime::ToolResult> {
     let cancel = CancellationToken::new();
     let watcher = interrupt_watcher(cancel.clone());
@@ -386,6 +402,7 @@ async fn run_batch(
             &BatchOptions {
                 cancel,
                 events: sink,
+                approver,
             },
         )
         .await;

@@ -8,15 +8,29 @@ use cordon_runtime::{Plugin, ToolInfo};
 use serde_json::{Value, json};
 
 fn tool_json(plugin: &Plugin, tool: &ToolInfo, active: bool) -> Value {
-    json!({
+    let mut value = json!({
         "name": tool.name,
         "active": active,
-        "label": tool.label,
+        "title": tool.title,
+        // The title under its 0.1 name, for scripts written against it.
+        "label": tool.title,
         "description": tool.description,
         "plugin": &*plugin.id,
+        "contract": plugin.contract,
         "executionMode": tool.execution_mode,
+        "annotations": tool.annotations,
         "parameters": tool.schema.as_json(),
-    })
+    });
+    if let Some(output) = &tool.output_schema {
+        value["outputSchema"] = output.as_json().clone();
+    }
+    if !tool.prompt_guidelines.is_empty() {
+        value["promptGuidelines"] = json!(tool.prompt_guidelines);
+    }
+    if !tool.locks.is_empty() {
+        value["locks"] = json!(tool.locks);
+    }
+    value
 }
 
 pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
@@ -47,6 +61,7 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
                 "id": &*plugin.id,
                 "file": plugin.path,
                 "sha256": hex::encode(plugin.sha256),
+                "contract": plugin.contract,
                 "compiled": match plugin.compiled { CompileSource::Cached => "cache", CompileSource::Compiled => "fresh" },
                 "tools": plugin.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
@@ -73,9 +88,22 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
             "  {:width$}  [{}] {}: {}{inactive}\n",
             tool.name,
             plugin.id,
-            tool.label,
+            tool.title,
             first_sentence(&tool.description)
         ));
+    }
+    let plugins = registry.plugins();
+    if !plugins.is_empty() {
+        out.push_str(&format!("Plugins ({}):\n", plugins.len()));
+        let width = plugins.iter().map(|p| p.id.len()).max().unwrap_or(0);
+        for plugin in plugins {
+            out.push_str(&format!(
+                "  {:width$}  contract {}  {}\n",
+                plugin.id,
+                plugin.contract,
+                plugin.path.display()
+            ));
+        }
     }
     if !hooks.is_empty() {
         out.push_str(&format!("Hooks ({}):\n", hooks.len()));
@@ -163,16 +191,56 @@ pub fn describe(
         cordon_runtime::ExecutionMode::Parallel => "parallel",
         cordon_runtime::ExecutionMode::Sequential => "sequential",
     };
-    let out = format!(
-        "{} ({})\nplugin: {} ({})\nexecution: {mode}\n\n{}\n\nparameters:\n{}\n",
+    let mut out = format!(
+        "{} ({})\nplugin: {} ({}, contract {})\nexecution: {mode}\n",
         tool.name,
-        tool.label,
+        tool.title,
         plugin.id,
         plugin.path.display(),
+        plugin.contract,
+    );
+    if !tool.annotations.is_empty() {
+        out.push_str(&format!("annotations: {}\n", annotation_words(tool)));
+    }
+    if !tool.locks.is_empty() {
+        out.push_str(&format!("locks: {}\n", tool.locks.join(", ")));
+    }
+    out.push_str(&format!(
+        "\n{}\n\nparameters:\n{}\n",
         tool.description,
         serde_json::to_string_pretty(tool.schema.as_json())?
-    );
+    ));
+    if let Some(output) = &tool.output_schema {
+        out.push_str(&format!(
+            "\noutput:\n{}\n",
+            serde_json::to_string_pretty(output.as_json())?
+        ));
+    }
+    if !tool.prompt_guidelines.is_empty() {
+        out.push_str("\nprompt guidelines:\n");
+        for line in &tool.prompt_guidelines {
+            out.push_str(&format!("  - {line}\n"));
+        }
+    }
     write_stdout(&out)
+}
+
+/// The hints a tool gave, as words: `read-only, idempotent, closed-world`.
+fn annotation_words(tool: &ToolInfo) -> String {
+    let hints = tool.annotations;
+    let word = |hint: Option<bool>, yes: &'static str, no: &'static str| {
+        hint.map(|on| if on { yes } else { no })
+    };
+    [
+        word(hints.read_only, "read-only", "writes"),
+        word(hints.destructive, "destructive", "non-destructive"),
+        word(hints.idempotent, "idempotent", "not idempotent"),
+        word(hints.open_world, "open-world", "closed-world"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(", ")
 }
 
 pub fn call_result(result: &ToolResult, as_json: bool) -> anyhow::Result<()> {

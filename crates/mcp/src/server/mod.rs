@@ -89,6 +89,7 @@ impl ServerHandler for McpServer {
             let options = BatchOptions {
                 cancel: context.ct.clone(),
                 events: None,
+                approver: None,
             };
             return Ok(results::call_tool_result(self.pipeline.call(call, &options).await).into());
         }
@@ -97,6 +98,7 @@ impl ServerHandler for McpServer {
         let options = BatchOptions {
             cancel: context.ct.clone(),
             events: Some(sink),
+            approver: None,
         };
         let result = self.pipeline.call(call, &options).await;
         // Notifications go out before the response: once every sender is gone the task drains.

@@ -1,10 +1,11 @@
-//! Cordon's tools and results in MCP's shapes. A result's text is what the model reads; the error
-//! kind and the tool's details go in `_meta` (and the details in `structuredContent`).
+//! Cordon's tools and results in MCP's shapes: a tool's title, annotations and output schema as
+//! declared (contract 0.2); a result's text is what the model reads, its structured output goes in
+//! `structuredContent`, and the error kind and the tool's details go in `_meta`.
 
 use base64::Engine as _;
 use cordon_runtime::ToolInfo;
 use cordon_runtime::report::{Content, ToolResult};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -23,7 +24,19 @@ pub fn tool(info: &ToolInfo) -> Tool {
         info.description.clone(),
         Arc::new(schema),
     );
-    tool.title = Some(info.label.clone());
+    tool.title = Some(info.title.clone());
+    let hints = info.annotations;
+    // The title goes in the annotations too: clients of revisions before 2025-06-18 read it there.
+    tool.annotations = Some(ToolAnnotations::from_raw(
+        Some(info.title.clone()),
+        hints.read_only,
+        hints.destructive,
+        hints.idempotent,
+        hints.open_world,
+    ));
+    if let Some(Value::Object(output)) = info.output_schema.as_ref().map(|s| s.as_json()) {
+        tool.output_schema = Some(Arc::new(output.clone()));
+    }
     tool
 }
 
@@ -49,6 +62,7 @@ pub fn call_tool_result(result: ToolResult) -> CallToolResult {
     } else {
         CallToolResult::success(content)
     };
+    call_result.structured_content = result.structured;
     call_result = call_result.with_meta(Some(meta));
     call_result
 }

@@ -27,6 +27,8 @@ pub struct BatchSettings {
     pub max_result_bytes: u64,
     /// Image bytes of one result kept; further images are dropped with a marker.
     pub max_image_bytes: u64,
+    /// Which calls need a person's approval (`[approval]`).
+    pub approval: super::ApprovalPolicy,
 }
 
 impl Default for BatchSettings {
@@ -37,6 +39,7 @@ impl Default for BatchSettings {
             max_concurrency: 16,
             max_result_bytes: 64 << 10,
             max_image_bytes: 4 << 20,
+            approval: super::ApprovalPolicy::default(),
         }
     }
 }
@@ -96,6 +99,7 @@ impl RawAgent {
             max_concurrency,
             max_result_bytes,
             max_image_bytes,
+            approval: super::ApprovalPolicy::default(),
         };
         let agent = AgentSettings {
             max_steps,

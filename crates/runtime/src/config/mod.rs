@@ -3,6 +3,7 @@
 //! with the key it concerns.
 
 mod agent_section;
+mod approval_section;
 mod http_section;
 mod layout;
 mod model;
@@ -13,6 +14,8 @@ mod units;
 
 use agent_section::RawAgent;
 pub use agent_section::{AgentSettings, BatchSettings, Execution};
+use approval_section::RawApproval;
+pub use approval_section::{ApprovalPolicy, Unattended};
 use plugin_section::{RawLimits, RawPlugin};
 
 use crate::capabilities::grant::{Access, DirGrant, HookGrant, PluginGrant};
@@ -144,10 +147,14 @@ impl Config {
                 .map_err(|(key, message)| invalid(format!("plugins.{id}.{key}"), message))?;
             plugins.insert(id, grant);
         }
-        let (batches, agent) = raw
+        let (mut batches, agent) = raw
             .agent
             .validate()
             .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
+        batches.approval = raw
+            .approval
+            .validate()
+            .map_err(|(key, message)| invalid(format!("approval.{key}"), message))?;
         let model = raw
             .model
             .validate()
@@ -247,6 +254,8 @@ struct RawConfig {
     audit: RawAudit,
     #[serde(default)]
     agent: RawAgent,
+    #[serde(default)]
+    approval: RawApproval,
     #[serde(default)]
     model: model::RawModel,
     #[serde(default)]

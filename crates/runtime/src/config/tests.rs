@@ -111,6 +111,7 @@ fn agent_and_hook_settings() {
             max_concurrency: 2,
             max_result_bytes: 1024,
             max_image_bytes: 4 << 20,
+            approval: Default::default(),
         }
     );
     assert_eq!(config.agent, AgentSettings::default());

@@ -54,6 +54,8 @@ struct Pending {
     tool: String,
     arguments_sha256: String,
     hooks: Vec<Value>,
+    /// Who approved or refused the call, when it needed approval.
+    approval: Option<Value>,
     http: Vec<Value>,
     paths: Vec<Value>,
     /// Requests past [`MAX_ENTRIES_PER_LINE`] (or past a sandbox's own bound), counted not listed.
@@ -155,6 +157,20 @@ impl AuditRecorder {
                 }
                 pending.paths.push(entry);
             }
+            Event::Approval {
+                asked_by,
+                approved,
+                decided_by,
+                reason,
+                ..
+            } => {
+                pending.approval = Some(json!({
+                    "askedBy": asked_by,
+                    "approved": approved,
+                    "decidedBy": decided_by,
+                    "reason": reason,
+                }));
+            }
             Event::RecordsOmitted { omitted, .. } => {
                 pending.http_omitted += omitted.http;
                 pending.paths_omitted += omitted.paths;
@@ -184,6 +200,7 @@ impl AuditRecorder {
                     "pluginSha256": plugin.map(|p| hex::encode(p.sha256)),
                     "argumentsSha256": pending.arguments_sha256,
                     "hooks": pending.hooks,
+                    "approval": pending.approval,
                     "isError": is_error,
                     "errorKind": error_kind,
                     "durationMs": duration_ms,

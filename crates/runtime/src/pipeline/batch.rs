@@ -1,6 +1,7 @@
-//! Running a batch: each call prepared in call order (lookup, active set, schema, before-hooks),
-//! the ready ones executed concurrently up to `[agent] max_concurrency` (or one at a time in call
-//! order when the batch is sequential), and exactly one result per call returned in call order.
+//! Running a batch: each call prepared in call order (lookup, active set, schema, before-hooks,
+//! approval), the ready ones executed concurrently up to `[agent] max_concurrency` (or one at a
+//! time in call order when the batch is sequential), calls that lock an equal value one after
+//! another in call order, and exactly one result per call returned in call order.
 
 use super::audit::AuditRecorder;
 use super::budget;
@@ -9,9 +10,11 @@ use super::prepare::Prepared;
 use super::{BatchOptions, CallRequest, Pipeline};
 use crate::config::Execution;
 use crate::report::ToolResult;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 impl Pipeline {
     /// Runs one call as a batch of one.
@@ -103,7 +106,7 @@ impl Pipeline {
                     Some(self.refuse_duplicate(index, request, started, &emitter, &mut taken));
                 continue;
             }
-            match self.prepare(request, cancel, &emitter).await {
+            match self.prepare(request, options, &emitter).await {
                 Prepared::Ready(call) => ready.push((index, call)),
                 Prepared::Done(mut result) => {
                     emitter.emit(|| Event::ToolExecutionStart {
@@ -130,16 +133,53 @@ impl Pipeline {
             let slots = Arc::new(Semaphore::new(self.inner.settings.max_concurrency.max(1)));
             let mut running = tokio::task::JoinSet::new();
             let mut task_index = std::collections::HashMap::new();
-            // Slots are taken here, in call order, so calls start in the order the model gave them.
-            for (index, call) in ready {
-                let slot = tokio::select! {
-                    slot = slots.clone().acquire_owned() => slot.ok(),
-                    () = cancel.cancelled() => None,
-                };
+            let finished: Vec<CancellationToken> =
+                ready.iter().map(|_| CancellationToken::new()).collect();
+            // The position in `ready` of the last call that locked each value.
+            let mut holders: HashMap<&str, usize> = HashMap::new();
+            let lock_keys: Vec<Vec<String>> =
+                ready.iter().map(|(_, call)| call.locks.clone()).collect();
+            for (position, (index, call)) in ready.into_iter().enumerate() {
+                let waits: BTreeSet<usize> = lock_keys[position]
+                    .iter()
+                    .filter_map(|key| holders.insert(key.as_str(), position))
+                    .collect();
+                let waits: Vec<CancellationToken> = waits
+                    .into_iter()
+                    .map(|earlier| finished[earlier].clone())
+                    .collect();
+                let done = finished[position].clone().drop_guard();
                 let (pipeline, cancel, emitter) = (self.clone(), cancel.clone(), emitter.clone());
                 let (id, name) = (call.id.clone(), call.name.clone());
+                // A call with no lock to wait for takes its slot here, in call order, so calls
+                // start in the order the model gave them; one that waits takes it when its turn
+                // comes (an earlier call always has a slot or waits on a yet earlier one).
+                let slot = if waits.is_empty() {
+                    tokio::select! {
+                        slot = slots.clone().acquire_owned() => Some(slot.ok()),
+                        () = cancel.cancelled() => Some(None),
+                    }
+                } else {
+                    None
+                };
+                let slots = slots.clone();
                 let handle = running.spawn(async move {
-                    let _slot = slot;
+                    let _done = done;
+                    let _slot = match slot {
+                        Some(slot) => slot,
+                        None => {
+                            for earlier in &waits {
+                                tokio::select! {
+                                    () = earlier.cancelled() => {}
+                                    () = cancel.cancelled() => break,
+                                }
+                            }
+                            tokio::select! {
+                                slot = slots.acquire_owned() => slot.ok(),
+                                () = cancel.cancelled() => None,
+                            }
+                        }
+                    };
                     pipeline.execute(call, &cancel, &emitter).await
                 });
                 task_index.insert(handle.id(), (index, id, name));

@@ -1,11 +1,13 @@
 //! The before-hooks of one call, run until they agree. Each hook watching the tool sees the
-//! arguments and allows, blocks or rewrites them. A rewrite counts as the rewriting hook's own
+//! arguments and allows, blocks, rewrites them, or asks for a person's approval (an allow that
+//! stands only if a person approves; approval.rs asks once the hooks agree). A rewrite counts as the rewriting hook's own
 //! approval of the new arguments, but every other hook that allowed the old ones sees the new ones
 //! again, so no call runs with arguments some hook watching it has not allowed exactly as they are.
 //! The chain is walked at most [`MAX_PASSES`] times; hooks that keep rewriting each other's
 //! arguments fail closed (`hooks::hook_failed`).
 
 use super::Pipeline;
+use super::approval::AskedBy;
 use super::events::{Emitter, Event, HookStage};
 use super::hooks::hook_failed;
 use super::reports::{self, Reporter};
@@ -26,6 +28,8 @@ pub(crate) enum BeforeOutcome {
     Allowed {
         arguments: Value,
         rewritten_by: Option<String>,
+        /// The hooks that asked for a person's approval of these arguments, with their reasons.
+        asks: Vec<AskedBy>,
     },
     /// Blocked, failed or cancelled: the call's result.
     Done(ToolResult),
@@ -44,6 +48,8 @@ impl Pipeline {
         // The version of the arguments each hook last allowed; the arguments' version goes up with
         // every rewrite.
         let mut agreed: Vec<Option<usize>> = vec![None; hooks.len()];
+        // Each hook's `ask` reason, from its last decision.
+        let mut asks: Vec<Option<String>> = vec![None; hooks.len()];
         let mut version = 0;
         let mut rewritten_by: Option<String> = None;
         for _pass in 0..MAX_PASSES {
@@ -77,6 +83,12 @@ impl Pipeline {
                     Ok(BeforeDecision::Allow) => {
                         emit("allow", None);
                         agreed[index] = Some(version);
+                        asks[index] = None;
+                    }
+                    Ok(BeforeDecision::Ask(reason)) => {
+                        emit("ask", Some(reason.clone()));
+                        agreed[index] = Some(version);
+                        asks[index] = Some(reason);
                     }
                     Ok(BeforeDecision::Block(reason)) => {
                         emit("block", Some(reason.clone()));
@@ -93,12 +105,14 @@ impl Pipeline {
                         Ok(same) if same == arguments => {
                             emit("allow", None);
                             agreed[index] = Some(version);
+                            asks[index] = None;
                         }
                         Ok(rewritten @ Value::Object(_)) => {
                             emit("rewrite", None);
                             arguments = rewritten;
                             version += 1;
                             agreed[index] = Some(version);
+                            asks[index] = None;
                             rewritten_by = Some(hook.id.to_string());
                         }
                         _ => {
@@ -140,9 +154,20 @@ impl Pipeline {
                 }
             }
             if agreed.iter().all(|seen| *seen == Some(version)) {
+                let asks = hooks
+                    .iter()
+                    .zip(asks)
+                    .filter_map(|(hook, reason)| {
+                        Some(AskedBy {
+                            who: format!("hook `{}`", hook.id),
+                            reason: reason?,
+                        })
+                    })
+                    .collect();
                 return BeforeOutcome::Allowed {
                     arguments,
                     rewritten_by,
+                    asks,
                 };
             }
         }

@@ -1,6 +1,6 @@
 //! What a batch reports while it runs: each call's start, progress updates, log lines, HTTP
 //! requests and file opens (of the tool and of the hooks around it, each naming the plugin whose
-//! sandbox made it), records left out past their bounds, end, and every hook decision. Events carry
+//! sandbox made it), records left out past their bounds, end, every hook decision and every approval. Events carry
 //! the call id and are delivered as they happen, in the order they happen.
 
 use crate::report::LogLevel;
@@ -19,6 +19,14 @@ pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
 pub enum HookStage {
     Before,
     After,
+}
+
+/// One party that wants a person to approve a call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AskedBy {
+    /// A hook (`hook `guard``), or `cordon.toml` for the operator's policy.
+    pub who: String,
+    pub reason: String,
 }
 
 /// One thing that happened in a batch.
@@ -112,6 +120,17 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// A call that needed a person's approval was approved or refused, by `decided_by` (`user`,
+    /// `client`, `default` when nobody could be asked, ...).
+    Approval {
+        tool_call_id: String,
+        tool_name: String,
+        asked_by: Vec<AskedBy>,
+        approved: bool,
+        decided_by: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
 }
 
 impl Event {
@@ -124,7 +143,8 @@ impl Event {
             | Self::PathOpen { tool_call_id, .. }
             | Self::RecordsOmitted { tool_call_id, .. }
             | Self::ToolExecutionEnd { tool_call_id, .. }
-            | Self::HookDecision { tool_call_id, .. } => tool_call_id,
+            | Self::HookDecision { tool_call_id, .. }
+            | Self::Approval { tool_call_id, .. } => tool_call_id,
         }
     }
 }

@@ -85,7 +85,16 @@ impl Pipeline {
                 cancel: cancel.clone(),
             };
             let decision = hook
-                .after_tool_call(&call.id, &call.name, &call.arguments, &result, &options)
+                .after_tool_call(
+                    &call.id,
+                    &call.name,
+                    &call.arguments,
+                    &result,
+                    call.plugin
+                        .tool(&call.name)
+                        .and_then(|tool| tool.output_schema.as_ref()),
+                    &options,
+                )
                 .await;
             running.store(false, Ordering::SeqCst);
             let emit = |decision: &'static str, reason: Option<String>| {
@@ -102,7 +111,7 @@ impl Pipeline {
                 Ok(AfterDecision::Keep) => emit("keep", None),
                 Ok(AfterDecision::Replace(replacement)) => {
                     emit("replace", None);
-                    result = replacement;
+                    result = *replacement;
                 }
                 Err(failure) if failure.kind == ErrorKind::Cancelled => {
                     return cancelled(&call.id, &call.name);

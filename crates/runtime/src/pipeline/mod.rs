@@ -9,6 +9,7 @@
 //! 6. Cancellation through a token: running sandboxes are interrupted, pending calls end as
 //!    `cancelled`.
 
+pub mod approval;
 pub mod audit;
 mod batch;
 mod before;
@@ -30,6 +31,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+pub use approval::{Approval, ApprovalRequest, Approver, AskedBy};
 pub use events::{Event, HookStage};
 pub use input::{BatchInputError, CallRequest, parse_batch};
 
@@ -50,6 +52,8 @@ pub struct BatchOptions {
     pub cancel: CancellationToken,
     /// Receives events as they happen.
     pub events: Option<EventSink>,
+    /// Asks a person to approve the calls that need it; `None`: `[approval] unattended` decides.
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 /// Runs batches of tool calls against a registry. Cheap to clone.

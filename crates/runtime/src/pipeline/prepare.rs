@@ -2,15 +2,15 @@
 //! validate the arguments, run the before-hooks until they agree (`before.rs`), and validate
 //! rewritten arguments again. A call either comes out ready to run or already has its result.
 
+use super::approval::{ApprovalRequest, AskedBy, policy_asks};
 use super::before::BeforeOutcome;
 use super::events::Emitter;
-use super::{CallRequest, Pipeline};
+use super::{BatchOptions, CallRequest, Pipeline};
 use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::plugin::{ExecutionMode, Plugin, ToolInfo};
 use crate::schema::{CheckRefused, Violation};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// A call that passed every check and every before-hook.
 pub(crate) struct ReadyCall {
@@ -19,6 +19,8 @@ pub(crate) struct ReadyCall {
     pub plugin: Arc<Plugin>,
     pub arguments: Value,
     pub sequential: bool,
+    /// The JSON text of the argument values at the tool's lock pointers: what this call touches.
+    pub locks: Vec<String>,
 }
 
 pub(crate) enum Prepared {
@@ -30,9 +32,10 @@ impl Pipeline {
     pub(crate) async fn prepare(
         &self,
         request: &CallRequest,
-        cancel: &CancellationToken,
+        options: &BatchOptions,
         emitter: &Emitter,
     ) -> Prepared {
+        let cancel = &options.cancel;
         let (id, name) = (request.id.as_str(), request.name.as_str());
         let registry = &self.inner.registry;
         let Some((plugin, tool)) = registry.tool(name) else {
@@ -77,7 +80,7 @@ impl Pipeline {
         if let Some(result) = check_schema(id, tool, &arguments, size, None).await {
             return Prepared::Done(result);
         }
-        let arguments = match self
+        let (arguments, mut asked_by) = match self
             .before_hooks(id, name, arguments, cancel, emitter)
             .await
         {
@@ -85,24 +88,55 @@ impl Pipeline {
             BeforeOutcome::Allowed {
                 arguments,
                 rewritten_by: None,
-            } => arguments,
+                asks,
+            } => (arguments, asks),
             BeforeOutcome::Allowed {
                 arguments,
                 rewritten_by: Some(hook),
+                asks,
             } => {
                 let size = arguments.to_string().len();
                 if let Some(result) = check_schema(id, tool, &arguments, size, Some(&hook)).await {
                     return Prepared::Done(result);
                 }
-                arguments
+                (arguments, asks)
             }
         };
+        if let Some(reason) = policy_asks(&self.inner.settings.approval, tool) {
+            asked_by.insert(
+                0,
+                AskedBy {
+                    who: "cordon.toml".into(),
+                    reason,
+                },
+            );
+        }
+        let approval = ApprovalRequest {
+            tool_call_id: id.to_string(),
+            tool_name: name.to_string(),
+            arguments,
+            asked_by,
+        };
+        let refused = self
+            .approve(&approval, options.approver.as_deref(), emitter)
+            .await;
+        if let Some(result) = refused {
+            return Prepared::Done(result);
+        }
+        let arguments = approval.arguments;
+        let locks = tool
+            .locks
+            .iter()
+            .filter_map(|pointer| arguments.pointer(pointer))
+            .map(Value::to_string)
+            .collect();
         Prepared::Ready(ReadyCall {
             id: id.to_string(),
             name: name.to_string(),
             plugin: plugin.clone(),
             arguments,
             sequential: tool.execution_mode == ExecutionMode::Sequential,
+            locks,
         })
     }
 }

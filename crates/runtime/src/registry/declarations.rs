@@ -1,5 +1,6 @@
 //! What a plugin declares from `describe` (each tool's name, title, description, parameters
-//! schema and execution mode; its hook's tool patterns and stages) as comparable lines, which
+//! schema and execution mode, and in contract 0.2 its output schema, annotations, prompt
+//! guidelines and locks; its hook's tool patterns and stages) as comparable lines, which
 //! cordon.lock pins beside the file's sha256: an approved plugin that later declares other tools,
 //! takes another plugin's tool name, or tells the model something else about a tool, is refused
 //! under `--locked` like a changed file.
@@ -17,13 +18,36 @@ pub fn lines(plugin: &Plugin) -> Vec<String> {
                 ExecutionMode::Parallel => "parallel",
                 ExecutionMode::Sequential => "sequential",
             };
-            format!(
+            let mut line = format!(
                 "tool {} {mode} title={} description={} schema={}",
                 tool.name,
-                digest(tool.label.as_bytes()),
+                digest(tool.title.as_bytes()),
                 digest(tool.description.as_bytes()),
                 digest(tool.schema.as_json().to_string().as_bytes()),
-            )
+            );
+            // What contract 0.2 adds is pinned only when declared, so a 0.1 plugin's lines (and
+            // the locks that approved them) stay as they were.
+            if let Some(output) = &tool.output_schema {
+                line.push_str(&format!(
+                    " output={}",
+                    digest(output.as_json().to_string().as_bytes())
+                ));
+            }
+            if !tool.annotations.is_empty() {
+                let hints = serde_json::to_string(&tool.annotations).unwrap_or_default();
+                line.push_str(&format!(" annotations={hints}"));
+            }
+            if !tool.prompt_guidelines.is_empty() {
+                let guidelines = tool.prompt_guidelines.join("\n");
+                line.push_str(&format!(" guidelines={}", digest(guidelines.as_bytes())));
+            }
+            if !tool.locks.is_empty() {
+                line.push_str(&format!(
+                    " locks={}",
+                    digest(tool.locks.join(",").as_bytes())
+                ));
+            }
+            line
         })
         .collect();
     if let Some(hook) = &plugin.hook {

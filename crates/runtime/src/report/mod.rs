@@ -12,5 +12,5 @@ pub use guest_report::{
     GuestReport, HttpAttempt, LogLevel, LogLine, OmittedRecords, PathOpen, ProgressUpdate,
     ReportSink,
 };
-pub(crate) use result::{BLOCK_OVERHEAD_BYTES, as_object};
+pub(crate) use result::as_object;
 pub use result::{Content, ErrorKind, MAX_CONTENT_BLOCKS, ToolResult};

@@ -32,6 +32,9 @@ pub enum ErrorKind {
     HookFailed,
     /// The call was cancelled before it finished.
     Cancelled,
+    /// The call needed a person's approval (a hook asked, or `[approval]` names it) and did not
+    /// get it.
+    NotApproved,
     /// The model's reply was cut off by its output token limit, so the agent loop did not run
     /// the (possibly incomplete) call.
     Truncated,
@@ -52,6 +55,7 @@ impl ErrorKind {
             Self::Blocked => "blocked",
             Self::HookFailed => "hook_failed",
             Self::Cancelled => "cancelled",
+            Self::NotApproved => "not_approved",
             Self::Truncated => "truncated",
         }
     }
@@ -111,6 +115,9 @@ pub struct ToolResult {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error_kind: Option<ErrorKind>,
     pub content: Vec<Content>,
+    /// The tool's structured output (a JSON object matching its output schema), if it gave one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub structured: Option<Value>,
     /// Structured data for UIs and logs; always a JSON object.
     pub details: Value,
 }
@@ -123,6 +130,7 @@ impl ToolResult {
             is_error: false,
             error_kind: None,
             content,
+            structured: None,
             details: as_object(details),
         }
     }
@@ -140,6 +148,7 @@ impl ToolResult {
             is_error: true,
             error_kind: Some(kind),
             content: vec![Content::text(text)],
+            structured: None,
             details: as_object(details),
         }
     }

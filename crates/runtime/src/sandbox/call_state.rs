@@ -9,8 +9,9 @@ use crate::capabilities::net::HttpGate;
 use crate::report::budget::{
     MAX_LOG_LINE_BYTES, MESSAGE_OVERHEAD_BYTES, RecordKind, ReportBudget, cut, without_controls,
 };
-use crate::report::{GuestReport, LogLevel, LogLine, OmittedRecords, ProgressUpdate, ReportSink};
-use crate::sandbox::bindings::cordon::plugin::{host, types};
+use crate::report::{
+    Content, GuestReport, LogLevel, LogLine, OmittedRecords, ProgressUpdate, ReportSink,
+};
 use crate::sandbox::capture::OutputCapture;
 use crate::sandbox::open_files::{OpenFiles, OpenedPaths};
 use std::sync::Arc;
@@ -305,10 +306,11 @@ impl WasiHttpView for CallState {
     }
 }
 
-impl types::Host for CallState {}
-
-impl host::Host for CallState {
-    fn log(&mut self, level: host::Level, message: String) {
+/// The contract's host functions, whichever version the plugin speaks (each version's module
+/// adapts its generated trait to these).
+impl CallState {
+    /// `log`: a line to the host's log and the call's reports, within the output limit.
+    pub(crate) fn log_line(&mut self, level: LogLevel, message: String) {
         if !self.spend(message.len() + MESSAGE_OVERHEAD_BYTES)
             || !self.budget.record(RecordKind::Log)
         {
@@ -316,28 +318,13 @@ impl host::Host for CallState {
         }
         let message = cut(&without_controls(&message), MAX_LOG_LINE_BYTES);
         let (plugin, call) = (&*self.plugin_id, self.call_id.as_str());
-        let level = match level {
-            host::Level::Trace => {
-                tracing::trace!(plugin, call, "{message}");
-                LogLevel::Trace
-            }
-            host::Level::Debug => {
-                tracing::debug!(plugin, call, "{message}");
-                LogLevel::Debug
-            }
-            host::Level::Info => {
-                tracing::info!(plugin, call, "{message}");
-                LogLevel::Info
-            }
-            host::Level::Warn => {
-                tracing::warn!(plugin, call, "{message}");
-                LogLevel::Warn
-            }
-            host::Level::Error => {
-                tracing::error!(plugin, call, "{message}");
-                LogLevel::Error
-            }
-        };
+        match level {
+            LogLevel::Trace => tracing::trace!(plugin, call, "{message}"),
+            LogLevel::Debug => tracing::debug!(plugin, call, "{message}"),
+            LogLevel::Info => tracing::info!(plugin, call, "{message}"),
+            LogLevel::Warn => tracing::warn!(plugin, call, "{message}"),
+            LogLevel::Error => tracing::error!(plugin, call, "{message}"),
+        }
         if let Some(sink) = &self.reports {
             sink(GuestReport::Log(LogLine {
                 call_id: self.call_id.clone(),
@@ -347,13 +334,9 @@ impl host::Host for CallState {
         }
     }
 
-    fn progress(&mut self, update: types::ToolOutput) {
-        let size = update
-            .content
-            .iter()
-            .map(crate::sandbox::convert::content_size)
-            .sum::<usize>()
-            + update.details.len();
+    /// `progress`: a partial output to the call's reports, within the output limit.
+    pub(crate) fn report_progress(&mut self, content: Vec<Content>, details: &str) {
+        let size = content.iter().map(Content::size).sum::<usize>() + details.len();
         if !self.spend(size + MESSAGE_OVERHEAD_BYTES) || !self.budget.record(RecordKind::Progress) {
             return;
         }
@@ -361,21 +344,14 @@ impl host::Host for CallState {
         if let Some(sink) = &self.reports {
             sink(GuestReport::Progress(ProgressUpdate {
                 call_id: self.call_id.clone(),
-                content: update
-                    .content
-                    .into_iter()
-                    .map(crate::sandbox::convert::content_from_wit)
-                    .collect(),
-                details: crate::sandbox::convert::details_from_wit(&update.details),
+                content,
+                details: crate::sandbox::contract::content::details(details),
             }));
         }
     }
 
-    fn cancelled(&mut self) -> bool {
-        self.is_cancelled()
-    }
-
-    fn settings(&mut self) -> String {
+    /// `settings`: the plugin's settings table as JSON text.
+    pub(crate) fn settings_json(&self) -> String {
         self.settings.to_string()
     }
 }

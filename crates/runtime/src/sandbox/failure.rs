@@ -3,7 +3,6 @@
 
 use crate::capabilities::limits::{Limits, MAX_TABLE_ELEMENTS};
 use crate::report::ErrorKind;
-use crate::sandbox::bindings;
 use crate::sandbox::call_state::CallState;
 use serde_json::{Value, json};
 use wasmtime::Trap;
@@ -41,19 +40,6 @@ impl Failure {
             json!({ "trap": reason, "stderr": stderr }),
         )
     }
-}
-
-/// A failure the tool itself reported.
-pub fn from_tool_failure(failure: bindings::ToolFailure) -> Failure {
-    let kind = match failure.kind {
-        bindings::FailureKind::ToolError => ErrorKind::ToolError,
-        bindings::FailureKind::CapabilityDenied => ErrorKind::CapabilityDenied,
-    };
-    Failure::new(
-        kind,
-        failure.message,
-        crate::sandbox::convert::details_from_wit(&failure.details),
-    )
 }
 
 /// Classifies an error from instantiating or calling a guest.

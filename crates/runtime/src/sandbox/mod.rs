@@ -1,12 +1,11 @@
-//! The sandbox: one wasmtime engine, the bindings generated from the WIT contract (they stay in
-//! this folder), one store per call with its limits and captured output, the guest's filesystem
+//! The sandbox: one wasmtime engine, the contract versions and their generated bindings (they stay in
+//! `contract/`), one store per call with its limits and captured output, the guest's filesystem
 //! and resource gates, and loading and running a plugin. Everything above speaks host types.
 
-pub(crate) mod bindings;
 pub mod cache;
 pub(crate) mod call_state;
 pub(crate) mod capture;
-pub(crate) mod convert;
+pub mod contract;
 pub(crate) mod describe_context;
 pub(crate) mod dir_listing;
 pub mod engine;

@@ -70,28 +70,33 @@ impl std::fmt::Display for Violation {
 }
 
 impl ArgumentSchema {
-    /// Checks and compiles a schema. It must be a valid JSON Schema for an object. References to
-    /// other documents are never fetched.
+    /// Checks and compiles a parameters schema. It must be a valid JSON Schema for an object.
+    /// References to other documents are never fetched.
     pub fn compile(schema: Value) -> Result<Self, String> {
+        Self::compile_as(schema, "parameters schema")
+    }
+
+    /// [`ArgumentSchema::compile`] of a schema that error messages call `what` ("output schema").
+    pub fn compile_as(schema: Value, what: &str) -> Result<Self, String> {
         let size = schema.to_string().len();
         if size > MAX_SCHEMA_BYTES {
             return Err(format!(
-                "the parameters schema is {size} bytes, over the {MAX_SCHEMA_BYTES}-byte limit; a schema that large would not fit a model's context either"
+                "the {what} is {size} bytes, over the {MAX_SCHEMA_BYTES}-byte limit; a schema that large would not fit a model's context either"
             ));
         }
         if schema.get("type") != Some(&Value::String("object".into())) {
             return Err(format!(
-                "the parameters schema must have \"type\": \"object\" at the top, got {}",
+                "the {what} must have \"type\": \"object\" at the top, got {}",
                 shorten(&schema.to_string())
             ));
         }
         let evaluations = crate::schema::cost::check(&schema)
-            .map_err(|reason| format!("the parameters schema is too costly to check: {reason}"))?;
+            .map_err(|reason| format!("the {what} is too costly to check: {reason}"))?;
         let work = SchemaWork::of(&schema, evaluations)
-            .map_err(|reason| format!("the parameters schema is too costly to check: {reason}"))?;
+            .map_err(|reason| format!("the {what} is too costly to check: {reason}"))?;
         if let Err(err) = jsonschema::meta::validate(&schema) {
             return Err(format!(
-                "the parameters schema is not a valid JSON Schema: {err} (at {})",
+                "the {what} is not a valid JSON Schema: {err} (at {})",
                 pointer_or_root(err.instance_path().as_str())
             ));
         }
@@ -107,7 +112,7 @@ impl ArgumentSchema {
             .build(&schema)
             .map_err(|err| {
                 format!(
-                    "the parameters schema cannot be compiled: {err} (patterns are checked with a linear-time regex engine, which has no look-around or back-references)"
+                    "the {what} cannot be compiled: {err} (patterns are checked with a linear-time regex engine, which has no look-around or back-references)"
                 )
             })?;
         Ok(Self {

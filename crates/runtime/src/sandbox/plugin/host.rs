@@ -3,7 +3,6 @@
 //! the process-wide bounds on sandboxes, HTTP connections and open files.
 
 use crate::capabilities::net::ConnectionPool;
-use crate::sandbox::bindings::CordonPlugin;
 use crate::sandbox::cache::CompileCache;
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::engine::{EngineError, EngineSettings};
@@ -51,9 +50,8 @@ impl PluginHost {
         crate::sandbox::file_streams::shadow_in_linker(&mut linker)?;
         // Directory listings read with their types from the directory (see dir_listing.rs).
         crate::sandbox::dir_listing::shadow_in_linker(&mut linker)?;
-        CordonPlugin::add_to_linker::<_, wasmtime::component::HasSelf<_>>(&mut linker, |state| {
-            state
-        })?;
+        // The contract's host functions, for every version the host speaks.
+        crate::sandbox::contract::add_to_linker(&mut linker)?;
         Ok(Self {
             engine,
             linker,

@@ -5,18 +5,18 @@
 mod component_file;
 mod declared;
 mod host;
+mod output;
 mod run;
 
 use crate::capabilities::grant::{OpenDirError, OpenedDirs, PluginGrant};
 use crate::capabilities::lock::{LockRefusal, Lockfile};
 use crate::capabilities::net::ConnectionPool;
 use crate::report::ReportSink;
-use crate::report::{Content, ErrorKind, MAX_CONTENT_BLOCKS, ToolResult};
-use crate::sandbox::bindings::{self, CordonPluginPre};
+use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::cache::CompileSource;
-use crate::sandbox::call_state::CallState;
-use crate::sandbox::convert;
-use crate::sandbox::failure::{self, Failure, human_bytes};
+use crate::sandbox::contract::host_terms::{Declared, GuestCall, GuestOutput};
+use crate::sandbox::contract::{ContractPre, ContractVersion, WrongWorld};
+use crate::sandbox::failure::{Failure, human_bytes};
 use crate::sandbox::open_files::ProcessFiles;
 use crate::schema::ArgumentSchema;
 use component_file::{check_component_header, hash_file, read_unchanged};
@@ -29,40 +29,25 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use wasmtime::Engine;
 
-/// Whether a tool may share its batch with other running calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ExecutionMode {
-    Parallel,
-    Sequential,
-}
+pub use crate::sandbox::contract::host_terms::{
+    BeforeDecision, ExecutionMode, HookInfo, ToolAnnotations,
+};
 
-/// A tool as its plugin declared it, with its schema compiled.
+/// A tool as its plugin declared it, with its schemas compiled.
 pub struct ToolInfo {
     pub name: String,
-    pub label: String,
+    /// Short human-readable title (the name when the plugin gave none).
+    pub title: String,
     pub description: String,
     pub schema: ArgumentSchema,
+    /// The schema its structured output must match, if it declared one.
+    pub output_schema: Option<ArgumentSchema>,
     pub execution_mode: ExecutionMode,
-}
-
-/// The calls a plugin's hook watches.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct HookInfo {
-    /// Tool-name globs; empty means every tool.
-    pub tools: Vec<String>,
-    pub before: bool,
-    pub after: bool,
-}
-
-/// A before-hook's verdict, in the host's terms.
-#[derive(Debug, Clone, PartialEq)]
-pub enum BeforeDecision {
-    Allow,
-    /// Do not run the call, for this reason.
-    Block(String),
-    /// Run the call with these arguments instead (JSON text, as the hook gave it).
-    Rewrite(String),
+    pub annotations: ToolAnnotations,
+    /// Lines the agent loop adds to its system prompt while the tool is active.
+    pub prompt_guidelines: Vec<String>,
+    /// JSON pointers into the arguments naming what a call touches.
+    pub locks: Vec<String>,
 }
 
 /// An after-hook's verdict: keep the result, or replace it with this one (an error keeps its
@@ -70,7 +55,7 @@ pub enum BeforeDecision {
 #[derive(Debug, Clone, PartialEq)]
 pub enum AfterDecision {
     Keep,
-    Replace(ToolResult),
+    Replace(Box<ToolResult>),
 }
 
 /// Why a plugin file was refused.
@@ -94,8 +79,8 @@ pub enum LoadError {
     CompileTask(#[source] tokio::task::JoinError),
     #[error(transparent)]
     NotApproved(#[from] LockRefusal),
-    #[error("it does not target the cordon:plugin@0.1.0 `cordon-plugin` world: {0:#}")]
-    WrongWorld(#[source] wasmtime::Error),
+    #[error(transparent)]
+    WrongWorld(#[from] WrongWorld),
     /// `describe` failed as a call would have (trap, timeout, limits), with the host's message.
     #[error("its describe() failed: {message}")]
     Describe { kind: ErrorKind, message: String },
@@ -142,6 +127,8 @@ pub struct Plugin {
     pub hook: Option<HookInfo>,
     pub compiled: CompileSource,
     pub grant: Arc<PluginGrant>,
+    /// The contract version the component targets.
+    pub contract: ContractVersion,
     /// The granted directories, opened once at load; every call's preopens are clones of these.
     preopens: OpenedDirs,
     settings: Arc<str>,
@@ -150,7 +137,7 @@ pub struct Plugin {
     sandbox_slots: Arc<Semaphore>,
     connections: ConnectionPool,
     files: ProcessFiles,
-    pre: CordonPluginPre<CallState>,
+    pre: ContractPre,
 }
 
 impl Plugin {
@@ -191,11 +178,7 @@ impl Plugin {
         .await
         .map_err(LoadError::CompileTask)?
         .map_err(LoadError::Compile)?;
-        let instance_pre = host
-            .linker
-            .instantiate_pre(&component)
-            .map_err(LoadError::WrongWorld)?;
-        let pre = CordonPluginPre::new(instance_pre).map_err(LoadError::WrongWorld)?;
+        let (pre, contract) = ContractPre::new(&host.linker, &component)?;
         let settings: Arc<str> = grant.settings.to_string().into();
         let mut plugin = Self {
             id,
@@ -205,6 +188,7 @@ impl Plugin {
             hook: None,
             compiled,
             grant,
+            contract,
             preopens,
             settings,
             engine: host.engine.clone(),
@@ -221,11 +205,7 @@ impl Plugin {
             .into_iter()
             .map(tool_info)
             .collect::<Result<_, _>>()?;
-        plugin.hook = info.hook.map(|hook| HookInfo {
-            tools: hook.tools,
-            before: hook.before,
-            after: hook.after,
-        });
+        plugin.hook = info.hook;
         Ok(plugin)
     }
 
@@ -234,14 +214,14 @@ impl Plugin {
     }
 
     /// `describe`, with nothing granted and a short time limit.
-    async fn describe(&self) -> Result<bindings::PluginInfo, LoadError> {
+    async fn describe(&self) -> Result<Declared, LoadError> {
         let outcome = self
             .in_sandbox(
                 "describe",
                 "describe",
                 Grants::None,
                 &CallOptions::default(),
-                |store, plugin| Box::pin(plugin.cordon_plugin_plugin().call_describe(store)),
+                |store, plugin| Box::pin(plugin.describe(store)),
             )
             .await;
         outcome
@@ -261,52 +241,27 @@ impl Plugin {
         arguments: &serde_json::Value,
         options: &CallOptions,
     ) -> ToolResult {
-        let wit_call = bindings::ToolCall {
+        let call = GuestCall {
             id: id.to_string(),
             name: name.to_string(),
             arguments: arguments.to_string(),
         };
-        let (output, budget) = match self.execute(&wit_call, options).await {
+        let (output, budget) = match self.execute(&call, options).await {
             Ok(done) => done,
             Err(failure) => {
                 return ToolResult::error(id, name, failure.kind, failure.message, failure.details);
             }
         };
-        if output.content.len() > MAX_CONTENT_BLOCKS {
-            return ToolResult::error(
-                id,
-                name,
-                ErrorKind::ToolError,
-                too_many_blocks(name, output.content.len()),
-                serde_json::json!({ "blocks": output.content.len(), "limitBlocks": MAX_CONTENT_BLOCKS }),
-            );
+        let output_schema = self.tool(name).and_then(|tool| tool.output_schema.as_ref());
+        match self
+            .checked_output(name, "result", output, budget, output_schema)
+            .await
+        {
+            Ok(result) => result.into_tool_result(id, name),
+            Err(failure) => {
+                ToolResult::error(id, name, failure.kind, failure.message, failure.details)
+            }
         }
-        let content: Vec<Content> = output
-            .content
-            .into_iter()
-            .map(convert::content_from_wit)
-            .collect();
-        let size =
-            content.iter().map(Content::size).sum::<usize>() as u64 + output.details.len() as u64;
-        if size > budget {
-            return ToolResult::error(
-                id,
-                name,
-                ErrorKind::ToolError,
-                self.over_output_limit(name, "result", size, budget),
-                serde_json::json!({
-                    "outputBytes": size,
-                    "limitBytes": self.grant.limits.output_bytes,
-                    "spentBeforeBytes": self.grant.limits.output_bytes.saturating_sub(budget),
-                }),
-            );
-        }
-        ToolResult::success(
-            id,
-            name,
-            content,
-            convert::details_from_wit(&output.details),
-        )
     }
 
     /// What to say when a result (or a hook's replacement) of `size` bytes does not fit the `left`
@@ -329,9 +284,9 @@ impl Plugin {
     /// Runs one tool call whose arguments were already validated.
     async fn execute(
         &self,
-        call: &bindings::ToolCall,
+        call: &GuestCall,
         options: &CallOptions,
-    ) -> Result<(bindings::ToolOutput, u64), Failure> {
+    ) -> Result<(GuestOutput, u64), Failure> {
         let owned_call = call.clone();
         let (outcome, budget) = self
             .in_sandbox(
@@ -340,19 +295,11 @@ impl Plugin {
                 Grants::Granted,
                 options,
                 move |store, plugin| {
-                    Box::pin(async move {
-                        plugin
-                            .cordon_plugin_plugin()
-                            .call_execute(store, &owned_call)
-                            .await
-                    })
+                    Box::pin(async move { plugin.execute(store, &owned_call).await })
                 },
             )
             .await?;
-        match outcome {
-            Ok(output) => Ok((output, budget)),
-            Err(failure) => Err(failure::from_tool_failure(failure)),
-        }
+        outcome.map(|output| (output, budget))
     }
 
     /// Runs this plugin's before-hook on call `id` of tool `name` with `arguments`.
@@ -363,7 +310,7 @@ impl Plugin {
         arguments: &serde_json::Value,
         options: &CallOptions,
     ) -> Result<BeforeDecision, Failure> {
-        let owned_call = bindings::ToolCall {
+        let owned_call = GuestCall {
             id: id.to_string(),
             name: name.to_string(),
             arguments: arguments.to_string(),
@@ -371,19 +318,10 @@ impl Plugin {
         let what = format!("before-hook of {}", self.id);
         let (decision, _) = self
             .in_sandbox(id, &what, Grants::Granted, options, move |store, plugin| {
-                Box::pin(async move {
-                    plugin
-                        .cordon_plugin_plugin()
-                        .call_before_tool_call(store, &owned_call)
-                        .await
-                })
+                Box::pin(async move { plugin.before_tool_call(store, &owned_call).await })
             })
             .await?;
-        Ok(match decision {
-            bindings::BeforeDecision::Allow => BeforeDecision::Allow,
-            bindings::BeforeDecision::Block(reason) => BeforeDecision::Block(reason),
-            bindings::BeforeDecision::Rewrite(arguments) => BeforeDecision::Rewrite(arguments),
-        })
+        Ok(decision)
     }
 
     /// Runs this plugin's after-hook on the `result` of call `id` of tool `name`. A replacement
@@ -394,72 +332,45 @@ impl Plugin {
         name: &str,
         arguments: &serde_json::Value,
         result: &ToolResult,
+        output_schema: Option<&ArgumentSchema>,
         options: &CallOptions,
     ) -> Result<AfterDecision, Failure> {
-        let owned_call = bindings::ToolCall {
+        let owned_call = GuestCall {
             id: id.to_string(),
             name: name.to_string(),
             arguments: arguments.to_string(),
         };
-        let owned_outcome = bindings::ToolResult {
-            content: result.content.iter().map(convert::content_to_wit).collect(),
-            details: result.details.to_string(),
-            is_error: result.is_error,
-        };
+        let owned_result = result.clone();
         let what = format!("after-hook of {}", self.id);
         let (decision, left) = self
             .in_sandbox(id, &what, Grants::Granted, options, move |store, plugin| {
                 Box::pin(async move {
                     plugin
-                        .cordon_plugin_plugin()
-                        .call_after_tool_call(store, &owned_call, &owned_outcome)
+                        .after_tool_call(store, &owned_call, &owned_result)
                         .await
                 })
             })
             .await?;
-        let replacement = match decision {
-            bindings::AfterDecision::Keep => return Ok(AfterDecision::Keep),
-            bindings::AfterDecision::Replace(replacement) => replacement,
+        let Some(replacement) = decision else {
+            return Ok(AfterDecision::Keep);
         };
-        if replacement.content.len() > MAX_CONTENT_BLOCKS {
-            return Err(Failure::new(
-                ErrorKind::ToolError,
-                too_many_blocks(&what, replacement.content.len()),
-                serde_json::json!({ "blocks": replacement.content.len(), "limitBlocks": MAX_CONTENT_BLOCKS }),
-            ));
-        }
-        let size = replacement
-            .content
-            .iter()
-            .map(convert::content_size)
-            .sum::<usize>() as u64
-            + replacement.details.len() as u64;
-        if size > left {
-            return Err(Failure::new(
-                ErrorKind::ToolError,
-                self.over_output_limit(&what, "replacement result", size, left),
-                serde_json::json!({ "outputBytes": size, "limitBytes": self.grant.limits.output_bytes }),
-            ));
-        }
-        let content = replacement
-            .content
-            .into_iter()
-            .map(convert::content_from_wit)
-            .collect();
-        let details = convert::details_from_wit(&replacement.details);
-        let mut replaced = ToolResult::success(id, name, content, details);
-        if replacement.is_error {
+        let is_error = replacement.is_error;
+        let checked = self
+            .checked_output(
+                &what,
+                "replacement result",
+                replacement,
+                left,
+                output_schema,
+            )
+            .await?;
+        let mut replaced = checked.into_tool_result(id, name);
+        if is_error {
             replaced.is_error = true;
             replaced.error_kind = Some(result.error_kind.unwrap_or(ErrorKind::ToolError));
         }
-        Ok(AfterDecision::Replace(replaced))
+        Ok(AfterDecision::Replace(Box::new(replaced)))
     }
-}
-
-fn too_many_blocks(what: &str, blocks: usize) -> String {
-    format!(
-        "{what} returned {blocks} content blocks, more than the {MAX_CONTENT_BLOCKS} a result may have; return fewer, larger blocks"
-    )
 }
 
 /// The innermost message of an error chain, without wasmtime's backtraces.

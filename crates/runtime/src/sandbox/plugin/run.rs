@@ -7,9 +7,9 @@ use crate::capabilities::grant::OpenedDirs;
 use crate::capabilities::limits::{DESCRIBE_TIMEOUT, Limits};
 use crate::capabilities::net::{GateSetup, HttpGate};
 use crate::report::budget::ReportBudget;
-use crate::sandbox::bindings::CordonPlugin;
 use crate::sandbox::call_state::{CallSetup, CallState};
 use crate::sandbox::capture::OutputCapture;
+use crate::sandbox::contract::Instance;
 use crate::sandbox::failure::{self, Failure};
 use crate::sandbox::open_files::OpenFiles;
 use std::future::Future;
@@ -41,7 +41,7 @@ impl Plugin {
         what: &str,
         grants: Grants,
         options: &CallOptions,
-        f: impl for<'a> FnOnce(&'a mut Store<CallState>, &'a CordonPlugin) -> BoxedCall<'a, R>,
+        f: impl for<'a> FnOnce(&'a mut Store<CallState>, &'a Instance) -> BoxedCall<'a, R>,
     ) -> Result<(R, u64), Failure> {
         let stdout = OutputCapture::new(self.grant.limits.stdio_bytes);
         let stderr = OutputCapture::new(self.grant.limits.stdio_bytes);
@@ -127,7 +127,7 @@ impl Plugin {
         });
 
         let run = async {
-            let plugin = self.pre.instantiate_async(&mut store).await?;
+            let plugin = self.pre.instantiate(&mut store).await?;
             f(&mut store, &plugin).await
         };
         let outcome = tokio::select! {

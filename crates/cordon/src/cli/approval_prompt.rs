@@ -1,0 +1,150 @@
+//! Who approves the calls that need a person (a hook's `ask`, `[approval]` in cordon.toml) when
+//! the CLI runs them: with `--yes` every such call is approved; on a terminal the person at it is
+//! asked (yes / no / always for this tool this session), the live view paused meanwhile; otherwise
+//! nobody, and `[approval] unattended` decides.
+
+use crate::cli::stdio_output::stderr_write;
+use cordon_runtime::pipeline::{Approval, ApprovalRequest, Approver};
+use cordon_runtime::report::budget::{cut, without_controls};
+use std::collections::HashSet;
+use std::future::Future;
+use std::io::{BufRead as _, IsTerminal as _};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+/// The most bytes of a call's arguments shown in the question.
+const SHOWN_ARGUMENT_BYTES: usize = 2_000;
+/// Unreadable answers before the call counts as refused.
+const ATTEMPTS: usize = 3;
+
+/// The approver for this run of the CLI, if any.
+pub fn approver(yes: bool) -> Option<Arc<dyn Approver>> {
+    if yes {
+        return Some(Arc::new(Everything));
+    }
+    let on_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    (on_terminal && open_terminal().is_ok()).then(|| Arc::new(Terminal::default()) as _)
+}
+
+/// `--yes`: approves every call.
+struct Everything;
+
+impl Approver for Everything {
+    fn decide<'a>(
+        &'a self,
+        _request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
+        Box::pin(async {
+            Approval {
+                approved: true,
+                decided_by: "--yes".into(),
+                reason: None,
+            }
+        })
+    }
+}
+
+/// Asks the person at the terminal.
+#[derive(Default)]
+struct Terminal {
+    /// Tools the person approved for the rest of the session.
+    always: Mutex<HashSet<String>>,
+}
+
+enum Answer {
+    Yes,
+    No,
+    Always,
+}
+
+impl Approver for Terminal {
+    fn decide<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
+        Box::pin(async move {
+            let always = self
+                .always
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .contains(&request.tool_name);
+            if always {
+                return approval(true, "user (always for this tool)", None);
+            }
+            let question = question(request);
+            match tokio::task::spawn_blocking(move || ask(&question)).await {
+                Ok(Ok(Answer::Yes)) => approval(true, "user", None),
+                Ok(Ok(Answer::Always)) => {
+                    self.always
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .insert(request.tool_name.clone());
+                    approval(true, "user", None)
+                }
+                Ok(Ok(Answer::No)) => approval(false, "user", None),
+                Ok(Err(err)) => approval(
+                    false,
+                    "user",
+                    Some(format!("the terminal could not be read ({err})")),
+                ),
+                Err(_) => approval(false, "user", Some("the prompt failed".into())),
+            }
+        })
+    }
+}
+
+fn approval(approved: bool, by: &str, reason: Option<String>) -> Approval {
+    Approval {
+        approved,
+        decided_by: by.into(),
+        reason,
+    }
+}
+
+/// The call, who asked and why, and the choices.
+fn question(request: &ApprovalRequest) -> String {
+    let arguments = cut(&request.arguments.to_string(), SHOWN_ARGUMENT_BYTES);
+    let mut text = format!(
+        "\r\x1b[2K? approve {} {}\n",
+        request.tool_name,
+        without_controls(&arguments)
+    );
+    for ask in &request.asked_by {
+        text.push_str(&format!(
+            "  asked by {}: {}\n",
+            without_controls(&ask.who),
+            without_controls(&ask.reason)
+        ));
+    }
+    text.push_str(&format!(
+        "  [y]es / [n]o / [a]lways for {} this session: ",
+        request.tool_name
+    ));
+    text
+}
+
+fn open_terminal() -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().read(true).open("/dev/tty")
+}
+
+/// Shows the question (through the stderr queue, so it comes after what is already shown) and
+/// reads the answer from the terminal. End of input or unreadable answers mean no.
+fn ask(question: &str) -> std::io::Result<Answer> {
+    let _paused = crate::cli::live_view::pause_activity();
+    let mut terminal = std::io::BufReader::new(open_terminal()?);
+    stderr_write(question.as_bytes());
+    for _ in 0..ATTEMPTS {
+        let mut line = String::new();
+        if terminal.read_line(&mut line)? == 0 {
+            stderr_write(b"\n");
+            return Ok(Answer::No);
+        }
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Ok(Answer::Yes),
+            "n" | "no" | "" => return Ok(Answer::No),
+            "a" | "always" => return Ok(Answer::Always),
+            _ => stderr_write(b"  answer y, n or a: "),
+        }
+    }
+    Ok(Answer::No)
+}

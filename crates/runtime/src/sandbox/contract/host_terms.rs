@@ -1,0 +1,105 @@
+//! What a plugin says, in the host's terms, whichever contract version it spoke: the tools and
+//! hook it declares, a tool's output, and a hook's decisions. Each version's module converts its
+//! generated types into these, so nothing outside this folder sees a generated type.
+
+use crate::report::Content;
+
+/// Whether a tool may share its batch with other running calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecutionMode {
+    Parallel,
+    Sequential,
+}
+
+/// Hints about what a tool does (MCP tool annotations); `None` leaves a hint unsaid.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// Whether any hint is given.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// One tool as `describe` declared it, not yet checked.
+pub struct DeclaredTool {
+    pub name: String,
+    pub title: String,
+    pub description: String,
+    /// The parameters schema's JSON text.
+    pub parameters: String,
+    /// The output schema's JSON text, if any.
+    pub output_schema: Option<String>,
+    pub execution_mode: ExecutionMode,
+    pub annotations: ToolAnnotations,
+    pub prompt_guidelines: Vec<String>,
+    pub locks: Vec<String>,
+}
+
+/// The calls a plugin's hook watches.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HookInfo {
+    /// Tool-name globs; empty means every tool.
+    pub tools: Vec<String>,
+    pub before: bool,
+    pub after: bool,
+}
+
+/// What `describe` returned, not yet checked.
+pub struct Declared {
+    pub tools: Vec<DeclaredTool>,
+    pub hook: Option<HookInfo>,
+}
+
+/// One call as a guest receives it.
+#[derive(Clone)]
+pub struct GuestCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments object's JSON text.
+    pub arguments: String,
+}
+
+/// A tool's output (or an after-hook's replacement) as the guest gave it, not yet checked.
+pub struct GuestOutput {
+    pub content: Vec<Content>,
+    /// The structured output's JSON text, if any.
+    pub structured: Option<String>,
+    /// The details' JSON text; "" for none.
+    pub details: String,
+    /// Only an after-hook's replacement can be an error.
+    pub is_error: bool,
+}
+
+impl GuestOutput {
+    /// Bytes this output occupies, as counted against the plugin's output limit.
+    pub fn size(&self) -> u64 {
+        (self.content.iter().map(Content::size).sum::<usize>()
+            + self.structured.as_ref().map_or(0, String::len)
+            + self.details.len()) as u64
+    }
+}
+
+/// A before-hook's verdict, in the host's terms.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BeforeDecision {
+    Allow,
+    /// Do not run the call, for this reason.
+    Block(String),
+    /// Run the call with these arguments instead (JSON text, as the hook gave it).
+    Rewrite(String),
+    /// Run the call only if a person approves it; the reason is shown to them.
+    Ask(String),
+}
