@@ -188,14 +188,14 @@ impl Approver for Person {
     fn decide<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
+    ) -> Pin<Box<dyn Future<Output = Option<Approval>> + Send + 'a>> {
         self.asked.lock().unwrap().push(request.clone());
         Box::pin(async move {
-            Approval {
+            Some(Approval {
                 approved: self.approve,
                 decided_by: "the test".into(),
                 reason: (!self.approve).then(|| "not today".to_string()),
-            }
+            })
         })
     }
 }

@@ -61,6 +61,26 @@ def workspace(tmp_path_factory, guest_dir) -> Path:
     return root
 
 
+APPROVAL_CONFIG = """
+[plugins.v2]
+hook = true
+
+[audit]
+path = "audit.jsonl"
+"""
+
+
+@pytest.fixture
+def approval_workspace(tmp_path, guest_dir):
+    """plugins/ with the contract 0.2 fixture, its asking hook granted, and an audit log."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    shutil.copy(guest_dir / "fixture_contract_v2.wasm", plugins / "v2.wasm")
+    (tmp_path / "cordon.toml").write_text(APPROVAL_CONFIG)
+    (tmp_path / "cache").mkdir()
+    return tmp_path
+
+
 def server_env(workspace: Path) -> dict:
     return {"XDG_CACHE_HOME": str(workspace / "cache"), "PATH": os.environ.get("PATH", "")}
 

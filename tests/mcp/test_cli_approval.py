@@ -6,30 +6,9 @@ import json
 import os
 import pty
 import select
-import shutil
 import subprocess
 import termios
 import time
-
-import pytest
-
-CONFIG = """
-[plugins.v2]
-hook = true
-
-[audit]
-path = "audit.jsonl"
-"""
-
-
-@pytest.fixture
-def approval_workspace(tmp_path, guest_dir):
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    shutil.copy(guest_dir / "fixture_contract_v2.wasm", plugins / "v2.wasm")
-    (tmp_path / "cordon.toml").write_text(CONFIG)
-    (tmp_path / "cache").mkdir()
-    return tmp_path
 
 
 def take_terminal():

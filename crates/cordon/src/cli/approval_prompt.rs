@@ -33,14 +33,8 @@ impl Approver for Everything {
     fn decide<'a>(
         &'a self,
         _request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
-        Box::pin(async {
-            Approval {
-                approved: true,
-                decided_by: "--yes".into(),
-                reason: None,
-            }
-        })
+    ) -> Pin<Box<dyn Future<Output = Option<Approval>> + Send + 'a>> {
+        Box::pin(async { Some(approval(true, "--yes", None)) })
     }
 }
 
@@ -61,34 +55,34 @@ impl Approver for Terminal {
     fn decide<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>> {
-        Box::pin(async move {
-            let always = self
-                .always
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .contains(&request.tool_name);
-            if always {
-                return approval(true, "user (always for this tool)", None);
+    ) -> Pin<Box<dyn Future<Output = Option<Approval>> + Send + 'a>> {
+        Box::pin(self.ask_person(request))
+    }
+}
+
+impl Terminal {
+    /// The person's answer; `None` when the terminal could not be read after all.
+    async fn ask_person(&self, request: &ApprovalRequest) -> Option<Approval> {
+        let always = self
+            .always
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .contains(&request.tool_name);
+        if always {
+            return Some(approval(true, "user (always for this tool)", None));
+        }
+        let question = question(request);
+        let answer = tokio::task::spawn_blocking(move || ask(&question)).await;
+        Some(match answer.ok()?.ok()? {
+            Answer::Yes => approval(true, "user", None),
+            Answer::Always => {
+                self.always
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .insert(request.tool_name.clone());
+                approval(true, "user", None)
             }
-            let question = question(request);
-            match tokio::task::spawn_blocking(move || ask(&question)).await {
-                Ok(Ok(Answer::Yes)) => approval(true, "user", None),
-                Ok(Ok(Answer::Always)) => {
-                    self.always
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .insert(request.tool_name.clone());
-                    approval(true, "user", None)
-                }
-                Ok(Ok(Answer::No)) => approval(false, "user", None),
-                Ok(Err(err)) => approval(
-                    false,
-                    "user",
-                    Some(format!("the terminal could not be read ({err})")),
-                ),
-                Err(_) => approval(false, "user", Some("the prompt failed".into())),
-            }
+            Answer::No => approval(false, "user", None),
         })
     }
 }
@@ -107,13 +101,13 @@ fn question(request: &ApprovalRequest) -> String {
     let mut text = format!(
         "\r\x1b[2K? approve {} {}\n",
         request.tool_name,
-        without_controls(&arguments)
+        one_line(&arguments)
     );
     for ask in &request.asked_by {
         text.push_str(&format!(
             "  asked by {}: {}\n",
-            without_controls(&ask.who),
-            without_controls(&ask.reason)
+            one_line(&ask.who),
+            one_line(&cut(&ask.reason, SHOWN_ARGUMENT_BYTES))
         ));
     }
     text.push_str(&format!(
@@ -121,6 +115,22 @@ fn question(request: &ApprovalRequest) -> String {
         request.tool_name
     ));
     text
+}
+
+/// Text a hook or a model wrote, as one line that cannot drive the terminal or pass for another
+/// line of the question: control characters, line breaks and bidirectional overrides replaced.
+fn one_line(text: &str) -> String {
+    let bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    without_controls(text)
+        .chars()
+        .map(|c| {
+            if c == '\n' || c == '\t' || bidi(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 fn open_terminal() -> std::io::Result<std::fs::File> {

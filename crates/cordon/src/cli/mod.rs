@@ -255,7 +255,14 @@ impl Cli {
                 ref allow_host,
                 ref allow_origin,
             } => {
-                let server = cordon_mcp::McpServer::new(pipeline);
+                let mut server = cordon_mcp::McpServer::new(pipeline);
+                // Without --yes the client's user is asked (elicitation), never this terminal:
+                // stdio is the protocol's.
+                if let Some(everything) =
+                    self.yes.then(|| approval_prompt::approver(true)).flatten()
+                {
+                    server = server.with_approver(everything);
+                }
                 match http {
                     None => server.serve_stdio().await?,
                     Some(addr) => {

@@ -1,13 +1,15 @@
 //! The MCP server: every active tool of the pipeline offered to any MCP client, over stdio or
 //! streamable HTTP (`transport/`). `tools/call` runs through the same pipeline as every other front
 //! end, so validation, hooks, grants, limits and error results are identical; the error kind and the
-//! tool's details travel in `_meta`, never in the text the model reads (`results.rs`).
+//! tool's details travel in `_meta`, never in the text the model reads (`results.rs`); a call that
+//! needs a person's approval is put to the client's user (`approval.rs`).
 
+mod approval;
 mod logging;
 pub mod results;
 
 use cordon_runtime::pipeline::events::EventSink;
-use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline};
+use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Event, Pipeline};
 use logging::{LogForwarding, LogThreshold};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
@@ -34,6 +36,8 @@ pub struct McpServer {
     /// The least severe tool log level forwarded as `notifications/message` (`logging/setLevel`;
     /// shared by all clients of one server).
     log_level: LogThreshold,
+    /// Decides every approval instead of the client's user (`cordon serve --yes`).
+    approver: Option<Arc<dyn Approver>>,
 }
 
 impl McpServer {
@@ -46,7 +50,19 @@ impl McpServer {
             pipeline,
             tools: Arc::new(tools),
             log_level: LogThreshold::default(),
+            approver: None,
         }
+    }
+
+    /// Decides every call that needs approval with `approver` instead of asking the client's user.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Who approves this request's call: the server's own approver, else the client's user.
+    fn approver(&self, peer: &Peer<RoleServer>) -> Option<Arc<dyn Approver>> {
+        self.approver.clone().or_else(|| approval::for_client(peer))
     }
 }
 
@@ -89,7 +105,7 @@ impl ServerHandler for McpServer {
             let options = BatchOptions {
                 cancel: context.ct.clone(),
                 events: None,
-                approver: None,
+                approver: self.approver(&context.peer),
             };
             return Ok(results::call_tool_result(self.pipeline.call(call, &options).await).into());
         }
@@ -98,7 +114,7 @@ impl ServerHandler for McpServer {
         let options = BatchOptions {
             cancel: context.ct.clone(),
             events: Some(sink),
-            approver: None,
+            approver: self.approver(&context.peer),
         };
         let result = self.pipeline.call(call, &options).await;
         // Notifications go out before the response: once every sender is gone the task drains.

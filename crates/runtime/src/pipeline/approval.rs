@@ -36,11 +36,13 @@ pub struct Approval {
 }
 
 /// Asks a person. Called once per call that needs approval, in call order, before the batch runs.
+/// `None`: nobody could be asked after all (the MCP client could not take the question), and
+/// `[approval] unattended` decides.
 pub trait Approver: Send + Sync {
     fn decide<'a>(
         &'a self,
         request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = Approval> + Send + 'a>>;
+    ) -> Pin<Box<dyn Future<Output = Option<Approval>> + Send + 'a>>;
 }
 
 /// Why the operator's policy asks before a call of `tool`, if it does.
@@ -75,14 +77,15 @@ impl Pipeline {
         if request.asked_by.is_empty() {
             return None;
         }
-        let approval = match approver {
+        let asked = match approver {
             Some(approver) => approver.decide(request).await,
-            None => Approval {
-                approved: self.inner.settings.approval.unattended == Unattended::Allow,
-                decided_by: DECIDED_BY_DEFAULT.into(),
-                reason: None,
-            },
+            None => None,
         };
+        let approval = asked.unwrap_or_else(|| Approval {
+            approved: self.inner.settings.approval.unattended == Unattended::Allow,
+            decided_by: DECIDED_BY_DEFAULT.into(),
+            reason: None,
+        });
         emitter.emit(|| Event::Approval {
             tool_call_id: request.tool_call_id.clone(),
             tool_name: request.tool_name.clone(),
