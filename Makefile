@@ -52,13 +52,13 @@ plugins: toolchain $(PYTHON_WASM) $(SDK_PLUGIN_WASM)
 	@for name in $(BUNDLED) $(PYTHON_PLUGINS) $(JS_PLUGINS) $(C_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 
 # A Python plugin is rebuilt when its app, the SDK or the contract changes.
-$(GUEST_DIR)/%.wasm: plugins/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.1.0/plugin.wit $(BUILD_VENV)/.installed
+$(GUEST_DIR)/%.wasm: plugins/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.2.0/plugin.wit $(BUILD_VENV)/.installed
 	@mkdir -p $(GUEST_DIR)
-	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.1.0 -w cordon-plugin componentize app -p plugins/$* -p sdk/python -o $@
+	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.2.0 -w cordon-plugin componentize app -p plugins/$* -p sdk/python -o $@
 
-$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_python/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.1.0/plugin.wit $(BUILD_VENV)/.installed
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_python/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.2.0/plugin.wit $(BUILD_VENV)/.installed
 	@mkdir -p $(GUEST_DIR)
-	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.1.0 -w cordon-plugin componentize app -p tests/fixtures_python/$* -p sdk/python -o $@
+	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.2.0 -w cordon-plugin componentize app -p tests/fixtures_python/$* -p sdk/python -o $@
 
 $(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
 	@command -v python3 >/dev/null || { echo "error: python3 is needed to build the Python plugins" >&2; exit 1; }
@@ -69,11 +69,11 @@ $(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
 # JavaScript and C plugins are built with `cordon build` (so the host is built first), rebuilt
 # when their sources, the SDK or the contract change.
 $(GUEST_DIR)/json_query.wasm: $(wildcard plugins/json_query/*.js)
-$(GUEST_DIR)/%.wasm: plugins/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.1.0/plugin.wit | host $(JS_TOOLCHAIN)
+$(GUEST_DIR)/%.wasm: plugins/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.2.0/plugin.wit | host $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
 	$(CORDON) --plugins $(GUEST_DIR) build plugins/$*
 
-$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.1.0/plugin.wit | host $(JS_TOOLCHAIN)
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.2.0/plugin.wit | host $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)/js-fixtures
 	$(CORDON) --plugins $(GUEST_DIR)/js-fixtures build tests/fixtures_js/$*
 	mv $(GUEST_DIR)/js-fixtures/$*.wasm $@

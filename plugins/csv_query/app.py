@@ -28,7 +28,11 @@ def _matches(cell: str, operator: str, value: str) -> bool:
 
 @tool(
     name="csv_query",
-    label="Query CSV",
+    title="Query CSV",
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+    open_world=False,
     description=(
         "Read a CSV file (with a header row) from a granted directory and return the rows where "
         "`column` compares to `value` with `operator` (numbers compare as numbers), as a table of at "

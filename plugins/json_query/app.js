@@ -12,18 +12,23 @@ defineTool({
     "$.books[?(@.price < 10)].title, $.list[1:3], $.*). Give the document as `path` (a .json file " +
     "in a granted directory) or as `document` (the JSON itself). Prints each match as " +
     "`location = value`.",
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   parameters: {
     type: "object",
     properties: {
       query: { type: "string", description: "JSONPath expression, starting at $" },
-      path: { type: "string", description: "A JSON file in a granted directory, e.g. /data/books.json" },
-      document: { description: "The JSON document itself: any JSON value, or JSON text" },
-      limit: { type: "integer", minimum: 0, default: 100, description: "Most matches to show" },
+      path: { type: ["string", "null"], description: "A JSON file in a granted directory, e.g. /data/books.json" },
+      document: { description: "The JSON document itself: any JSON value but null, or JSON text" },
+      limit: { type: ["integer", "null"], minimum: 0, default: 100, description: "Most matches to show" },
     },
     required: ["query"],
     additionalProperties: false,
   },
-  async execute(_toolCallId, { query, path, document, limit = 100 }) {
+  async execute(_toolCallId, { query, path, document, limit }) {
+    // null means "not given": clients in strict mode send every field.
+    path = path ?? undefined;
+    document = document ?? undefined;
+    limit = limit ?? 100;
     if ((path === undefined) === (document === undefined)) {
       throw new ToolError("give exactly one of `path` (a JSON file) and `document` (the JSON itself)");
     }

@@ -1,6 +1,7 @@
 // The cordon JavaScript SDK: define tools and hooks in the shape TypeScript agent frameworks use
-// (`name`, `label`, `description`, `parameters`, `execute(toolCallId, params, context)`), and this
-// module answers the component's `plugin` export for them. `cordon build` (componentize-js) wires
+// (`name`, `label`, `description`, `parameters`, `execute(toolCallId, params, context)`, and MCP's
+// `title`, `annotations`, `outputSchema`, `structuredContent`), and this module answers the
+// component's `plugin` export (contract cordon:plugin@0.2.0) for them. `cordon build` (componentize-js) wires
 // the host's imports in through `bindHost`; without them (plain Node, in a test) the tools still
 // run: logs go to the console, progress is dropped, nothing is cancelled, settings are `{}`.
 
@@ -35,9 +36,26 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * `{ type: "text", text }` or `{ type: "image", mimeType, data }`), or any JSON value. A thrown
  * error becomes a `tool_error` result ("Name: message"); throw `CapabilityDenied` for a refused
  * capability. Set `executionMode: "sequential"` for a tool that must not run beside others.
+ *
+ * Contract 0.2: `title`; `annotations` with MCP's hints (`readOnlyHint`, `destructiveHint`,
+ * `idempotentHint`, `openWorldHint`; leave one out to leave it unsaid); `outputSchema` (then
+ * return `{ content, structuredContent }` matching it); `promptGuidelines` (lines for the agent's
+ * system prompt); `locks` (JSON pointers into the arguments naming what a call touches).
  */
 export function defineTool(tool) {
-  const { name, label, description, parameters, execute, executionMode = "parallel" } = tool ?? {};
+  const {
+    name,
+    label,
+    title,
+    description,
+    parameters,
+    execute,
+    executionMode = "parallel",
+    annotations = {},
+    outputSchema,
+    promptGuidelines = [],
+    locks = [],
+  } = tool ?? {};
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
     throw new TypeError(`defineTool: name ${JSON.stringify(name)} must match ${TOOL_NAME}`);
   }
@@ -53,16 +71,49 @@ export function defineTool(tool) {
   if (typeof schema !== "object" || schema.type !== "object") {
     throw new TypeError(`defineTool(${name}): parameters must be a JSON Schema with "type": "object"`);
   }
-  const entry = { name, label: label ?? name, description, parameters: schema, execute, executionMode };
+  if (outputSchema !== undefined && (typeof outputSchema !== "object" || outputSchema.type !== "object")) {
+    throw new TypeError(`defineTool(${name}): outputSchema must be a JSON Schema with "type": "object"`);
+  }
+  const strings = (list, what) => {
+    if (!Array.isArray(list) || list.some((item) => typeof item !== "string")) {
+      throw new TypeError(`defineTool(${name}): ${what} must be an array of strings`);
+    }
+    return list;
+  };
+  const hint = (key) => {
+    const value = annotations?.[key];
+    if (value !== undefined && typeof value !== "boolean") {
+      throw new TypeError(`defineTool(${name}): annotations.${key} must be true, false or left out`);
+    }
+    return value;
+  };
+  const entry = {
+    name,
+    title: title ?? label ?? name,
+    description,
+    parameters: schema,
+    execute,
+    executionMode,
+    annotations: {
+      readOnly: hint("readOnlyHint"),
+      destructive: hint("destructiveHint"),
+      idempotent: hint("idempotentHint"),
+      openWorld: hint("openWorldHint"),
+    },
+    outputSchema,
+    promptGuidelines: strings(promptGuidelines, "promptGuidelines"),
+    locks: strings(locks, "locks"),
+  };
   TOOLS.set(name, entry);
   return entry;
 }
 
 /**
  * Declares a hook. `tools` lists the tool-name globs it watches (`*`, `?`; empty or absent: all).
- * `beforeToolCall(call)` returns nothing (allow), `{ block: true, reason }`, or `{ arguments }` to
- * run the call with other arguments. `afterToolCall(call, result)` returns nothing (keep) or
- * `{ content?, details?, isError? }` to replace parts of the result. Both may be async.
+ * `beforeToolCall(call)` returns nothing (allow), `{ block: true, reason }`, `{ arguments }` to
+ * run the call with other arguments, or `{ ask: reason }` to run it only if a person approves.
+ * `afterToolCall(call, result)` returns nothing (keep) or `{ content?, structuredContent?,
+ * details?, isError? }` to replace parts of the result. Both may be async.
  */
 export function defineHook(hook) {
   const { tools = [], beforeToolCall, afterToolCall } = hook ?? {};
@@ -237,14 +288,22 @@ function detailsText(details) {
   return details === undefined || details === null ? "" : JSON.stringify(details);
 }
 
+function structuredText(value) {
+  return value === undefined || value === null ? undefined : JSON.stringify(value);
+}
+
 /** What a tool returned, as the `tool-output` record. */
 function toolOutput(value) {
-  if (value === undefined || value === null) return { content: [], details: "" };
-  if (typeof value === "string") return { content: [{ tag: "text", val: value }], details: "" };
+  if (value === undefined || value === null) return { content: [], structured: undefined, details: "" };
+  if (typeof value === "string") return { content: [{ tag: "text", val: value }], structured: undefined, details: "" };
   if (typeof value === "object" && Array.isArray(value.content)) {
-    return { content: value.content.map(contentBlock), details: detailsText(value.details) };
+    return {
+      content: value.content.map(contentBlock),
+      structured: structuredText(value.structuredContent),
+      details: detailsText(value.details),
+    };
   }
-  return { content: [{ tag: "text", val: JSON.stringify(value) }], details: "" };
+  return { content: [{ tag: "text", val: JSON.stringify(value) }], structured: undefined, details: "" };
 }
 
 /** The wire content as the blocks tools return. */
@@ -311,10 +370,14 @@ export const plugin = {
   describe() {
     const tools = [...TOOLS.values()].map((t) => ({
       name: t.name,
-      label: t.label,
+      title: t.title,
       description: t.description,
       parameters: JSON.stringify(t.parameters),
+      outputSchema: t.outputSchema === undefined ? undefined : JSON.stringify(t.outputSchema),
       executionMode: t.executionMode,
+      annotations: t.annotations,
+      promptGuidelines: t.promptGuidelines,
+      locks: t.locks,
     }));
     const hooks = [...BEFORE, ...AFTER];
     let hook;
@@ -342,6 +405,7 @@ export const plugin = {
       if (!decision) continue;
       if (decision.block) return { tag: "block", val: String(decision.reason ?? "blocked by a hook") };
       if (decision.arguments) return { tag: "rewrite", val: JSON.stringify(decision.arguments) };
+      if (decision.ask !== undefined) return { tag: "ask", val: String(decision.ask) };
     }
     return { tag: "allow" };
   },
@@ -350,6 +414,7 @@ export const plugin = {
     const view = callView(call);
     let result = {
       content: fromContent(outcome.content),
+      structuredContent: outcome.structured ? JSON.parse(outcome.structured) : undefined,
       details: outcome.details ? JSON.parse(outcome.details) : undefined,
       isError: outcome.isError,
     };
@@ -361,7 +426,11 @@ export const plugin = {
       replaced = true;
     }
     if (!replaced) return { tag: "keep" };
-    const output = toolOutput({ content: result.content, details: result.details });
+    const output = toolOutput({
+      content: result.content,
+      structuredContent: result.structuredContent,
+      details: result.details,
+    });
     return { tag: "replace", val: { ...output, isError: Boolean(result.isError) } };
   },
 };

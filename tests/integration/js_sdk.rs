@@ -114,6 +114,14 @@ fn hooks_and_tool_context_written_in_javascript() {
         "1",
         "other tools are not watched"
     );
+    let asked = ws.call("echo", r#"{"text": "ask first"}"#);
+    assert_eq!(kind(&asked), "not_approved", "{asked}");
+    assert!(
+        text(&asked).contains("the JavaScript hook wants a person to see this"),
+        "{asked}"
+    );
+    let approved = ws.cordon(&["call", "echo", r#"{"text": "ask first"}"#, "--yes"]);
+    assert_eq!(approved.stdout.trim(), "ask first [seen by javascript]");
 
     let run = ws.cordon(&[
         "call",
@@ -213,5 +221,32 @@ fn fetch_works_for_granted_origins_only() {
         other_seen.load(std::sync::atomic::Ordering::SeqCst),
         0,
         "refused before connecting"
+    );
+}
+
+#[test]
+fn a_javascript_tool_declares_contract_0_2_features_in_mcps_terms() {
+    let ws = Workspace::new().plugin("fixture_echo_js", "js");
+    let spec = ws.cordon(&["describe", "js_stats", "--json"]).json();
+    assert_eq!(spec["contract"], "0.2.0", "{spec}");
+    assert_eq!(spec["title"], "Word statistics");
+    assert_eq!(
+        spec["annotations"],
+        serde_json::json!({ "readOnly": true, "openWorld": false })
+    );
+    assert_eq!(
+        spec["promptGuidelines"],
+        serde_json::json!(["Count words with js_stats."])
+    );
+    assert_eq!(spec["locks"], serde_json::json!(["/text"]));
+    assert_eq!(
+        spec["outputSchema"]["required"],
+        serde_json::json!(["words", "characters"])
+    );
+    let result = ws.call("js_stats", r#"{"text": "three little words"}"#);
+    assert_eq!(kind(&result), "", "{result}");
+    assert_eq!(
+        result["structured"],
+        serde_json::json!({ "words": 3, "characters": 18 })
     );
 }

@@ -30,5 +30,7 @@ mod model_server;
 mod network;
 mod pipeline;
 mod python_sdk;
+mod redteam_v2;
 mod sandbox;
 mod scaffold;
+mod strict_schemas;

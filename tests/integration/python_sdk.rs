@@ -107,3 +107,27 @@ fn hooks_written_in_python_block_rewrite_and_replace() {
         "other tools are not watched"
     );
 }
+
+#[test]
+fn a_python_tool_declares_contract_0_2_features_in_its_own_idiom() {
+    let ws = Workspace::new().plugin("fixture_py_echo", "py");
+    let spec = ws.cordon(&["describe", "py_stats", "--json"]).json();
+    assert_eq!(spec["contract"], "0.2.0", "{spec}");
+    assert_eq!(spec["annotations"], serde_json::json!({ "readOnly": true }));
+    assert_eq!(
+        spec["promptGuidelines"],
+        serde_json::json!(["Count words with py_stats."])
+    );
+    assert_eq!(spec["locks"], serde_json::json!(["/text"]));
+    assert_eq!(
+        spec["outputSchema"]["properties"]["words"]["type"], "integer",
+        "the dataclass return annotation is the output schema: {spec}"
+    );
+    let result = ws.call("py_stats", r#"{"text": "three little words"}"#);
+    assert_eq!(kind(&result), "", "{result}");
+    assert_eq!(
+        result["structured"],
+        serde_json::json!({ "words": 3, "characters": 18 })
+    );
+    assert!(text(&result).contains("\"words\": 3"), "{result}");
+}

@@ -40,26 +40,31 @@ async fn run_within(
 async fn a_call_locking_one_value_at_two_pointers_does_not_hang_its_batch() {
     let ws = redteam("");
     let calls = vec![
-        CallRequest::new("1", "copy_note", json!({ "from": "a", "to": "a" }).to_string()),
-        CallRequest::new("2", "copy_note", json!({ "from": "b", "to": "c" }).to_string()),
+        CallRequest::new(
+            "1",
+            "copy_note",
+            json!({ "from": "a", "to": "a" }).to_string(),
+        ),
+        CallRequest::new(
+            "2",
+            "copy_note",
+            json!({ "from": "b", "to": "c" }).to_string(),
+        ),
     ];
     let results = run_within(&ws, calls, Duration::from_secs(20)).await;
     let results = results.expect("the batch hung: call 1 waits for its own lock");
     assert!(!results[0].is_error, "{:?}", results[0]);
 }
 
-/// The same with a tool that names one lock pointer twice (nothing refuses that at load).
-#[tokio::test]
-async fn a_tool_declaring_one_lock_pointer_twice_does_not_hang_its_batch() {
-    let ws = redteam("");
-    let calls = vec![
-        CallRequest::new("1", "twice_locked", r#"{"key": "k"}"#),
-        CallRequest::new("2", "bulk", r#"{"bytes": 1}"#),
-    ];
-    let results = run_within(&ws, calls, Duration::from_secs(20)).await;
+/// A tool that names one lock pointer twice is refused at load, with the reason.
+#[test]
+fn a_tool_declaring_one_lock_pointer_twice_is_refused_at_load() {
+    let ws = Workspace::new().plugin("fixture_twice_locked", "twice");
+    let listed = ws.cordon(&["list", "--json"]).json();
+    let reason = listed["rejected"][0]["reason"].as_str().unwrap_or_default();
     assert!(
-        results.is_some(),
-        "the batch hung: a tool with locks [\"/key\", \"/key\"] waits for itself"
+        reason.contains("its lock \"/key\" is declared twice"),
+        "{listed}"
     );
 }
 
@@ -208,7 +213,12 @@ fn the_terminal_question_shows_the_file_a_write_really_targets() {
         .split("QUESTION<<")
         .nth(1)
         .and_then(|rest| rest.split(">>QUESTION").next())
-        .unwrap_or_else(|| panic!("no question: {stdout} {}", String::from_utf8_lossy(&output.stderr)));
+        .unwrap_or_else(|| {
+            panic!(
+                "no question: {stdout} {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
     assert!(question.contains("approve write_file"), "{question}");
     let victim = std::fs::read_to_string(ws.path().join("scratch/victim.txt")).unwrap();
     let visible: String = question.chars().filter(|c| *c != ' ').collect();
@@ -254,9 +264,11 @@ impl RawClient {
             stdin,
             lines,
         };
-        client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        client.send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "redteam", "version": "1"}}}));
+            "clientInfo": {"name": "redteam", "version": "1"}}}),
+        );
         client.next();
         client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         client
@@ -317,15 +329,21 @@ impl Drop for RawClient {
 fn the_elicitation_shows_the_file_a_write_really_targets() {
     let ws = approval_ws("");
     let mut client = RawClient::start(&ws);
-    let (message, result) = client.call("write_file", &disguised_write(), |_| {
-        json!({"result": {"action": "accept", "content": {}}})
-    });
+    let (message, result) = client.call(
+        "write_file",
+        &disguised_write(),
+        |_| json!({"result": {"action": "accept", "content": {}}}),
+    );
     let message = message.expect("the client was asked");
     let victim = std::fs::read_to_string(ws.path().join("scratch/victim.txt")).unwrap();
     assert!(
         message.contains("victim.txt"),
         "the user accepted {:?}; the call ({}) overwrote victim.txt, which now reads {victim:?}",
-        message.replace(' ', "").chars().take(160).collect::<String>(),
+        message
+            .replace(' ', "")
+            .chars()
+            .take(160)
+            .collect::<String>(),
         result["content"][0]["text"]
     );
 }
@@ -364,7 +382,10 @@ async fn structured_output_is_held_to_max_result_bytes() {
     assert!(
         size < 64 << 10,
         "a result of {size} bytes (structured output {} bytes) under a 4 KiB max_result_bytes",
-        result.structured.as_ref().map_or(0, |s| s.to_string().len())
+        result
+            .structured
+            .as_ref()
+            .map_or(0, |s| s.to_string().len())
     );
 }
 
@@ -382,7 +403,11 @@ fn a_locked_start_refuses_a_dropped_approval_policy() {
     assert_eq!(ws.cordon(&["lock"]).code, 0);
     let touch = ["--locked", "call", "touch", r#"{"key": "k", "hold_ms": 1}"#];
     let asked = ws.cordon(&touch);
-    assert!(asked.stdout.starts_with("[not_approved]"), "{}", asked.stdout);
+    assert!(
+        asked.stdout.starts_with("[not_approved]"),
+        "{}",
+        asked.stdout
+    );
     let ws = ws.config("");
     let run = ws.cordon(&touch);
     assert_ne!(
@@ -424,7 +449,11 @@ async fn with_a_duplicate_key_the_person_sees_the_value_that_runs() {
     };
     let result = pipeline
         .call(
-            CallRequest::new("1", "copy_note", r#"{"from": "shown", "to": "x", "from": "real"}"#),
+            CallRequest::new(
+                "1",
+                "copy_note",
+                r#"{"from": "shown", "to": "x", "from": "real"}"#,
+            ),
             &options,
         )
         .await;
@@ -433,4 +462,25 @@ async fn with_a_duplicate_key_the_person_sees_the_value_that_runs() {
     let value = serde_json::to_value(&result).unwrap();
     assert_eq!(kind(&value), "", "{value}");
     assert_eq!(text(&value), "copied real to x");
+}
+
+/// The terminal question replaces bidirectional overrides; the elicitation message passes them on,
+/// so a model's arguments can reorder what the client's user reads (a path with U+202E shows its
+/// file name reversed).
+#[test]
+fn the_elicitation_message_carries_no_bidi_overrides() {
+    let ws = approval_ws("");
+    let mut client = RawClient::start(&ws);
+    let (message, _) = client.call(
+        "write_file",
+        &json!({ "path": "/scratch/\u{202e}txt.mitciv", "content": "x" }).to_string(),
+        |_| json!({"result": {"action": "decline"}}),
+    );
+    let message = message.expect("the client was asked");
+    assert!(
+        !message
+            .chars()
+            .any(|c| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')),
+        "{message:?}"
+    );
 }

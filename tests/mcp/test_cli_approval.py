@@ -29,9 +29,10 @@ class Terminal:
         os.close(secondary)
         self.seen = b""
 
-    def read_until(self, text: str, timeout=60.0) -> str:
+    def read_until(self, text: str, timeout=60.0, start=0) -> str:
+        """What cordon wrote, once `text` is in it (at or after byte `start`)."""
         deadline = time.monotonic() + timeout
-        while text.encode() not in self.seen:
+        while text.encode() not in self.seen[start:]:
             left = deadline - time.monotonic()
             assert left > 0, f"no {text!r} in {self.seen.decode(errors='replace')!r}"
             ready, _, _ = select.select([self.main], [], [], left)
@@ -69,7 +70,7 @@ def test_yes_runs_the_call_and_the_audit_log_says_the_user_approved(cordon_bin, 
     term = Terminal(cordon_bin, approval_workspace, "call", "word_stats",
                     '{"text": "a b c", "ask": "it reads private notes"}')
     shown = term.read_until("this session: ")
-    assert "? approve word_stats" in shown and '"text":"a b c"' in shown
+    assert "? approve word_stats (plugin v2)" in shown and '"text": "a b c"' in shown
     assert "asked by hook `v2`: it reads private notes" in shown
     term.type("y")
     code, out = term.finish()
@@ -91,13 +92,18 @@ def test_no_refuses_the_call_with_a_result_the_model_can_read(cordon_bin, approv
 
 
 def test_always_approves_the_tool_for_the_rest_of_the_session(cordon_bin, approval_workspace):
-    calls = [{"id": str(n), "name": "word_stats", "arguments": {"text": "x", "ask": f"call {n}"}} for n in (1, 2)]
+    """Always covers the tool asked about for the same reasons; another reason is asked again."""
+    calls = [{"id": str(n), "name": "word_stats", "arguments": {"text": f"x{n}", "ask": reason}}
+             for n, reason in ((1, "same"), (2, "same"), (3, "another"))]
     (approval_workspace / "calls.json").write_text(json.dumps(calls))
     term = Terminal(cordon_bin, approval_workspace, "batch", "calls.json")
     term.read_until("this session: ")
     term.type("a")
+    shown = term.read_until("asked by hook `v2`: another")
+    term.read_until("this session: ", start=len(shown) - 200)
+    term.type("n")
     code, out = term.finish()
-    assert code == 0, out
-    assert out.count("? approve") == 1, out
-    decided = [line["approval"]["decidedBy"] for line in audit(approval_workspace)]
-    assert sorted(decided) == ["user", "user (always for this tool)"]
+    assert code == 1, out
+    assert out.count("? approve") == 2, out
+    decided = {line["callId"]: line["approval"]["decidedBy"] for line in audit(approval_workspace)}
+    assert decided == {"1": "user", "2": "user (always for this tool)", "3": "user"}

@@ -40,8 +40,12 @@ async def test_the_clients_user_is_asked_and_decides(cordon_bin, approval_worksp
                       elicitation_callback=elicit) as client:
         result = await client.call_tool("word_stats", ASKING)
     assert len(asked) == 1
-    assert asked[0].startswith("Approve the call of word_stats with {")
-    assert "Asked by hook `v2`: it reads private notes" in asked[0]
+    assert asked[0].split("\n") == [
+        "Approve this call of word_stats (plugin v2)?",
+        '"text": "a b"',
+        '"ask": "it reads private notes"',
+        "asked by hook `v2`: it reads private notes",
+    ]
     line = audit(approval_workspace)[0]
     assert line["approval"]["decidedBy"] == "client"
     if action == "accept":

@@ -15,9 +15,8 @@ pub struct Args {
     /// Directory to search (default: the first granted directory).
     path: Option<String>,
     /// Also list files that .gitignore or .ignore exclude, and hidden files (`.git` is always
-    /// skipped).
-    #[serde(default)]
-    include_ignored: bool,
+    /// skipped; default false).
+    include_ignored: Option<bool>,
     /// Most paths to return (default 200).
     #[schemars(range(min = 1))]
     limit: Option<usize>,
@@ -69,7 +68,7 @@ impl Tool for FindFiles {
         let mut found = Vec::new();
         let mut total = 0;
         let skip = Skip {
-            include_ignored: args.include_ignored,
+            include_ignored: args.include_ignored.unwrap_or(false),
         };
         for file in files_under(root, &dir, skip) {
             let file = file.path;

@@ -24,13 +24,11 @@ pub struct Args {
     path: Option<String>,
     /// Only search files whose name matches this glob, e.g. `*.rs`.
     glob: Option<String>,
-    /// Match case-insensitively.
-    #[serde(default)]
-    ignore_case: bool,
+    /// Match case-insensitively (default false).
+    ignore_case: Option<bool>,
     /// Also search files that .gitignore or .ignore exclude, and hidden files (`.git` is always
-    /// skipped).
-    #[serde(default)]
-    include_ignored: bool,
+    /// skipped; default false).
+    include_ignored: Option<bool>,
     /// Most matching lines to return (default 100).
     #[schemars(range(min = 1))]
     limit: Option<usize>,
@@ -53,7 +51,7 @@ impl Tool for Grep {
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
         let roots = Roots::granted();
         let (base, root) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
-        let matcher = LineMatcher::new(&args.pattern, args.ignore_case)
+        let matcher = LineMatcher::new(&args.pattern, args.ignore_case.unwrap_or(false))
             .map_err(|err| ToolError::new(format!("invalid regex {:?}: {err}", args.pattern)))?;
         let name_filter = match &args.glob {
             Some(glob) => Some(
@@ -66,7 +64,7 @@ impl Tool for Grep {
         };
         let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
         let skip = Skip {
-            include_ignored: args.include_ignored,
+            include_ignored: args.include_ignored.unwrap_or(false),
         };
         let mut lines = Vec::new();
         let mut total = 0;

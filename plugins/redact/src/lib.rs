@@ -1,7 +1,7 @@
 //! The bundled `redact` hook (after): masks secrets in text results before the model sees them:
 //! private key blocks, AWS access keys, GitHub and Slack tokens, bearer tokens and
-//! `password=`-style pairs, in the text and in every string of the structured output. What it
-//! masked is counted in the result's `details.redacted`.
+//! `password=`-style pairs, in the text and in every string of the structured output and the
+//! details (which clients see too). What it masked is counted in the result's `details.redacted`.
 
 mod patterns;
 
@@ -32,10 +32,11 @@ impl Hook for Redact {
             mask_strings(&mut value, &mut counts);
             value
         });
+        let mut details = result.details.clone().unwrap_or_else(|| json!({}));
+        mask_strings(&mut details, &mut counts);
         if counts.is_empty() {
             return AfterDecision::Keep;
         }
-        let mut details = result.details.clone().unwrap_or_else(|| json!({}));
         if let Some(object) = details.as_object_mut() {
             object.insert("redacted".into(), json!(counts));
         }

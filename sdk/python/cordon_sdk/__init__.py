@@ -1,4 +1,5 @@
-"""Write cordon tools and hooks in Python, built into components with componentize-py.
+"""Write cordon tools and hooks in Python, built into components with componentize-py, for
+contract ``cordon:plugin@0.2.0``.
 
 A tool is a decorated function; its JSON Schema comes from its type hints (or an explicit
 ``parameters`` dict). An exception raised by a tool becomes a ``tool_error`` result carrying the
@@ -15,7 +16,7 @@ exception's type and message. Hooks are decorated functions too. The app module 
 from .host import cancelled, log, progress, settings
 from .output import CapabilityDenied, Image, Output
 from .registry import after_tool_call, before_tool_call, tool
-from .decisions import Allow, Block, Rewrite, Keep, Replace, CallResult, ToolCall
+from .decisions import Allow, Ask, Block, Rewrite, Keep, Replace, CallResult, ToolCall
 from .plugin import Plugin
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "Image",
     "CapabilityDenied",
     "Allow",
+    "Ask",
     "Block",
     "Rewrite",
     "Keep",

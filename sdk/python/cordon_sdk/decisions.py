@@ -20,6 +20,7 @@ class CallResult:
     content: List[Union[str, Image]] = field(default_factory=list)
     details: Optional[dict] = None
     is_error: bool = False
+    structured: Optional[dict] = None
 
     def text(self) -> str:
         return "\n".join(c for c in self.content if isinstance(c, str))
@@ -38,6 +39,13 @@ class Block:
 @dataclass
 class Rewrite:
     arguments: dict
+
+
+@dataclass
+class Ask:
+    """Run the call only if a person approves it; the reason is shown to them."""
+
+    reason: str
 
 
 @dataclass

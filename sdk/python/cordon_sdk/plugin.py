@@ -8,7 +8,7 @@ import json
 import traceback
 
 from . import registry
-from .decisions import Allow, Block, CallResult, Keep, Replace, Rewrite, ToolCall
+from .decisions import Allow, Ask, Block, CallResult, Keep, Replace, Rewrite, ToolCall
 from .output import CapabilityDenied, Image, as_output
 from .schema import convert_arguments
 
@@ -40,6 +40,10 @@ def _details(value) -> str:
     return "" if value is None else json.dumps(value, default=str)
 
 
+def _structured(value):
+    return None if value is None else json.dumps(value, default=str)
+
+
 def _failure(kind, message: str, details=None):
     types, Err = _bindings()
     return Err(types.ToolFailure(kind, message, _details(details)))
@@ -52,11 +56,20 @@ class Plugin:
         types, _ = _bindings()
         tools = [
             types.ToolSpec(
-                t.name,
-                t.label,
-                t.description,
-                json.dumps(t.parameters),
-                types.ExecutionMode.SEQUENTIAL if t.sequential else types.ExecutionMode.PARALLEL,
+                name=t.name,
+                title=t.title,
+                description=t.description,
+                parameters=json.dumps(t.parameters),
+                output_schema=None if t.output_schema is None else json.dumps(t.output_schema),
+                execution_mode=types.ExecutionMode.SEQUENTIAL if t.sequential else types.ExecutionMode.PARALLEL,
+                annotations=types.ToolAnnotations(
+                    read_only=t.annotations.get("read_only"),
+                    destructive=t.annotations.get("destructive"),
+                    idempotent=t.annotations.get("idempotent"),
+                    open_world=t.annotations.get("open_world"),
+                ),
+                prompt_guidelines=list(t.guidelines),
+                locks=list(t.locks),
             )
             for t in registry.TOOLS.values()
         ]
@@ -83,7 +96,7 @@ class Plugin:
                 f"{type(error).__name__}: {error}",
                 {"exception": type(error).__name__, "traceback": traceback.format_exc(limit=5)},
             )
-        return types.ToolOutput(_content(output.content), _details(output.details))
+        return types.ToolOutput(_content(output.content), _structured(output.structured), _details(output.details))
 
     def before_tool_call(self, call):
         types, _ = _bindings()
@@ -95,12 +108,19 @@ class Plugin:
             if isinstance(decision, Rewrite):
                 view.arguments = decision.arguments
                 return types.BeforeDecision_Rewrite(json.dumps(decision.arguments))
+            if isinstance(decision, Ask):
+                return types.BeforeDecision_Ask(decision.reason)
         return types.BeforeDecision_Allow()
 
     def after_tool_call(self, call, outcome):
         types, _ = _bindings()
         view = ToolCall(call.id, call.name, json.loads(call.arguments or "{}"))
-        result = CallResult(_from_content(outcome.content), json.loads(outcome.details) if outcome.details else None, outcome.is_error)
+        result = CallResult(
+            _from_content(outcome.content),
+            json.loads(outcome.details) if outcome.details else None,
+            outcome.is_error,
+            json.loads(outcome.structured) if outcome.structured else None,
+        )
         replaced = False
         for entry in registry.watching(registry.AFTER, call.name):
             decision = entry.function(view, result)
@@ -108,4 +128,6 @@ class Plugin:
                 result, replaced = decision.result, True
         if not replaced:
             return types.AfterDecision_Keep()
-        return types.AfterDecision_Replace(types.ToolResult(_content(result.content), _details(result.details), result.is_error))
+        return types.AfterDecision_Replace(
+            types.ToolResult(_content(result.content), _structured(result.structured), _details(result.details), result.is_error)
+        )

@@ -1,20 +1,25 @@
 """The decorators that register tools and hooks in this plugin."""
 
 import fnmatch
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from .schema import schema_for_function
+from .schema import output_schema_for_function, schema_for_function
 
 
 @dataclass
 class ToolEntry:
     name: str
-    label: str
+    title: str
     description: str
     parameters: Dict[str, Any]
     sequential: bool
     function: Callable
+    output_schema: Optional[Dict[str, Any]] = None
+    # read_only, destructive, idempotent, open_world: None leaves a hint unsaid.
+    annotations: Dict[str, Optional[bool]] = field(default_factory=dict)
+    guidelines: List[str] = field(default_factory=list)
+    locks: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -28,15 +33,38 @@ BEFORE: List[HookEntry] = []
 AFTER: List[HookEntry] = []
 
 
-def tool(name: str, description: str, label: Optional[str] = None, parameters: Optional[dict] = None, sequential: bool = False):
+def tool(
+    name: str,
+    description: str,
+    label: Optional[str] = None,
+    parameters: Optional[dict] = None,
+    sequential: bool = False,
+    *,
+    title: Optional[str] = None,
+    output_schema: Optional[dict] = None,
+    read_only: Optional[bool] = None,
+    destructive: Optional[bool] = None,
+    idempotent: Optional[bool] = None,
+    open_world: Optional[bool] = None,
+    guidelines: Sequence[str] = (),
+    locks: Sequence[str] = (),
+):
     """Registers a function as a tool. Its parameters schema comes from its type hints unless
-    ``parameters`` gives a JSON Schema explicitly."""
+    ``parameters`` gives a JSON Schema explicitly; its output schema from its return annotation
+    when that is a dataclass (then return an instance: it becomes structured output), unless
+    ``output_schema`` gives one. ``read_only``, ``destructive``, ``idempotent`` and ``open_world``
+    are hints for clients (None leaves one unsaid); ``guidelines`` are lines for the agent's system
+    prompt; ``locks`` are JSON pointers into the arguments naming what a call touches."""
 
     def register(function: Callable) -> Callable:
         if name in TOOLS:
             raise ValueError(f"tool {name!r} is defined twice")
         schema = parameters if parameters is not None else schema_for_function(function)
-        TOOLS[name] = ToolEntry(name, label or name, description, schema, sequential, function)
+        output = output_schema if output_schema is not None else output_schema_for_function(function)
+        hints = {"read_only": read_only, "destructive": destructive, "idempotent": idempotent,
+                 "open_world": open_world}
+        TOOLS[name] = ToolEntry(name, title or label or name, description, schema, sequential, function,
+                                output, hints, list(guidelines), list(locks))
         return function
 
     return register

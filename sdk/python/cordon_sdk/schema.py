@@ -41,14 +41,31 @@ def schema_for_type(hint: Any) -> Dict[str, Any]:
     raise TypeError(f"cordon_sdk cannot make a JSON Schema for {hint!r}; pass parameters= explicitly")
 
 
+def nullable(schema: Dict[str, Any]) -> Dict[str, Any]:
+    """``schema`` that also accepts null, so a client that makes every field required (OpenAI's
+    strict mode) can still leave an optional one out by sending null."""
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return {**schema, "type": [kind, "null"]}
+    if "enum" in schema:
+        return {**schema, "enum": [*schema["enum"], None]}
+    if not schema:
+        return schema
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
 def object_schema(fields: Dict[str, tuple], hints: Dict[str, Any]) -> Dict[str, Any]:
+    """Required fields as they are; optional ones (a default, or Optional[T]) nullable."""
     properties, required = {}, []
     for name, (_, is_required) in fields.items():
         hint = hints.get(name, Any)
-        properties[name] = schema_for_type(hint)
         optional = get_origin(hint) is Union and _NONE in get_args(hint)
+        schema = schema_for_type(hint)
         if is_required and not optional:
             required.append(name)
+        else:
+            schema = nullable(schema)
+        properties[name] = schema
     schema: Dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         schema["required"] = required
@@ -66,11 +83,25 @@ def schema_for_function(function) -> Dict[str, Any]:
     return object_schema(fields, hints)
 
 
+def output_schema_for_function(function):
+    """The output schema of a function whose return annotation is a dataclass, else None."""
+    returned = typing.get_type_hints(function).get("return")
+    sdk_type = getattr(returned, "__module__", "").startswith("cordon_sdk")  # Output, Image
+    if returned is not None and dataclasses.is_dataclass(returned) and not sdk_type:
+        return schema_for_type(returned)
+    return None
+
+
 def convert_arguments(function, arguments: Dict[str, Any]) -> Dict[str, Any]:
-    """Builds dataclass arguments from their JSON objects; everything else passes as is."""
+    """Builds dataclass arguments from their JSON objects; null for a parameter with a default
+    means the default; everything else passes as is."""
     hints = typing.get_type_hints(function)
+    defaults = {name for name, parameter in inspect.signature(function).parameters.items()
+                if parameter.default is not inspect.Parameter.empty}
     converted = {}
     for name, value in arguments.items():
+        if value is None and name in defaults:
+            continue
         hint = hints.get(name)
         if hint is not None and dataclasses.is_dataclass(hint) and isinstance(value, dict):
             value = hint(**value)

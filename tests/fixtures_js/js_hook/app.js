@@ -1,5 +1,6 @@
 // Test fixture: a hook and a tool written with the JavaScript SDK. The before-hook blocks `echo`
-// calls that say "forbidden" and rewrites ones that start with "shout" to upper case; the
+// calls that say "forbidden", rewrites ones that start with "shout" to upper case and asks for a
+// person's approval of ones that start with "ask" (contract 0.2); the
 // after-hook tags every `echo` result. The `js_context` tool reports its settings and call id,
 // streams one progress update, and throws a TypeError when asked to. The `js_fetch` tool fetches
 // a URL with the standard `fetch` (over wasi:http, through the host's grants), handing it the
@@ -13,6 +14,7 @@ defineHook({
     const text = call.arguments.text ?? "";
     if (text.includes("forbidden")) return { block: true, reason: "the JavaScript hook does not allow that word" };
     if (text.startsWith("shout")) return { arguments: { ...call.arguments, text: text.toUpperCase() } };
+    if (text.startsWith("ask")) return { ask: "the JavaScript hook wants a person to see this" };
     return undefined;
   },
   afterToolCall(call, result) {

@@ -1,8 +1,9 @@
 """Benchmark fixture: trivial tools written in Python. `py_echo` sends its text back (what a call
 costs when the tool does next to nothing); `py_sleep` holds its sandbox for a while (to measure the
-memory of many Python sandboxes alive at once)."""
+memory of many Python sandboxes alive at once); `py_stats` returns structured output (contract 0.2)."""
 
 import time
+from dataclasses import dataclass
 
 from cordon_sdk import Plugin, tool  # noqa: F401 (Plugin is the export)
 
@@ -10,6 +11,18 @@ from cordon_sdk import Plugin, tool  # noqa: F401 (Plugin is the export)
 @tool(name="py_echo", description="Returns the text it is given.")
 def py_echo(text: str) -> str:
     return text
+
+
+@dataclass
+class Stats:
+    words: int
+    characters: int
+
+
+@tool(name="py_stats", description="Counts the words and characters of a text.", read_only=True,
+      guidelines=["Count words with py_stats."], locks=["/text"])
+def py_stats(text: str) -> Stats:
+    return Stats(len(text.split()), len(text))
 
 
 @tool(name="py_sleep", description="Sleeps for the given number of milliseconds.")

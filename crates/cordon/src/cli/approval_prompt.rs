@@ -5,15 +5,13 @@
 
 use crate::cli::stdio_output::stderr_write;
 use cordon_runtime::pipeline::{Approval, ApprovalRequest, Approver};
-use cordon_runtime::report::budget::{cut, without_controls};
+use cordon_runtime::report::budget::one_line;
 use std::collections::HashSet;
 use std::future::Future;
 use std::io::{BufRead as _, IsTerminal as _};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-/// The most bytes of a call's arguments shown in the question.
-const SHOWN_ARGUMENT_BYTES: usize = 2_000;
 /// Unreadable answers before the call counts as refused.
 const ATTEMPTS: usize = 3;
 
@@ -41,7 +39,8 @@ impl Approver for Everything {
 /// Asks the person at the terminal.
 #[derive(Default)]
 struct Terminal {
-    /// Tools the person approved for the rest of the session.
+    /// What the person approved for the rest of the session: a tool, asked about for these
+    /// reasons (a hook asking for another reason is asked about again).
     always: Mutex<HashSet<String>>,
 }
 
@@ -63,11 +62,12 @@ impl Approver for Terminal {
 impl Terminal {
     /// The person's answer; `None` when the terminal could not be read after all.
     async fn ask_person(&self, request: &ApprovalRequest) -> Option<Approval> {
+        let asked_for = always_key(request);
         let always = self
             .always
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .contains(&request.tool_name);
+            .contains(&asked_for);
         if always {
             return Some(approval(true, "user (always for this tool)", None));
         }
@@ -79,12 +79,23 @@ impl Terminal {
                 self.always
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .insert(request.tool_name.clone());
+                    .insert(asked_for);
                 approval(true, "user", None)
             }
             Answer::No => approval(false, "user", None),
         })
     }
+}
+
+/// The tool and the reasons it was asked about, as one key.
+fn always_key(request: &ApprovalRequest) -> String {
+    let mut reasons: Vec<String> = request
+        .asked_by
+        .iter()
+        .map(|ask| format!("{}\u{0}{}", ask.who, ask.reason))
+        .collect();
+    reasons.sort();
+    format!("{}\u{0}{}", request.tool_name, reasons.join("\u{0}"))
 }
 
 fn approval(approved: bool, by: &str, reason: Option<String>) -> Approval {
@@ -95,42 +106,21 @@ fn approval(approved: bool, by: &str, reason: Option<String>) -> Approval {
     }
 }
 
-/// The call, who asked and why, and the choices.
+/// The call, what it touches, its arguments, who asked and why, and the choices.
 fn question(request: &ApprovalRequest) -> String {
-    let arguments = cut(&request.arguments.to_string(), SHOWN_ARGUMENT_BYTES);
     let mut text = format!(
-        "\r\x1b[2K? approve {} {}\n",
+        "\r\x1b[2K? approve {} (plugin {})\n",
         request.tool_name,
-        one_line(&arguments)
+        one_line(&request.plugin)
     );
-    for ask in &request.asked_by {
-        text.push_str(&format!(
-            "  asked by {}: {}\n",
-            one_line(&ask.who),
-            one_line(&cut(&ask.reason, SHOWN_ARGUMENT_BYTES))
-        ));
+    for line in request.lines() {
+        text.push_str(&format!("  {line}\n"));
     }
     text.push_str(&format!(
         "  [y]es / [n]o / [a]lways for {} this session: ",
         request.tool_name
     ));
     text
-}
-
-/// Text a hook or a model wrote, as one line that cannot drive the terminal or pass for another
-/// line of the question: control characters, line breaks and bidirectional overrides replaced.
-fn one_line(text: &str) -> String {
-    let bidi = |c: char| matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-    without_controls(text)
-        .chars()
-        .map(|c| {
-            if c == '\n' || c == '\t' || bidi(c) {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect()
 }
 
 fn open_terminal() -> std::io::Result<std::fs::File> {

@@ -175,6 +175,7 @@ impl Cli {
             let deployment = cordon_runtime::capabilities::lock::deployment(
                 config.audit_path.as_deref(),
                 &config.hook_order,
+                config.batches.approval.lock_line(),
             );
             let pipeline = self.load_pipeline(config, None).await?;
             return self.write_lock(&pipeline, deployment);

@@ -5,6 +5,7 @@
 //! needs a person's approval is put to the client's user (`approval.rs`).
 
 mod approval;
+pub(crate) mod in_flight_calls;
 mod logging;
 pub mod results;
 
@@ -38,6 +39,8 @@ pub struct McpServer {
     log_level: LogThreshold,
     /// Decides every approval instead of the client's user (`cordon serve --yes`).
     approver: Option<Arc<dyn Approver>>,
+    /// The calls being served over HTTP, for cancellations that arrive as requests of their own.
+    in_flight: in_flight_calls::InFlightCalls,
 }
 
 impl McpServer {
@@ -51,7 +54,13 @@ impl McpServer {
             tools: Arc::new(tools),
             log_level: LogThreshold::default(),
             approver: None,
+            in_flight: Default::default(),
         }
+    }
+
+    /// The calls being served over HTTP (the transport routes cancellations to them).
+    pub(crate) fn in_flight_calls(&self) -> in_flight_calls::InFlightCalls {
+        self.in_flight.clone()
     }
 
     /// Decides every call that needs approval with `approver` instead of asking the client's user.
@@ -98,12 +107,22 @@ impl ServerHandler for McpServer {
             .map(|object| serde_json::Value::Object(object).to_string())
             .unwrap_or_default();
         let call = CallRequest::new(context.id.to_string(), request.name.to_string(), arguments);
+        // Over HTTP a cancellation may arrive as a request of its own (in_flight_calls.rs).
+        let cancel = context.ct.child_token();
+        let _registered = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .map(|parts| {
+                let credentials = in_flight_calls::credentials(&parts.headers);
+                self.in_flight
+                    .register(credentials, &context.id.to_string(), cancel.clone())
+            });
         let token = context.meta.get_progress_token();
         let log_level = self.log_level.for_request(&context.meta);
         if token.is_none() && !log_level.enabled() {
             // Nothing to stream: no forwarding task.
             let options = BatchOptions {
-                cancel: context.ct.clone(),
+                cancel,
                 events: None,
                 approver: self.approver(&context.peer),
             };
@@ -112,7 +131,7 @@ impl ServerHandler for McpServer {
         let reviewed = self.pipeline.results_reviewed(&request.name);
         let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
         let options = BatchOptions {
-            cancel: context.ct.clone(),
+            cancel,
             events: Some(sink),
             approver: self.approver(&context.peer),
         };

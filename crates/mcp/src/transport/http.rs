@@ -116,6 +116,7 @@ pub async fn serve(
         .with_sse_keep_alive(None)
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins);
+    let calls = server.in_flight_calls();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),
@@ -131,6 +132,10 @@ pub async fn serve(
     // (it reads no body).
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(
+            calls,
+            crate::transport::http_cancellation::route_cancellations,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             in_flight,
             bound_in_flight,

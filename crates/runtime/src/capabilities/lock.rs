@@ -270,8 +270,14 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
 }
 
 /// The deployment's settings a lock pins: where the audit log goes (its directory resolved, so the
-/// same file reached from another working directory is the same) and which hooks run first.
-pub fn deployment(audit_path: Option<&Path>, hook_order: &[String]) -> Vec<String> {
+/// same file reached from another working directory is the same), which hooks run first, and the
+/// approval policy when there is one (`approval`, the config's line for it), so a locked start
+/// cannot drop a question the operator approved the deployment with.
+pub fn deployment(
+    audit_path: Option<&Path>,
+    hook_order: &[String],
+    approval: Option<String>,
+) -> Vec<String> {
     let resolved = |path: &Path| -> PathBuf {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
         match (
@@ -282,13 +288,15 @@ pub fn deployment(audit_path: Option<&Path>, hook_order: &[String]) -> Vec<Strin
             _ => path.to_path_buf(),
         }
     };
-    vec![
+    let mut lines = vec![
         match audit_path {
             Some(path) => format!("audit {}", resolved(path).display()),
             None => "audit none".to_string(),
         },
         format!("hooks order={}", hook_order.join(",")),
-    ]
+    ];
+    lines.extend(approval);
+    lines
 }
 
 /// `sha256:` and the first 16 hex digits of the SHA-256 of `bytes`.
@@ -439,7 +447,7 @@ mod tests {
         let mut lock = Lockfile::default();
         lock.approve("fs", &[1; 32], &PluginGrant::default(), vec![]);
         lock.approve("guard", &[1; 32], &PluginGrant::default(), vec![]);
-        let audited = deployment(Some(Path::new("audit.jsonl")), &[]);
+        let audited = deployment(Some(Path::new("audit.jsonl")), &[], None);
         lock.approve_deployment(audited.clone());
         let none = BTreeMap::new();
         assert_eq!(
@@ -455,7 +463,7 @@ mod tests {
             "{missing}"
         );
         let unaudited = lock
-            .check_deployment(&deployment(None, &[]), &["fs", "guard"], &none)
+            .check_deployment(&deployment(None, &[], None), &["fs", "guard"], &none)
             .unwrap_err()
             .to_string();
         assert!(
@@ -473,7 +481,7 @@ mod tests {
             &grant(&[("/a", Access::ReadOnly), ("/b", Access::ReadWrite)]),
             vec!["tool read parallel title=t description=d schema=s".to_string()],
         );
-        lock.approve_deployment(deployment(None, &["guard".to_string()]));
+        lock.approve_deployment(deployment(None, &["guard".to_string()], None));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cordon.lock");
         lock.write(&path).unwrap();

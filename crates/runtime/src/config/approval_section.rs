@@ -27,6 +27,24 @@ pub struct ApprovalPolicy {
     pub unattended: Unattended,
 }
 
+impl ApprovalPolicy {
+    /// The policy as cordon.lock pins it; `None` for the default (ask nobody, deny unattended), so
+    /// locks written before `[approval]` existed stay valid.
+    pub fn lock_line(&self) -> Option<String> {
+        (*self != Self::default()).then(|| {
+            format!(
+                "approval destructive={} tools={} unattended={}",
+                self.destructive,
+                serde_json::to_string(&self.tools).unwrap_or_default(),
+                match self.unattended {
+                    Unattended::Deny => "deny",
+                    Unattended::Allow => "allow",
+                }
+            )
+        })
+    }
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawApproval {

@@ -6,6 +6,7 @@
 use super::Pipeline;
 pub use super::events::AskedBy;
 use super::events::{Emitter, Event};
+pub use super::lock_keys::Touched;
 use crate::capabilities::tool_glob;
 use crate::config::{ApprovalPolicy, Unattended};
 use crate::report::{ErrorKind, ToolResult};
@@ -19,8 +20,12 @@ use std::pin::Pin;
 pub struct ApprovalRequest {
     pub tool_call_id: String,
     pub tool_name: String,
+    /// The plugin that provides the tool.
+    pub plugin: String,
     /// The arguments the call would run with (after every before-hook).
     pub arguments: Value,
+    /// What the call touches: the values at the tool's lock pointers (see lock_keys.rs).
+    pub touched: Vec<Touched>,
     /// Who asked and why: a hook's id or `cordon.toml`, with its reason.
     pub asked_by: Vec<AskedBy>,
 }
@@ -45,7 +50,8 @@ pub trait Approver: Send + Sync {
     ) -> Pin<Box<dyn Future<Output = Option<Approval>> + Send + 'a>>;
 }
 
-/// Why the operator's policy asks before a call of `tool`, if it does.
+/// Why the operator's policy asks before a call of `tool`, if it does. A tool counts as
+/// destructive unless it says it is read-only or not destructive (MCP's defaults for unsaid hints).
 pub fn policy_asks(policy: &ApprovalPolicy, tool: &ToolInfo) -> Option<String> {
     if !policy.tools.is_empty() && tool_glob::any_matches(&policy.tools, &tool.name) {
         return Some(format!(
@@ -54,7 +60,7 @@ pub fn policy_asks(policy: &ApprovalPolicy, tool: &ToolInfo) -> Option<String> {
         ));
     }
     let destructive =
-        tool.annotations.destructive == Some(true) && tool.annotations.read_only != Some(true);
+        tool.annotations.read_only != Some(true) && tool.annotations.destructive != Some(false);
     (policy.destructive && destructive).then(|| {
         format!(
             "cordon.toml asks before every call of a destructive tool, and `{}` is one",

@@ -140,9 +140,11 @@ impl Pipeline {
             let lock_keys: Vec<Vec<String>> =
                 ready.iter().map(|(_, call)| call.locks.clone()).collect();
             for (position, (index, call)) in ready.into_iter().enumerate() {
+                // The last earlier call holding each key (never this call itself, whatever its keys).
                 let waits: BTreeSet<usize> = lock_keys[position]
                     .iter()
                     .filter_map(|key| holders.insert(key.as_str(), position))
+                    .filter(|earlier| *earlier != position)
                     .collect();
                 let waits: Vec<CancellationToken> = waits
                     .into_iter()

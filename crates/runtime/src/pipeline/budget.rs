@@ -1,8 +1,8 @@
 //! The size budget of one result, whoever made it (the tool, or an after-hook's replacement):
 //! text longer than `max_result_bytes` is cut, with a marker the model can see saying how much was
 //! dropped; details larger than `max_result_bytes` are replaced by a note of their size; images
-//! past `max_image_bytes` in total are dropped, each leaving a marker. `details.truncated` records
-//! what was cut.
+//! past `max_image_bytes` in total are dropped, each leaving a marker; structured output larger
+//! than `max_result_bytes` is dropped with a marker. `details.truncated` records what was cut.
 
 use crate::config::BatchSettings;
 use crate::report::{Content, ToolResult};
@@ -17,6 +17,22 @@ pub fn apply(result: &mut ToolResult, settings: &BatchSettings) {
     if let Some(images) = drop_images(result, settings.max_image_bytes) {
         notes.insert("images".into(), images);
     }
+    let max_structured = usize::try_from(settings.max_result_bytes).unwrap_or(usize::MAX);
+    let structured_bytes = result
+        .structured
+        .as_ref()
+        .map_or(0, |s| s.to_string().len());
+    if structured_bytes > max_structured {
+        // Clients read structured output as they read the text: it is held to the same budget.
+        result.structured = None;
+        result.content.push(Content::text(format!(
+            "[structured output dropped: {structured_bytes} bytes, over the limit of {max_structured} bytes]"
+        )));
+        notes.insert(
+            "structured".into(),
+            json!({ "bytes": structured_bytes, "limitBytes": max_structured }),
+        );
+    }
     let max_details = usize::try_from(settings.max_result_bytes).unwrap_or(usize::MAX);
     let details_bytes = result.details.to_string().len();
     if details_bytes > max_details {
@@ -29,8 +45,8 @@ pub fn apply(result: &mut ToolResult, settings: &BatchSettings) {
     if let Some(details) = result.details.as_object_mut() {
         // The text note keeps the shape `truncated` always had; images get their own key.
         let mut truncated = notes.remove("text").unwrap_or_else(|| json!({}));
-        if let (Some(object), Some(images)) = (truncated.as_object_mut(), notes.remove("images")) {
-            object.insert("images".into(), images);
+        if let Some(object) = truncated.as_object_mut() {
+            object.extend(notes);
         }
         details.insert("truncated".into(), truncated);
     }

@@ -8,6 +8,7 @@ use super::prepare::ReadyCall;
 use super::reports::{self, Reporter};
 use super::{Pipeline, budget};
 use crate::report::{ErrorKind, ToolResult};
+use crate::sandbox::contract::ContractVersion;
 use crate::sandbox::plugin::{AfterDecision, CallOptions};
 use serde_json::json;
 use std::sync::Arc;
@@ -73,7 +74,47 @@ impl Pipeline {
         cancel: &CancellationToken,
         emitter: &Emitter,
     ) -> ToolResult {
+        let output_schema = call
+            .plugin
+            .tool(&call.name)
+            .and_then(|tool| tool.output_schema.as_ref());
         for hook in self.inner.hooks.after(&call.name) {
+            // A 0.1 hook cannot see structured output, so it cannot review it: nothing it did not
+            // review goes out. A tool that promised structured output then fails closed.
+            if hook.contract == ContractVersion::V0_1 && result.structured.is_some() {
+                if output_schema.is_some() {
+                    let reason = format!(
+                        "it speaks contract 0.1, which cannot show it {}'s structured output, and that tool promises structured output; upgrade the hook to contract 0.2, or stop it watching this tool",
+                        call.name
+                    );
+                    emitter.emit(|| Event::HookDecision {
+                        tool_call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        hook: hook.id.to_string(),
+                        stage: HookStage::After,
+                        decision: "failed",
+                        reason: Some(reason.clone()),
+                    });
+                    return hook_failed(
+                        &call.id,
+                        &call.name,
+                        &hook.id,
+                        HookStage::After,
+                        &reason,
+                        None,
+                    );
+                }
+                result.structured = None;
+                if let Some(details) = result.details.as_object_mut() {
+                    details.insert(
+                        "structuredDropped".into(),
+                        serde_json::json!(format!(
+                            "after-hook `{}` (contract 0.1) could not review it",
+                            hook.id
+                        )),
+                    );
+                }
+            }
             let running = Arc::new(AtomicBool::new(true));
             let reporter = Reporter {
                 tool_name: call.name.clone(),
@@ -90,9 +131,7 @@ impl Pipeline {
                     &call.name,
                     &call.arguments,
                     &result,
-                    call.plugin
-                        .tool(&call.name)
-                        .and_then(|tool| tool.output_schema.as_ref()),
+                    output_schema,
                     &options,
                 )
                 .await;

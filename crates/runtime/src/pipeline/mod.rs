@@ -10,6 +10,7 @@
 //!    `cancelled`.
 
 pub mod approval;
+mod approval_text;
 pub mod audit;
 mod batch;
 mod before;
@@ -18,6 +19,7 @@ pub mod events;
 mod execute;
 mod hooks;
 pub mod input;
+pub mod lock_keys;
 mod prepare;
 mod reports;
 

@@ -19,7 +19,7 @@ pub(crate) struct ReadyCall {
     pub plugin: Arc<Plugin>,
     pub arguments: Value,
     pub sequential: bool,
-    /// The JSON text of the argument values at the tool's lock pointers: what this call touches.
+    /// What this call touches, as comparable keys (distinct; see lock_keys.rs).
     pub locks: Vec<String>,
 }
 
@@ -111,10 +111,14 @@ impl Pipeline {
                 },
             );
         }
+        let base = plugin.grant.dirs.first().map(|dir| dir.guest.as_str());
+        let touched = super::lock_keys::touched(&arguments, &tool.locks, base);
         let approval = ApprovalRequest {
             tool_call_id: id.to_string(),
             tool_name: name.to_string(),
+            plugin: plugin.id.to_string(),
             arguments,
+            touched,
             asked_by,
         };
         let refused = self
@@ -123,13 +127,8 @@ impl Pipeline {
         if let Some(result) = refused {
             return Prepared::Done(result);
         }
+        let locks = super::lock_keys::keys(&approval.touched);
         let arguments = approval.arguments;
-        let locks = tool
-            .locks
-            .iter()
-            .filter_map(|pointer| arguments.pointer(pointer))
-            .map(Value::to_string)
-            .collect();
         Prepared::Ready(ReadyCall {
             id: id.to_string(),
             name: name.to_string(),

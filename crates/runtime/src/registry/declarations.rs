@@ -38,13 +38,17 @@ pub fn lines(plugin: &Plugin) -> Vec<String> {
                 line.push_str(&format!(" annotations={hints}"));
             }
             if !tool.prompt_guidelines.is_empty() {
-                let guidelines = tool.prompt_guidelines.join("\n");
+                let guidelines = serde_json::to_string(&tool.prompt_guidelines).unwrap_or_default();
                 line.push_str(&format!(" guidelines={}", digest(guidelines.as_bytes())));
             }
             if !tool.locks.is_empty() {
                 line.push_str(&format!(
                     " locks={}",
-                    digest(tool.locks.join(",").as_bytes())
+                    digest(
+                        serde_json::to_string(&tool.locks)
+                            .unwrap_or_default()
+                            .as_bytes()
+                    )
                 ));
             }
             line

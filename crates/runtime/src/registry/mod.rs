@@ -149,6 +149,7 @@ impl Registry {
             let deployment = crate::capabilities::lock::deployment(
                 options.config.audit_path.as_deref(),
                 &options.config.hook_order,
+                options.config.batches.approval.lock_line(),
             );
             let refused: BTreeMap<String, String> = registry
                 .rejected

@@ -118,6 +118,18 @@ pub fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// `text` as one line that cannot drive a terminal or pass for another line of what it is shown
+/// in: control characters, line breaks and bidirectional overrides and isolates replaced by U+FFFD.
+pub fn one_line(text: &str) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    text.chars()
+        .map(|c| if hidden(c) { '\u{fffd}' } else { c })
+        .collect()
+}
+
 /// `text` cut to at most `max` bytes (on a character boundary), with a marker saying how much was
 /// cut when it was.
 pub fn cut(text: &str, max: usize) -> String {

@@ -12,11 +12,13 @@
 
 mod check_graph;
 pub mod cost;
+mod declared_arguments;
 pub mod work;
 
 use crate::schema::work::{
     CONCURRENT_CHECKS, INLINE_WORK, MAX_PATTERN_BYTES, MAX_WORK, SchemaWork,
 };
+use declared_arguments::DeclaredArguments;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +39,8 @@ pub struct ArgumentSchema {
     schema: Arc<Value>,
     validator: Arc<jsonschema::Validator>,
     work: SchemaWork,
+    /// The argument names, when the schema accepts only those (see declared_arguments.rs).
+    declared: Option<Arc<DeclaredArguments>>,
 }
 
 /// Why arguments were not checked.
@@ -116,6 +120,7 @@ impl ArgumentSchema {
                 )
             })?;
         Ok(Self {
+            declared: DeclaredArguments::of(&schema).map(Arc::new),
             schema: Arc::new(schema),
             validator: Arc::new(validator),
             work,
@@ -172,8 +177,34 @@ impl ArgumentSchema {
         self.check_sized(arguments, size)
     }
 
-    /// [`ArgumentSchema::check`] of arguments whose JSON text is `size` bytes.
+    /// [`ArgumentSchema::check`] of arguments whose JSON text is `size` bytes: the schema's
+    /// violations, then the arguments it does not declare.
     fn check_sized(&self, arguments: &Value, size: usize) -> Vec<Violation> {
+        let mut violations = self.schema_violations(arguments, size);
+        if let Some(declared) = &self.declared {
+            let unknown = declared.unknown(arguments);
+            let shown = unknown.len().min(MAX_UNKNOWN_LISTED);
+            for name in &unknown[..shown] {
+                violations.push(Violation {
+                    pointer: format!("/{}", name.replace('~', "~0").replace('/', "~1")),
+                    message: format!(
+                        "{:?} is not an argument of this tool; its arguments are: {}",
+                        crate::report::budget::cut(name, 128),
+                        crate::report::budget::cut(&declared.listed(), 1_024)
+                    ),
+                });
+            }
+            if unknown.len() > shown {
+                violations.push(Violation {
+                    pointer: String::new(),
+                    message: format!("and {} more unknown arguments", unknown.len() - shown),
+                });
+            }
+        }
+        violations
+    }
+
+    fn schema_violations(&self, arguments: &Value, size: usize) -> Vec<Violation> {
         let depth = crate::schema::cost::depth(arguments);
         if depth > crate::schema::cost::MAX_ARGUMENT_DEPTH {
             return vec![Violation {
@@ -218,6 +249,8 @@ impl ArgumentSchema {
 
 /// Violations reported per call.
 const MAX_VIOLATIONS: usize = 50;
+/// Unknown argument names listed per call.
+const MAX_UNKNOWN_LISTED: usize = 10;
 
 fn violation(err: &jsonschema::ValidationError<'_>) -> Violation {
     Violation {

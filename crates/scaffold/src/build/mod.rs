@@ -83,7 +83,7 @@ fn build_python(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
     let root = source_root();
     run(Command::new(componentize)
         .arg("-d")
-        .arg(root.join("wit/plugin-0.1.0"))
+        .arg(root.join("wit/plugin-0.2.0"))
         .args(["-w", "cordon-plugin", "componentize", "app", "-p"])
         .arg(project)
         .arg("-p")

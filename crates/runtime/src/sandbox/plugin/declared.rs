@@ -107,6 +107,14 @@ pub(super) fn tool_info(spec: DeclaredTool) -> Result<ToolInfo, LoadError> {
             spec.locks.len()
         )));
     }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = spec
+        .locks
+        .iter()
+        .find(|pointer| !seen.insert(pointer.as_str()))
+    {
+        return Err(invalid(format!("its lock {twice:?} is declared twice")));
+    }
     if let Some(bad) = spec.locks.iter().find(|pointer| !is_json_pointer(pointer)) {
         return Err(invalid(format!(
             "its lock {bad:?} is not a JSON pointer into the arguments (like \"/path\", at most {MAX_LOCK_POINTER_BYTES} bytes)"
