@@ -79,11 +79,11 @@ $(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/
 	mv $(GUEST_DIR)/js-fixtures/$*.wasm $@
 
 C_SDK := $(wildcard sdk/c/*.c sdk/c/*.h)
-$(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) $(C_SDK) wit/plugin-0.1.0/plugin.wit | host $(ZIG_TOOLCHAIN)
+$(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) $(C_SDK) wit/plugin-0.2.0/plugin.wit | host $(ZIG_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
 	$(CORDON) --plugins $(GUEST_DIR) build plugins/hash
 
-$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_c/%/app.c $(C_SDK) wit/plugin-0.1.0/plugin.wit | host $(ZIG_TOOLCHAIN)
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_c/%/app.c $(C_SDK) wit/plugin-0.2.0/plugin.wit | host $(ZIG_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)/c-fixtures
 	$(CORDON) --plugins $(GUEST_DIR)/c-fixtures build tests/fixtures_c/$*
 	mv $(GUEST_DIR)/c-fixtures/$*.wasm $@

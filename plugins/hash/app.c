@@ -73,6 +73,9 @@ static const cordon_tool TOOLS[] = {
         .parameters = "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\", "
                       "\"description\": \"The file, e.g. /data/report.pdf\"}}, "
                       "\"required\": [\"path\"], \"additionalProperties\": false}",
+        .read_only = CORDON_YES,
+        .idempotent = CORDON_YES,
+        .open_world = CORDON_NO,
         .run = hash_file,
     },
 };

@@ -1,7 +1,7 @@
 /* The cordon C SDK: write tools as plain C functions over NUL-terminated strings, list them with
  * CORDON_EXPORT_TOOLS (and a hook with CORDON_EXPORT_HOOK), and `cordon build` (Zig's clang for
  * wasm32-wasi, then wit-component) makes the component. This header hides the bindings `wit-bindgen c` generates from the
- * contract (wit/plugin-0.1.0); the .c files beside it implement it over them.
+ * contract (wit/plugin-0.2.0); the .c files beside it implement it over them.
  *
  *     static void greet(const cordon_call *call, cordon_result *result) {
  *         char *name = NULL;
@@ -36,15 +36,30 @@ typedef struct cordon_result cordon_result;
 
 typedef void (*cordon_tool_fn)(const cordon_call *call, cordon_result *result);
 
-/* One tool. `label` defaults to the name; `parameters` (JSON Schema text) to an empty object. */
+/* A hint about what a tool does (MCP's tool annotations): left unsaid, yes or no. */
+typedef enum cordon_hint { CORDON_UNSAID = 0, CORDON_YES, CORDON_NO } cordon_hint;
+
+/* One tool. `title` (or `label`) defaults to the name; `parameters` (JSON Schema text) to an empty
+ * object. Everything after `sequential` is optional (contract 0.2). */
 typedef struct cordon_tool {
     const char *name;
     const char *label;
     const char *description;
     const char *parameters;
     cordon_tool_fn run;
-    /* Set when the tool must not run beside other calls of its batch. */
+    /* Set when the tool must not run beside other calls of its batch (prefer `locks`). */
     bool sequential;
+    /* A short human title ("Count words"); `label` is its older name. */
+    const char *title;
+    /* JSON Schema text of the structured output; then every successful call must give one with
+     * cordon_structured. */
+    const char *output_schema;
+    /* Hints for clients deciding whether to ask a person first. */
+    cordon_hint read_only, destructive, idempotent, open_world;
+    /* NULL-terminated lines the agent loop adds to its system prompt while the tool is active. */
+    const char *const *guidelines;
+    /* NULL-terminated JSON pointers into the arguments naming what a call touches ("/path"). */
+    const char *const *locks;
 } cordon_tool;
 
 /* Registers the plugin's tools: `CORDON_EXPORT_TOOLS(TOOLS)` after `static const cordon_tool
@@ -67,13 +82,18 @@ void cordon_block(cordon_decision *decision, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 /* Runs the call with these arguments (JSON object text, copied) instead. */
 void cordon_rewrite(cordon_decision *decision, const char *arguments_json);
+/* Runs the call only if a person approves it; the printf-formatted reason is shown to them. */
+void cordon_ask(cordon_decision *decision, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* A call's result as an after-hook sees it: its text blocks joined by newlines, its details
- * (JSON object text, or "" for none) and whether it is an error. */
+ * (JSON object text, or "" for none), whether it is an error, and its structured output (JSON
+ * object text, or "" for none). */
 typedef struct cordon_outcome {
     const char *text;
     const char *details;
     bool is_error;
+    const char *structured;
 } cordon_outcome;
 
 typedef void (*cordon_before_fn)(const cordon_call *call, cordon_decision *decision);
@@ -116,6 +136,9 @@ void cordon_textf(cordon_result *result, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 /* Sets the details: JSON object text for UIs and logs (copied). */
 void cordon_details(cordon_result *result, const char *json_object);
+/* Sets the structured output: JSON object text matching the tool's output schema (copied). Put a
+ * text rendering in a text block too: not every client reads structured output. */
+void cordon_structured(cordon_result *result, const char *json_object);
 /* Fails the call as `tool_error` with a printf-formatted message. */
 void cordon_fail(cordon_result *result, const char *format, ...)
     __attribute__((format(printf, 2, 3)));

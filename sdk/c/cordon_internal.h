@@ -22,6 +22,8 @@ struct cordon_result {
     cordon_plugin_types_content_t *blocks;
     size_t count;
     char *details;
+    /* The structured output's JSON text, or NULL. */
+    char *structured;
     bool failed;
     cordon_plugin_types_failure_kind_t kind;
     char *message;
@@ -30,7 +32,7 @@ struct cordon_result {
 };
 
 struct cordon_decision {
-    enum { DECIDE_ALLOW, DECIDE_BLOCK, DECIDE_REWRITE } kind;
+    enum { DECIDE_ALLOW, DECIDE_BLOCK, DECIDE_REWRITE, DECIDE_ASK } kind;
     char *text;
 };
 
@@ -43,6 +45,8 @@ char *cordon_copy_text(const char *text);
 char *cordon_from_wit(const wit_string *s);
 /* A heap copy as a WIT string, which the generated code frees after the call. */
 wit_string cordon_to_wit(const char *text);
+/* A NULL-terminated array of strings as a WIT list of heap copies (NULL: an empty list). */
+cordon_plugin_list_string_t cordon_to_wit_list(const char *const *items);
 /* printf into a new heap string. */
 char *cordon_vformat(const char *format, va_list args);
 

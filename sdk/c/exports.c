@@ -13,6 +13,11 @@ __attribute__((weak)) const cordon_hook *cordon_plugin_hook(void) {
     return NULL;
 }
 
+static void set_hint(cordon_plugin_option_bool_t *hint, cordon_hint value) {
+    hint->is_some = value != CORDON_UNSAID;
+    hint->val = value == CORDON_YES;
+}
+
 void exports_cordon_plugin_plugin_describe(exports_cordon_plugin_plugin_plugin_info_t *ret) {
     size_t count = 0;
     const cordon_tool *tools = cordon_plugin_tools(&count);
@@ -20,13 +25,22 @@ void exports_cordon_plugin_plugin_describe(exports_cordon_plugin_plugin_plugin_i
     ret->tools.ptr = cordon_checked(calloc(count ? count : 1, sizeof *ret->tools.ptr));
     for (size_t i = 0; i < count; i++) {
         cordon_plugin_types_tool_spec_t *spec = &ret->tools.ptr[i];
+        const char *title = tools[i].title ? tools[i].title : tools[i].label;
         spec->name = cordon_to_wit(tools[i].name);
-        spec->label = cordon_to_wit(tools[i].label ? tools[i].label : tools[i].name);
+        spec->title = cordon_to_wit(title ? title : tools[i].name);
         spec->description = cordon_to_wit(tools[i].description ? tools[i].description : "");
         spec->parameters = cordon_to_wit(tools[i].parameters ? tools[i].parameters
                                                       : "{\"type\":\"object\",\"properties\":{}}");
         spec->execution_mode = tools[i].sequential ? CORDON_PLUGIN_TYPES_EXECUTION_MODE_SEQUENTIAL
                                                    : CORDON_PLUGIN_TYPES_EXECUTION_MODE_PARALLEL;
+        spec->output_schema.is_some = tools[i].output_schema != NULL;
+        if (tools[i].output_schema) spec->output_schema.val = cordon_to_wit(tools[i].output_schema);
+        set_hint(&spec->annotations.read_only, tools[i].read_only);
+        set_hint(&spec->annotations.destructive, tools[i].destructive);
+        set_hint(&spec->annotations.idempotent, tools[i].idempotent);
+        set_hint(&spec->annotations.open_world, tools[i].open_world);
+        spec->prompt_guidelines = cordon_to_wit_list(tools[i].guidelines);
+        spec->locks = cordon_to_wit_list(tools[i].locks);
     }
     const cordon_hook *hook = cordon_plugin_hook();
     ret->hook.is_some = hook != NULL;
@@ -92,11 +106,15 @@ bool exports_cordon_plugin_plugin_execute(exports_cordon_plugin_plugin_tool_call
         free(result.blocks);
         free(result.message);
         free(result.details);
+        free(result.structured);
         return false;
     }
     ret->content.ptr = result.blocks;
     ret->content.len = result.count;
     ret->details = cordon_to_wit(result.details ? result.details : "");
+    ret->structured.is_some = result.structured != NULL;
+    if (result.structured) ret->structured.val = cordon_to_wit(result.structured);
     free(result.details);
+    free(result.structured);
     return true;
 }

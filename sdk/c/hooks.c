@@ -1,4 +1,4 @@
-/* The component's hook exports: before-tool-call (allow, cordon_block, cordon_rewrite) and
+/* The component's hook exports: before-tool-call (allow, cordon_block, cordon_rewrite, cordon_ask) and
  * after-tool-call (keep, or a replacement built like a result). The host calls them only for the
  * tools the hook's globs match. */
 
@@ -19,6 +19,15 @@ void cordon_rewrite(cordon_decision *decision, const char *arguments_json) {
     decision->text = cordon_copy_text(arguments_json);
 }
 
+void cordon_ask(cordon_decision *decision, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    free(decision->text);
+    decision->kind = DECIDE_ASK;
+    decision->text = cordon_vformat(format, args);
+    va_end(args);
+}
+
 void exports_cordon_plugin_plugin_before_tool_call(exports_cordon_plugin_plugin_tool_call_t *call,
                                                    exports_cordon_plugin_plugin_before_decision_t *ret) {
     cordon_call view = {.id = cordon_from_wit(&call->id),
@@ -34,6 +43,9 @@ void exports_cordon_plugin_plugin_before_tool_call(exports_cordon_plugin_plugin_
     } else if (decision.kind == DECIDE_REWRITE) {
         ret->tag = CORDON_PLUGIN_TYPES_BEFORE_DECISION_REWRITE;
         ret->val.rewrite = cordon_to_wit(decision.text);
+    } else if (decision.kind == DECIDE_ASK) {
+        ret->tag = CORDON_PLUGIN_TYPES_BEFORE_DECISION_ASK;
+        ret->val.ask = cordon_to_wit(decision.text);
     } else {
         ret->tag = CORDON_PLUGIN_TYPES_BEFORE_DECISION_ALLOW;
     }
@@ -67,7 +79,10 @@ void exports_cordon_plugin_plugin_after_tool_call(exports_cordon_plugin_plugin_t
     }
     *at = '\0';
     char *details = cordon_from_wit(&outcome->details);
-    cordon_outcome seen = {.text = text, .details = details, .is_error = outcome->is_error};
+    char *structured = outcome->structured.is_some ? cordon_from_wit(&outcome->structured.val)
+                                                   : cordon_copy_text("");
+    cordon_outcome seen = {
+        .text = text, .details = details, .is_error = outcome->is_error, .structured = structured};
     exports_cordon_plugin_plugin_tool_result_free(outcome);
 
     cordon_result replacement = {0};
@@ -82,8 +97,12 @@ void exports_cordon_plugin_plugin_after_tool_call(exports_cordon_plugin_plugin_t
         ret->val.replace.content.len = replacement.count;
         ret->val.replace.details = cordon_to_wit(replacement.details ? replacement.details : "");
         ret->val.replace.is_error = replacement.failed;
+        ret->val.replace.structured.is_some = replacement.structured != NULL;
+        if (replacement.structured) ret->val.replace.structured.val = cordon_to_wit(replacement.structured);
     }
     free(replacement.details);
+    free(replacement.structured);
+    free(structured);
     free(replacement.message);
     free(text);
     free(details);

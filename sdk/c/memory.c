@@ -36,3 +36,13 @@ char *cordon_vformat(const char *format, va_list args) {
     va_end(again);
     return out;
 }
+
+cordon_plugin_list_string_t cordon_to_wit_list(const char *const *items) {
+    cordon_plugin_list_string_t list = {0};
+    size_t count = 0;
+    while (items != NULL && items[count] != NULL) count++;
+    list.len = count;
+    list.ptr = cordon_checked(calloc(count ? count : 1, sizeof *list.ptr));
+    for (size_t i = 0; i < count; i++) list.ptr[i] = cordon_to_wit(items[i]);
+    return list;
+}

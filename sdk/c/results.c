@@ -1,4 +1,4 @@
-/* Building a tool's result: text blocks, details, failures (tool_error, capability_denied) and
+/* Building a tool's result: text blocks, structured output, details, failures (tool_error, capability_denied) and
  * JSON string quoting. */
 
 #include "cordon_internal.h"
@@ -18,6 +18,12 @@ void cordon_textf(cordon_result *result, const char *format, ...) {
     va_end(args);
     cordon_text(result, text);
     free(text);
+}
+
+void cordon_structured(cordon_result *result, const char *json_object) {
+    free(result->structured);
+    result->structured = cordon_copy_text(json_object);
+    result->touched = true;
 }
 
 void cordon_details(cordon_result *result, const char *json_object) {

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 fn workspace(config: &str) -> Workspace {
     Workspace::new()
         .plugin("fixture_contract_v2", "v2")
-        .plugin("fixture_echo_c", "echo_c")
+        .plugin("fixture_legacy_v01", "legacy")
         .config(config)
 }
 
@@ -35,12 +35,12 @@ async fn a_0_1_and_a_0_2_plugin_run_in_one_batch() {
             .map(|plugin| plugin.contract)
     };
     assert_eq!(contract("v2"), Some(ContractVersion::V0_2));
-    assert_eq!(contract("echo_c"), Some(ContractVersion::V0_1));
+    assert_eq!(contract("legacy"), Some(ContractVersion::V0_1));
     let results = pipeline
         .run(
             vec![
                 CallRequest::new("1", "word_stats", r#"{"text": "two words"}"#),
-                CallRequest::new("2", "echo", r#"{"text": "hi"}"#),
+                CallRequest::new("2", "legacy_echo", r#"{"text": "hi"}"#),
             ],
             &BatchOptions::default(),
         )
@@ -71,7 +71,7 @@ async fn a_0_1_and_a_0_2_plugin_run_in_one_batch() {
             .unwrap()
     };
     assert_eq!(plugin("v2")["contract"], "0.2.0");
-    assert_eq!(plugin("echo_c")["contract"], "0.1.0");
+    assert_eq!(plugin("legacy")["contract"], "0.1.0");
 }
 
 #[test]
@@ -93,7 +93,8 @@ fn a_tool_declares_title_annotations_output_schema_guidelines_and_locks() {
     assert_eq!(touch["locks"], json!(["/key"]));
     assert_eq!(touch["annotations"]["destructive"], true);
     // A 0.1 tool: no hints, its label as the title.
-    let echo = ws.cordon(&["describe", "echo", "--json"]).json();
+    let echo = ws.cordon(&["describe", "legacy_echo", "--json"]).json();
+    assert_eq!(echo["title"], "Legacy echo");
     assert_eq!(echo["annotations"], json!({}));
     assert!(echo.get("outputSchema").is_none());
     let readable = ws.cordon(&["describe", "word_stats"]).stdout;
@@ -176,6 +177,67 @@ async fn calls_that_lock_one_value_run_in_call_order_and_the_rest_in_parallel() 
         other.1 < first.2,
         "`b` waited for `a` though it locks another value: {first:?} {other:?}"
     );
+}
+
+/// Four 250 ms calls, two sharing a lock value: the pair runs in turn, the others beside it, so the
+/// batch takes about two calls' time, not four (the figure is printed; run with `--nocapture`).
+#[tokio::test]
+async fn four_calls_of_250_ms_with_two_sharing_a_lock_take_about_500_ms() {
+    let ws = workspace("");
+    let pipeline = ws.pipeline().await;
+    let touch = |id: &str, key: &str| {
+        CallRequest::new(
+            id,
+            "touch",
+            json!({ "key": key, "hold_ms": 250 }).to_string(),
+        )
+    };
+    // Once, so the component is instantiated warm.
+    pipeline
+        .call(touch("warm", "w"), &BatchOptions::default())
+        .await;
+    let started = std::time::Instant::now();
+    let results = pipeline
+        .run(
+            vec![
+                touch("1", "a"),
+                touch("2", "a"),
+                touch("3", "b"),
+                touch("4", "c"),
+            ],
+            &BatchOptions::default(),
+        )
+        .await;
+    let took = started.elapsed();
+    eprintln!(
+        "four 250 ms calls, two sharing a lock: {} ms",
+        took.as_millis()
+    );
+    let [first, second, b, c] = [0, 1, 2, 3].map(|i| interval(&results[i]));
+    assert!(second.1 >= first.2, "{first:?} {second:?}");
+    assert!(b.1 < first.2 && c.1 < first.2, "{first:?} {b:?} {c:?}");
+    // Run one after another, the four would take 1 s.
+    assert!(
+        took < std::time::Duration::from_millis(900),
+        "{} ms",
+        took.as_millis()
+    );
+}
+
+/// A 0.1 after-hook cannot see structured output, so it cannot review it: a tool that promised
+/// structured output fails closed rather than pass on what the hook never saw.
+#[test]
+fn a_0_1_after_hook_cannot_pass_on_structured_output_it_never_saw() {
+    let ws = workspace("[plugins.legacy]\nhook = true\n");
+    let result = ws.call("word_stats", r#"{"text": "a b"}"#);
+    assert_eq!(kind(&result), "hook_failed", "{result}");
+    assert!(
+        text(&result).contains("speaks contract 0.1") && result.get("structured").is_none(),
+        "{result}"
+    );
+    // Tools it does not watch are untouched.
+    let touch = ws.call("touch", r#"{"key": "k", "hold_ms": 1}"#);
+    assert_eq!(kind(&touch), "", "{touch}");
 }
 
 /// Approves or refuses every call, recording what it was asked.
@@ -301,7 +363,7 @@ async fn the_operators_policy_asks_before_destructive_or_named_tools() {
     let (allowed, events) = call_with(&named, None, "word_stats", json!({ "text": "x" })).await;
     assert!(!allowed.is_error, "unattended = allow runs it: {allowed:?}");
     assert_eq!(approval_event(&events)["approved"], true);
-    let (echo, events) = call_with(&named, None, "echo", json!({ "text": "x" })).await;
+    let (echo, events) = call_with(&named, None, "legacy_echo", json!({ "text": "x" })).await;
     assert!(!echo.is_error);
     assert_eq!(approval_event(&events), Value::Null, "echo is not named");
 }

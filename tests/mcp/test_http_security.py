@@ -27,8 +27,13 @@ def post(url, headers=None):
 
 def test_foreign_host_and_origin_are_refused(http_server):
     assert post(http_server.url).status_code == 200
-    assert post(http_server.url, {"Host": "evil.example.com"}).status_code == 403
-    assert post(http_server.url, {"Origin": "http://evil.example.com"}).status_code == 403
+    host = post(http_server.url, {"Host": "evil.example.com"})
+    assert host.status_code == 403
+    assert host.json()["error"] == "forbidden", host.text
+    assert "--allow-host" in host.json()["error_description"], host.text
+    origin = post(http_server.url, {"Origin": "http://evil.example.com"})
+    assert origin.status_code == 403
+    assert "--allow-origin" in origin.json()["error_description"], origin.text
     assert post(http_server.url, {"Origin": "http://localhost:3000"}).status_code == 200
 
 

@@ -181,7 +181,7 @@ async def test_titles_annotations_output_schemas_and_structured_content(target, 
             True, False, True, False)
         assert stats.output_schema["properties"]["words"]["type"] == "integer"
         assert tools["touch"].annotations.destructive_hint is True
-        # A 0.1 tool: its label as the title, no hints, no output schema.
+        # A tool that declares neither: its title, no hints, no output schema.
         assert tools["echo"].annotations.title == "Echo"
         assert tools["echo"].annotations.read_only_hint is None
         assert tools["echo"].output_schema is None

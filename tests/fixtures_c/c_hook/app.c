@@ -1,6 +1,7 @@
 /* Test fixture: a hook written with the C SDK. The before-hook blocks `echo` calls whose arguments
- * say "forbidden" and rewrites ones that say "shout" to fixed arguments; the after-hook tags every
- * `echo` result with its text and a flag in the details. */
+ * say "forbidden", rewrites ones that say "shout" to fixed arguments and asks for a person's
+ * approval of ones that start with "ask" (contract 0.2); the after-hook tags every `echo` result
+ * with its text and a flag in the details. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@ static void police(const cordon_call *call, cordon_decision *decision) {
         cordon_block(decision, "the C hook does not allow that word (in %s)", call->name);
     } else if (strncmp(text, "shout", 5) == 0) {
         cordon_rewrite(decision, "{\"text\": \"SHOUTED BY C\"}");
+    } else if (strncmp(text, "ask", 3) == 0) {
+        cordon_ask(decision, "the C hook wants a person to see %s", call->name);
     }
     free(text);
 }

@@ -132,6 +132,9 @@ pub async fn serve(
     // (it reads no body).
     let app = axum::Router::new()
         .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn(
+            crate::transport::forbidden::forbidden_as_json,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             calls,
             crate::transport::http_cancellation::route_cancellations,

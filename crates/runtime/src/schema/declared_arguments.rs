@@ -74,7 +74,7 @@ mod tests {
         let declared = DeclaredArguments::of(&plain).unwrap();
         assert_eq!(
             declared.unknown(&json!({"path": "a", "offest": 1, "bogus": 2})),
-            ["bogus", "offest"]
+            ["offest", "bogus"]
         );
         assert!(declared.unknown(&json!({"path": "a"})).is_empty());
         assert_eq!(declared.listed(), "limit, path");

@@ -91,9 +91,9 @@ fn contract(root: &Path) -> Result<(Resolve, wit_parser::WorldId), ScaffoldError
     let mut resolve = Resolve::default();
     let (package, _) =
         resolve
-            .push_dir(root.join("wit/plugin-0.1.0"))
+            .push_dir(root.join("wit/plugin-0.2.0"))
             .map_err(ScaffoldError::component(
-                "reading the plugin contract (wit/plugin-0.1.0)",
+                "reading the plugin contract (wit/plugin-0.2.0)",
             ))?;
     let world = resolve
         .select_world(&[package], Some("cordon-plugin"))
