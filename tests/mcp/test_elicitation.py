@@ -8,7 +8,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 import mcp.types as types
 
-from conftest import server_env
+from conftest import HttpServer, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -73,3 +73,38 @@ async def test_serve_yes_approves_without_asking(cordon_bin, approval_workspace)
         result = await client.call_tool("word_stats", ASKING)
     assert not result.is_error, texts(result)
     assert audit(approval_workspace)[0]["approval"]["decidedBy"] == "--yes"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("action", ["accept", "decline"])
+async def test_a_2026_client_is_asked_between_rounds(cordon_bin, approval_workspace, transport, action):
+    """2026-07-28 forbids server-to-client requests: the call comes back as input_required with the
+    question, the client asks its user and calls again with the answer."""
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action=action, content={} if action == "accept" else None)
+
+    http = None
+    target = server(cordon_bin, approval_workspace)
+    if transport == "http":
+        http = HttpServer(cordon_bin, approval_workspace)
+        target = http.url
+    try:
+        async with Client(target, mode="auto", cache=None, elicitation_callback=elicit) as client:
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("word_stats", ASKING)
+    finally:
+        if http:
+            http.stop()
+    assert len(asked) == 1, asked
+    assert asked[0].startswith("Approve this call of word_stats (plugin v2)?")
+    decided = [line["approval"]["decidedBy"] for line in audit(approval_workspace)]
+    assert decided == ["client (asking)", "client"], decided
+    if action == "accept":
+        assert not result.is_error, texts(result)
+        assert result.structured_content == {"words": 2, "characters": 3}
+    else:
+        assert result.is_error and result.meta["cordon/errorKind"] == "not_approved"
+        assert "client said no: the user declined" in texts(result)

@@ -1,15 +1,24 @@
 //! Approval over MCP: a call that needs a person's approval (a hook's `ask`, `[approval]`) is put to
-//! the client's user as a form elicitation (`elicitation/create`) when the client declared the
-//! capability. Accept approves; decline, cancel, an error or no answer within 5 minutes refuses.
-//! The question shows what the pipeline shows a terminal (approval_text.rs). A client without
-//! elicitation, or one on
-//! a protocol revision that forbids server-to-client requests (2026-07-28), cannot be asked, and
-//! `[approval] unattended` decides.
+//! the client's user as a form elicitation when the client declared the capability, showing what
+//! the pipeline shows a terminal (approval_text.rs).
+//!
+//! - Up to 2025-11-25 the server asks in the middle of the call (`elicitation/create`). Accept
+//!   approves; decline, cancel, an error or no answer within 5 minutes refuses.
+//! - From 2026-07-28 servers may not send requests; the call stops at the question, which goes
+//!   back as an `InputRequiredResult` (multi round-trip requests) with the question's fingerprint
+//!   as `requestState`. The client asks its user and sends the call again with the answer; the
+//!   answer approves the call only if the retried call asks the same question (same tool, plugin,
+//!   final arguments, askers and reasons), else it is asked again. The first round's refusal is
+//!   in the events and the audit log as `decidedBy: "client (asking)"`.
+//! - A client without elicitation cannot be asked, and `[approval] unattended` decides.
 
 use cordon_runtime::pipeline::{Approval, ApprovalRequest, Approver};
 use cordon_runtime::report::budget::one_line;
 use rmcp::RoleServer;
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::model::{
+    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, RequestMetaObject,
+};
 use rmcp::service::{ElicitationMode, Peer};
 use std::future::Future;
 use std::pin::Pin;
@@ -23,17 +32,156 @@ const DECIDED_BY: &str = "client";
 /// The first protocol revision that forbids requests from the server to the client.
 const NO_SERVER_REQUESTS_FROM: &str = "2026-07-28";
 
-/// The approver for one call from `peer`, if its client can be asked: it declared form
-/// elicitation, on a revision that lets the server send it requests.
-pub fn for_client(peer: &Peer<RoleServer>) -> Option<Arc<dyn Approver>> {
-    let revision_allows = peer
-        .peer_info()
-        .is_some_and(|info| info.protocol_version.as_str() < NO_SERVER_REQUESTS_FROM);
-    (revision_allows
-        && peer
+/// How one request's call gets a person's approval.
+pub enum Asking {
+    /// Nobody can be asked: `[approval] unattended` decides.
+    Nobody,
+    /// In the middle of the call (up to 2025-11-25).
+    Elicitation(Arc<dyn Approver>),
+    /// Between rounds of the request (2026-07-28 on).
+    Rounds(Arc<Rounds>),
+}
+
+impl Asking {
+    /// How to ask the user of `peer`, whose request carried `params` and `meta`. A 2026-07-28
+    /// request declares its client's capabilities in its own `_meta`; earlier clients declared
+    /// them once, in `initialize`.
+    pub fn for_request(
+        peer: &Peer<RoleServer>,
+        meta: &RequestMetaObject,
+        params: &CallToolRequestParams,
+    ) -> Self {
+        let revision = meta
+            .protocol_version()
+            .or_else(|| peer.peer_info().map(|info| info.protocol_version.clone()));
+        let between_rounds = revision.is_some_and(|v| v.as_str() >= NO_SERVER_REQUESTS_FROM);
+        if between_rounds {
+            let declared = meta
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.elicitation.is_some());
+            return if declared {
+                Self::Rounds(Arc::new(Rounds::answered_by(params)))
+            } else {
+                Self::Nobody
+            };
+        }
+        if peer
             .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form))
-    .then(|| Arc::new(Elicitation { peer: peer.clone() }) as _)
+            .contains(&ElicitationMode::Form)
+        {
+            Self::Elicitation(Arc::new(Elicitation { peer: peer.clone() }))
+        } else {
+            Self::Nobody
+        }
+    }
+
+    pub fn approver(&self) -> Option<Arc<dyn Approver>> {
+        match self {
+            Self::Nobody => None,
+            Self::Elicitation(approver) => Some(approver.clone()),
+            Self::Rounds(rounds) => Some(rounds.clone()),
+        }
+    }
+
+    /// The question to send back instead of a result, when this round stopped at one.
+    pub fn input_required(&self) -> Option<InputRequiredResult> {
+        match self {
+            Self::Rounds(rounds) => rounds.pending(),
+            _ => None,
+        }
+    }
+}
+
+/// The key of the approval question in `inputRequests` and `inputResponses`.
+const QUESTION_KEY: &str = "approval";
+
+/// Asking between rounds: the answer the retried request carries, and the question this round
+/// stopped at.
+pub struct Rounds {
+    /// The fingerprint of the question answered, and whether the user accepted.
+    answer: Option<(String, bool)>,
+    /// The question to send: its fingerprint and its text.
+    pending: std::sync::Mutex<Option<(String, String)>>,
+}
+
+impl Rounds {
+    fn answered_by(params: &CallToolRequestParams) -> Self {
+        let accepted = params
+            .input_responses
+            .as_ref()
+            .and_then(|responses| responses.get(QUESTION_KEY))
+            .map(|answer| answer.get("action").and_then(|a| a.as_str()) == Some("accept"));
+        let answer = params.request_state.clone().zip(accepted);
+        Self {
+            answer,
+            pending: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn pending(&self) -> Option<InputRequiredResult> {
+        let (fingerprint, question) = self
+            .pending
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()?;
+        let schema = ElicitationSchema::builder().build().ok()?;
+        let request = ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: question,
+            requested_schema: schema,
+        });
+        let mut requests = InputRequests::new();
+        requests.insert(QUESTION_KEY.to_string(), InputRequest::Elicitation(request));
+        Some(InputRequiredResult::new(Some(requests), Some(fingerprint)))
+    }
+}
+
+impl Approver for Rounds {
+    fn decide<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = Option<Approval>> + Send + 'a>> {
+        Box::pin(async move {
+            let fingerprint = fingerprint(request);
+            if let Some((answered, accepted)) = &self.answer
+                && *answered == fingerprint
+            {
+                return Some(Approval {
+                    approved: *accepted,
+                    decided_by: DECIDED_BY.into(),
+                    reason: (!accepted).then(|| "the user declined".to_string()),
+                });
+            }
+            *self
+                .pending
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) =
+                Some((fingerprint, question(request)));
+            Some(Approval {
+                approved: false,
+                decided_by: "client (asking)".into(),
+                reason: Some("the question went back to the client".into()),
+            })
+        })
+    }
+}
+
+/// What identifies a question: the tool, its plugin, the final arguments and who asked why.
+fn fingerprint(request: &ApprovalRequest) -> String {
+    use sha2::{Digest, Sha256};
+    let asked: Vec<(&str, &str)> = request
+        .asked_by
+        .iter()
+        .map(|ask| (ask.who.as_str(), ask.reason.as_str()))
+        .collect();
+    let text = serde_json::json!([
+        request.tool_name,
+        request.plugin,
+        cordon_runtime::pipeline::lock_keys::canonical_json(&request.arguments),
+        asked,
+    ])
+    .to_string();
+    format!("approval:{}", hex::encode(Sha256::digest(text.as_bytes())))
 }
 
 struct Elicitation {

@@ -70,8 +70,15 @@ impl McpServer {
     }
 
     /// Who approves this request's call: the server's own approver, else the client's user.
-    fn approver(&self, peer: &Peer<RoleServer>) -> Option<Arc<dyn Approver>> {
-        self.approver.clone().or_else(|| approval::for_client(peer))
+    fn asking(
+        &self,
+        context: &RequestContext<RoleServer>,
+        params: &CallToolRequestParams,
+    ) -> approval::Asking {
+        match &self.approver {
+            Some(approver) => approval::Asking::Elicitation(approver.clone()),
+            None => approval::Asking::for_request(&context.peer, &context.meta, params),
+        }
     }
 }
 
@@ -102,6 +109,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let asking = self.asking(&context, &request);
         let arguments = request
             .arguments
             .map(|object| serde_json::Value::Object(object).to_string())
@@ -124,21 +132,28 @@ impl ServerHandler for McpServer {
             let options = BatchOptions {
                 cancel,
                 events: None,
-                approver: self.approver(&context.peer),
+                approver: asking.approver(),
             };
-            return Ok(results::call_tool_result(self.pipeline.call(call, &options).await).into());
+            let result = self.pipeline.call(call, &options).await;
+            if let Some(question) = asking.input_required() {
+                return Ok(question.into());
+            }
+            return Ok(results::call_tool_result(result).into());
         }
         let reviewed = self.pipeline.results_reviewed(&request.name);
         let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
         let options = BatchOptions {
             cancel,
             events: Some(sink),
-            approver: self.approver(&context.peer),
+            approver: asking.approver(),
         };
         let result = self.pipeline.call(call, &options).await;
         // Notifications go out before the response: once every sender is gone the task drains.
         drop(options);
         let _ = tokio::time::timeout(NOTIFICATION_DRAIN, sending).await;
+        if let Some(question) = asking.input_required() {
+            return Ok(question.into());
+        }
         Ok(results::call_tool_result(result).into())
     }
 
