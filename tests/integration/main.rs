@@ -5,6 +5,7 @@ mod support;
 
 mod agent_loop;
 mod agent_sessions;
+mod approval_terminal;
 mod audit;
 mod bundled_hooks;
 mod c_sdk;
@@ -31,6 +32,7 @@ mod network;
 mod pipeline;
 mod python_sdk;
 mod redteam_v2;
+mod redteam_v2b;
 mod sandbox;
 mod scaffold;
 mod strict_schemas;

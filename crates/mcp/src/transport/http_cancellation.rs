@@ -1,8 +1,9 @@
 //! `notifications/cancelled` over stateless HTTP. The stateless transport answers a notification
 //! with `202 Accepted` and drops it, since no session ties it to the request it names; clients of
 //! the 2025-11-25 revision cancel exactly that way. This middleware reads each small POST body
-//! (already buffered and bounded by `http.rs`) and, for a cancellation, stops the call with that
-//! id sent with the same credentials (`server/in_flight_calls.rs`) before the transport sees it.
+//! (already buffered and bounded by `http.rs`) and, for a cancellation the transport accepts (its
+//! Host and Origin checks passed), stops the call with that id sent with the same credentials
+//! (`server/in_flight_calls.rs`).
 
 use crate::server::in_flight_calls::{InFlightCalls, credentials};
 use axum::extract::{Request, State};
@@ -29,13 +30,20 @@ pub(crate) async fn route_cancellations(
             .run(Request::from_parts(parts, axum::body::Body::empty()))
             .await;
     };
-    if let Some(id) = cancelled_request_id(&bytes) {
-        let credentials = credentials(&parts.headers);
-        let stopped = calls.cancel(credentials, &id);
+    let cancelled =
+        cancelled_request_id(&bytes).map(|id| (id, credentials(&parts.headers).to_string()));
+    let response = next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await;
+    // Only a notification the transport accepted (Host, Origin and protocol checked: 202) stops a
+    // call; a refused one, from a foreign page say, stops nothing.
+    if let Some((id, credentials)) = cancelled
+        && response.status() == axum::http::StatusCode::ACCEPTED
+    {
+        let stopped = calls.cancel(&credentials, &id);
         tracing::debug!(request = %id, stopped, "notifications/cancelled");
     }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+    response
 }
 
 /// The `requestId` of a `notifications/cancelled` message, as text.

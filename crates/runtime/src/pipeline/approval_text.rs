@@ -2,8 +2,10 @@
 //! client: what it touches (the values at its lock pointers, and where a path resolves), every
 //! argument on a line of its own, and who asked and why. Nothing that runs can hide past what is
 //! shown: a long value is cut in the middle (its head and tail kept, the bytes between counted),
-//! long runs of blanks are counted, and control characters, line breaks and bidirectional
-//! overrides are replaced, so no value passes for another line.
+//! runs of blanks (whitespace and the characters that render blank) are counted in every string
+//! shown, control characters, line separators and invisible format characters are replaced, and
+//! `⟨`/`⟩` in values are written `\u27e8`/`\u27e9`, so no value passes for another line or forges
+//! one of the markers.
 
 use super::approval::ApprovalRequest;
 use crate::report::budget::one_line;
@@ -13,7 +15,7 @@ use serde_json::Value;
 const SHOWN_VALUE_BYTES: usize = 240;
 /// Bytes of a touched value (a path, say) shown.
 const SHOWN_TOUCHED_BYTES: usize = 1_024;
-/// Arguments listed one per line; the rest are named.
+/// Arguments listed one per line; the rest are counted.
 const LISTED_ARGUMENTS: usize = 40;
 /// A run of this many blanks or more is shown as a count.
 const COUNTED_BLANKS: usize = 4;
@@ -59,26 +61,63 @@ impl ApprovalRequest {
         for ask in &self.asked_by {
             lines.push(format!(
                 "asked by {}: {}",
-                one_line(&ask.who),
-                one_line(&crate::report::budget::cut(&ask.reason, SHOWN_VALUE_BYTES))
+                plain(&ask.who, 80),
+                plain(&ask.reason, SHOWN_VALUE_BYTES)
             ));
         }
         lines
     }
 }
 
-/// A value as one line of at most about `max` bytes: strings quoted with their blank runs counted,
-/// anything else as compact JSON; cut in the middle when longer.
+/// A value as one line of at most about `max` bytes, as JSON with every string in it marked
+/// (see [`marked`]); cut in the middle when longer.
 fn shown(value: &Value, max: usize) -> String {
-    let text = match value {
-        Value::String(text) => Value::String(count_blanks(text)).to_string(),
-        other => other.to_string(),
-    };
-    cut_middle(&one_line(&text), max)
+    cut_middle(&one_line(&marked_value(value).to_string()), max)
 }
 
-/// `text` with every run of [`COUNTED_BLANKS`] or more whitespace characters replaced by
-/// `⟨N blanks⟩`.
+/// Text that is not JSON (a hook's reason, who asked) as one line, marked, cut in the middle.
+fn plain(text: &str, max: usize) -> String {
+    cut_middle(&one_line(&marked(text)), max)
+}
+
+/// `value` with every string in it (object keys too) [`marked`].
+fn marked_value(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(marked(text)),
+        Value::Array(items) => Value::Array(items.iter().map(marked_value).collect()),
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .map(|(key, item)| (marked(key), marked_value(item)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `text` with `⟨` and `⟩` written as `\u27e8` and `\u27e9` (so only cordon's markers use them)
+/// and its runs of blanks counted.
+fn marked(text: &str) -> String {
+    count_blanks(&text.replace('⟨', "\\u27e8").replace('⟩', "\\u27e9"))
+}
+
+/// Whitespace, and the characters that render as blank without being whitespace.
+fn is_blank(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '\u{115f}'
+                | '\u{1160}'
+                | '\u{2800}'
+                | '\u{3164}'
+                | '\u{ffa0}'
+                | '\u{200b}'
+                | '\u{2060}'
+                | '\u{feff}'
+        )
+}
+
+/// `text` with every run of [`COUNTED_BLANKS`] or more blank characters replaced by `⟨N blanks⟩`.
 fn count_blanks(text: &str) -> String {
     let mut out = String::with_capacity(text.len().min(4_096));
     let mut run = String::new();
@@ -91,7 +130,7 @@ fn count_blanks(text: &str) -> String {
         run.clear();
     };
     for c in text.chars() {
-        if c.is_whitespace() {
+        if is_blank(c) {
             run.push(c);
         } else {
             flush(&mut run, &mut out);

@@ -2,9 +2,11 @@
 //! arguments, made comparable. A string is read as a path the way file tools read one: a relative
 //! one starts at the plugin's first granted directory, and `.`, `..` and repeated slashes are
 //! resolved lexically (symlinks are not followed), so `/data/a.txt`, `a.txt`, `./a.txt`,
-//! `//data/a.txt` and `/data/sub/../a.txt` are one lock. Other values compare as JSON with their
-//! object keys sorted.
+//! `//data/a.txt` and `/data/sub/../a.txt` are one lock; and a path under a granted directory
+//! compares as the host file it names, so one directory granted under two guest paths (or to two
+//! plugins) is one lock per file. Other values compare as JSON with their object keys sorted.
 
+use crate::capabilities::grant::DirGrant;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -36,6 +38,28 @@ pub fn touched(arguments: &Value, pointers: &[String], base: Option<&str>) -> Ve
             })
         })
         .collect()
+}
+
+/// `touched` with each path under one of `dirs` keyed by the host path it names (the grant with
+/// the longest guest path that contains it), so every guest spelling of one host file is one key.
+pub fn on_host(mut touched: Vec<Touched>, dirs: &[DirGrant]) -> Vec<Touched> {
+    for item in &mut touched {
+        let Some(path) = item.key.strip_prefix("path:") else {
+            continue;
+        };
+        let grant = dirs
+            .iter()
+            .filter(|dir| {
+                let guest = dir.guest.trim_end_matches('/');
+                path == guest || path.starts_with(&format!("{guest}/")) || guest.is_empty()
+            })
+            .max_by_key(|dir| dir.guest.len());
+        if let Some(dir) = grant {
+            let rest = &path[dir.guest.trim_end_matches('/').len()..];
+            item.key = format!("host:{}{rest}", dir.host.display());
+        }
+    }
+    touched
 }
 
 /// The distinct keys of `touched`.
@@ -114,6 +138,31 @@ mod tests {
         }
         assert_eq!(lexical_path("/../../etc", None), "/etc");
         assert_eq!(lexical_path("a/../../b", None), "../b");
+    }
+
+    #[test]
+    fn one_directory_granted_twice_is_one_lock_per_file() {
+        use crate::capabilities::grant::Access;
+        let dirs = [
+            DirGrant {
+                host: "/srv/scratch".into(),
+                guest: "/a".into(),
+                access: Access::ReadWrite,
+            },
+            DirGrant {
+                host: "/srv/scratch".into(),
+                guest: "/b".into(),
+                access: Access::ReadWrite,
+            },
+        ];
+        let key = |path: &str| {
+            let touched = touched(&json!({ "path": path }), &["/path".into()], Some("/a"));
+            keys(&on_host(touched, &dirs))
+        };
+        assert_eq!(key("/a/f.txt"), ["host:/srv/scratch/f.txt"]);
+        assert_eq!(key("/b/./f.txt"), ["host:/srv/scratch/f.txt"]);
+        assert_eq!(key("f.txt"), ["host:/srv/scratch/f.txt"]);
+        assert_eq!(key("/elsewhere/f.txt"), ["path:/elsewhere/f.txt"]);
     }
 
     #[test]

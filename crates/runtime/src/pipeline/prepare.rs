@@ -127,7 +127,8 @@ impl Pipeline {
         if let Some(result) = refused {
             return Prepared::Done(result);
         }
-        let locks = super::lock_keys::keys(&approval.touched);
+        let on_host = super::lock_keys::on_host(approval.touched.clone(), &plugin.grant.dirs);
+        let locks = super::lock_keys::keys(&on_host);
         let arguments = approval.arguments;
         Prepared::Ready(ReadyCall {
             id: id.to_string(),

@@ -119,15 +119,28 @@ pub fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// `text` as one line that cannot drive a terminal or pass for another line of what it is shown
-/// in: control characters, line breaks and bidirectional overrides and isolates replaced by U+FFFD.
+/// in: control characters, line and paragraph separators, and the invisible format characters
+/// (bidirectional marks, overrides and isolates, zero-width characters, tags) replaced by U+FFFD.
 pub fn one_line(text: &str) -> String {
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
     text.chars()
-        .map(|c| if hidden(c) { '\u{fffd}' } else { c })
+        .map(|c| {
+            if c.is_control() || is_invisible_format(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
         .collect()
+}
+
+/// Unicode's line and paragraph separators (Zl, Zp) and format characters (Cf).
+fn is_invisible_format(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{0600}'..='\u{0605}' | '\u{061c}' | '\u{06dd}' | '\u{070f}' | '\u{08e2}'
+        | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
+        | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}'
+        | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
 }
 
 /// `text` cut to at most `max` bytes (on a character boundary), with a marker saying how much was
