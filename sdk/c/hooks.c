@@ -4,12 +4,18 @@
 
 #include "cordon_internal.h"
 
+/* Sets a decision that carries printf-formatted text (a block's or an ask's reason). */
+static void decide_with_reason(cordon_decision *decision, int kind, const char *format,
+                               va_list args) {
+    free(decision->text);
+    decision->kind = kind;
+    decision->text = cordon_vformat(format, args);
+}
+
 void cordon_block(cordon_decision *decision, const char *format, ...) {
     va_list args;
     va_start(args, format);
-    free(decision->text);
-    decision->kind = DECIDE_BLOCK;
-    decision->text = cordon_vformat(format, args);
+    decide_with_reason(decision, DECIDE_BLOCK, format, args);
     va_end(args);
 }
 
@@ -22,9 +28,7 @@ void cordon_rewrite(cordon_decision *decision, const char *arguments_json) {
 void cordon_ask(cordon_decision *decision, const char *format, ...) {
     va_list args;
     va_start(args, format);
-    free(decision->text);
-    decision->kind = DECIDE_ASK;
-    decision->text = cordon_vformat(format, args);
+    decide_with_reason(decision, DECIDE_ASK, format, args);
     va_end(args);
 }
 

@@ -89,26 +89,5 @@ fn hooks_written_in_c_block_rewrite_and_replace() {
 #[test]
 fn a_c_tool_declares_contract_0_2_features() {
     let ws = Workspace::new().plugin("fixture_echo_c", "c");
-    let spec = ws.cordon(&["describe", "c_stats", "--json"]).json();
-    assert_eq!(spec["contract"], "0.2.0", "{spec}");
-    assert_eq!(spec["title"], "Word statistics");
-    assert_eq!(
-        spec["annotations"],
-        serde_json::json!({ "readOnly": true, "openWorld": false })
-    );
-    assert_eq!(
-        spec["promptGuidelines"],
-        serde_json::json!(["Count words with c_stats."])
-    );
-    assert_eq!(spec["locks"], serde_json::json!(["/text"]));
-    assert_eq!(
-        spec["outputSchema"]["required"],
-        serde_json::json!(["words", "characters"])
-    );
-    let result = ws.call("c_stats", r#"{"text": "three little words"}"#);
-    assert_eq!(kind(&result), "", "{result}");
-    assert_eq!(
-        result["structured"],
-        serde_json::json!({ "words": 3, "characters": 18 })
-    );
+    crate::support::assert_declares_word_stats(&ws, "c_stats");
 }

@@ -227,26 +227,5 @@ fn fetch_works_for_granted_origins_only() {
 #[test]
 fn a_javascript_tool_declares_contract_0_2_features_in_mcps_terms() {
     let ws = Workspace::new().plugin("fixture_echo_js", "js");
-    let spec = ws.cordon(&["describe", "js_stats", "--json"]).json();
-    assert_eq!(spec["contract"], "0.2.0", "{spec}");
-    assert_eq!(spec["title"], "Word statistics");
-    assert_eq!(
-        spec["annotations"],
-        serde_json::json!({ "readOnly": true, "openWorld": false })
-    );
-    assert_eq!(
-        spec["promptGuidelines"],
-        serde_json::json!(["Count words with js_stats."])
-    );
-    assert_eq!(spec["locks"], serde_json::json!(["/text"]));
-    assert_eq!(
-        spec["outputSchema"]["required"],
-        serde_json::json!(["words", "characters"])
-    );
-    let result = ws.call("js_stats", r#"{"text": "three little words"}"#);
-    assert_eq!(kind(&result), "", "{result}");
-    assert_eq!(
-        result["structured"],
-        serde_json::json!({ "words": 3, "characters": 18 })
-    );
+    crate::support::assert_declares_word_stats(&ws, "js_stats");
 }

@@ -164,61 +164,14 @@ fn approval_ws(extra: &str) -> Workspace {
         ))
 }
 
-const PTY_DRIVER: &str = r#"
-import fcntl, os, pty, select, subprocess, sys, termios, time
-cordon, workspace, cache, args = sys.argv[1:5]
-main, secondary = pty.openpty()
-process = subprocess.Popen([cordon, "call", "write_file", args], cwd=workspace,
-    stdin=secondary, stdout=secondary, stderr=secondary,
-    env={"XDG_CACHE_HOME": cache, "PATH": os.environ.get("PATH", ""), "TERM": "dumb"},
-    start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
-os.close(secondary)
-seen = b""
-deadline = time.monotonic() + 120
-while b"this session: " not in seen and time.monotonic() < deadline:
-    ready, _, _ = select.select([main], [], [], 1)
-    if ready:
-        try:
-            chunk = os.read(main, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-sys.stdout.write("QUESTION<<" + seen.decode(errors="replace") + ">>QUESTION\n")
-sys.stdout.flush()
-os.write(main, b"y\r")
-process.wait(timeout=60)
-"#;
-
 /// The person at the terminal is asked about the write; the question must show the file that will
 /// be written.
 #[test]
 fn the_terminal_question_shows_the_file_a_write_really_targets() {
     let ws = approval_ws("");
-    ws.cordon(&["list"]); // compile first
-    let output = Command::new("python3")
-        .args([
-            "-c",
-            PTY_DRIVER,
-            env!("CARGO_BIN_EXE_cordon"),
-            ws.path().to_str().unwrap(),
-            ws.cache_home().to_str().unwrap(),
-            &disguised_write(),
-        ])
-        .output()
-        .expect("python3 runs the pseudo-terminal");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let question = stdout
-        .split("QUESTION<<")
-        .nth(1)
-        .and_then(|rest| rest.split(">>QUESTION").next())
-        .unwrap_or_else(|| {
-            panic!(
-                "no question: {stdout} {}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        });
+    let write = disguised_write();
+    let (_, question, _) =
+        crate::support::run_on_terminal(&ws, "y", &["call", "write_file", &write]);
     assert!(question.contains("approve write_file"), "{question}");
     let victim = std::fs::read_to_string(ws.path().join("scratch/victim.txt")).unwrap();
     let visible: String = question.chars().filter(|c| *c != ' ').collect();

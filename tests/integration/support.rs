@@ -314,3 +314,89 @@ pub fn assert_echo_hook_blocks(ws: &Workspace, reason: &str) {
     assert_eq!(kind(&blocked), "blocked");
     assert!(text(&blocked).contains(reason), "{blocked}");
 }
+
+/// The SDK fixtures' contract 0.2 word counter `tool` (C `c_stats`, JavaScript `js_stats`):
+/// declared with its title, hints, guidelines, lock and output schema, and returning structured
+/// output that matches it.
+pub fn assert_declares_word_stats(ws: &Workspace, tool: &str) {
+    let spec = ws.cordon(&["describe", tool, "--json"]).json();
+    assert_eq!(spec["contract"], "0.2.0", "{spec}");
+    assert_eq!(spec["title"], "Word statistics");
+    assert_eq!(
+        spec["annotations"],
+        serde_json::json!({ "readOnly": true, "openWorld": false })
+    );
+    assert_eq!(
+        spec["promptGuidelines"],
+        serde_json::json!([format!("Count words with {tool}.")])
+    );
+    assert_eq!(spec["locks"], serde_json::json!(["/text"]));
+    assert_eq!(
+        spec["outputSchema"]["required"],
+        serde_json::json!(["words", "characters"])
+    );
+    let result = ws.call(tool, r#"{"text": "three little words"}"#);
+    assert_eq!(kind(&result), "", "{result}");
+    assert_eq!(
+        result["structured"],
+        serde_json::json!({ "words": 3, "characters": 18 })
+    );
+}
+
+/// Runs `cordon ARGS` on a pseudo-terminal that is its controlling terminal, answers the first
+/// approval question with `answer`, and prints what cordon wrote before the answer, a
+/// `<<ANSWERED>>` line, and what it wrote after.
+const PTY_DRIVER: &str = r#"
+import fcntl, os, pty, select, subprocess, sys, termios, time
+cordon, workspace, cache, answer, *args = sys.argv[1:]
+main, secondary = pty.openpty()
+process = subprocess.Popen([cordon, *args], cwd=workspace, stdin=secondary, stdout=secondary,
+    stderr=secondary, env={"XDG_CACHE_HOME": cache, "PATH": os.environ.get("PATH", ""), "TERM": "dumb"},
+    start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+os.close(secondary)
+seen, answered = b"", None
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:
+    if answered is None and b"this session: " in seen:
+        os.write(main, answer.encode() + b"\r")
+        answered = len(seen)
+    if process.poll() is not None and not select.select([main], [], [], 0.2)[0]:
+        break
+    ready, _, _ = select.select([main], [], [], 0.5)
+    if ready:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+process.wait(timeout=10)
+at = len(seen) if answered is None else answered
+sys.stdout.write(seen[:at].decode(errors="replace") + "\n<<ANSWERED>>\n" + seen[at:].decode(errors="replace"))
+sys.exit(process.returncode)
+"#;
+
+/// `cordon ARGS` on a pseudo-terminal (python3's `pty`, as a person at a terminal), the first
+/// approval question answered with `answer`: its exit code, what it showed up to the answer (the
+/// question), and everything it showed.
+pub fn run_on_terminal(ws: &Workspace, answer: &str, args: &[&str]) -> (i32, String, String) {
+    ws.cordon(&["list"]); // compiled before the clock starts
+    let output = Command::new("python3")
+        .args(["-c", PTY_DRIVER, env!("CARGO_BIN_EXE_cordon")])
+        .arg(ws.path())
+        .arg(ws.cache_home())
+        .arg(answer)
+        .args(args)
+        .output()
+        .expect("python3 drives the pseudo-terminal");
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (question, after) = printed
+        .split_once("\n<<ANSWERED>>\n")
+        .unwrap_or((printed.as_str(), ""));
+    (
+        output.status.code().unwrap_or(-1),
+        question.to_string(),
+        format!("{question}{after}"),
+    )
+}

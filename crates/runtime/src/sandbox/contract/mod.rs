@@ -3,6 +3,8 @@
 //! through one interface in host terms. The generated bindings stay in this folder.
 
 pub(crate) mod content;
+#[macro_use]
+mod same_in_every_version;
 pub mod host_terms;
 mod v0_1;
 mod v0_2;

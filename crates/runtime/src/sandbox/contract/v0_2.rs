@@ -20,6 +20,8 @@ wasmtime::component::bindgen!({
 
 use self::cordon::plugin::{host, types};
 
+same_in_every_version!();
+
 /// The name of the interface a 0.2 plugin exports.
 pub const EXPORT: &str = "cordon:plugin/plugin@0.2.0";
 
@@ -30,11 +32,7 @@ pub async fn describe(
     let info = plugin.cordon_plugin_plugin().call_describe(store).await?;
     Ok(Declared {
         tools: info.tools.into_iter().map(declared_tool).collect(),
-        hook: info.hook.map(|hook| HookInfo {
-            tools: hook.tools,
-            before: hook.before,
-            after: hook.after,
-        }),
+        hook: info.hook.map(hook_info),
     })
 }
 
@@ -61,14 +59,6 @@ fn declared_tool(spec: types::ToolSpec) -> DeclaredTool {
     }
 }
 
-fn wit_call(call: &GuestCall) -> types::ToolCall {
-    types::ToolCall {
-        id: call.id.clone(),
-        name: call.name.clone(),
-        arguments: call.arguments.clone(),
-    }
-}
-
 pub async fn execute(
     plugin: &CordonPlugin,
     store: &mut Store<CallState>,
@@ -85,14 +75,7 @@ pub async fn execute(
             details: output.details,
             is_error: false,
         }),
-        Err(failure) => Err(Failure::new(
-            match failure.kind {
-                types::FailureKind::ToolError => ErrorKind::ToolError,
-                types::FailureKind::CapabilityDenied => ErrorKind::CapabilityDenied,
-            },
-            failure.message,
-            content::details(&failure.details),
-        )),
+        Err(failure) => Err(failure_from_wit(failure)),
     })
 }
 
@@ -143,49 +126,4 @@ pub async fn after_tool_call(
             is_error: replacement.is_error,
         }),
     })
-}
-
-fn content_from_wit(block: types::Content) -> Content {
-    match block {
-        types::Content::Text(text) => Content::Text { text },
-        types::Content::Image(image) => content::image(image.mime_type, image.data),
-    }
-}
-
-fn content_to_wit(block: &Content) -> types::Content {
-    match block {
-        Content::Text { text } => types::Content::Text(text.clone()),
-        Content::Image { mime_type, data } => types::Content::Image(types::Image {
-            mime_type: mime_type.clone(),
-            data: data.clone(),
-        }),
-    }
-}
-
-impl types::Host for CallState {}
-
-impl host::Host for CallState {
-    fn log(&mut self, level: host::Level, message: String) {
-        let level = match level {
-            host::Level::Trace => LogLevel::Trace,
-            host::Level::Debug => LogLevel::Debug,
-            host::Level::Info => LogLevel::Info,
-            host::Level::Warn => LogLevel::Warn,
-            host::Level::Error => LogLevel::Error,
-        };
-        self.log_line(level, message);
-    }
-
-    fn progress(&mut self, update: types::ToolOutput) {
-        let content = update.content.into_iter().map(content_from_wit).collect();
-        self.report_progress(content, &update.details);
-    }
-
-    fn cancelled(&mut self) -> bool {
-        self.is_cancelled()
-    }
-
-    fn settings(&mut self) -> String {
-        self.settings_json()
-    }
 }
