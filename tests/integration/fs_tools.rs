@@ -398,3 +398,191 @@ fn find_files_accepts_an_absolute_pattern_inside_a_grant() {
     let outside = ws.call("find_files", r#"{"pattern": "/etc/*"}"#);
     assert_eq!(kind(&outside), "capability_denied", "{outside}");
 }
+
+/// What the model sees when a path is wrong: the path as the plugin sees it (a relative one
+/// resolved), what is wrong with it, and, when it does not exist or the sandbox refused it, the
+/// directories the tools may use.
+#[test]
+fn every_fs_error_names_the_path_and_where_the_tools_may_look() {
+    let ws = workspace();
+    std::os::unix::fs::symlink(
+        ws.path().join("secret.txt"),
+        ws.path().join("work/link.txt"),
+    )
+    .unwrap();
+    let grants = "the directories you may use: /data (read-only), /work (read-write)";
+    let missing = format!("/data/missing.txt does not exist; {grants}");
+    for (tool, args, kind_seen, message) in [
+        (
+            "read_file",
+            r#"{"path": "/data/missing.txt"}"#,
+            "tool_error",
+            missing.clone(),
+        ),
+        (
+            "read_file",
+            r#"{"path": "missing.txt"}"#,
+            "tool_error",
+            missing,
+        ),
+        (
+            "read_file",
+            r#"{"path": "/data/notes.txt/x"}"#,
+            "tool_error",
+            format!(
+                "/data/notes.txt/x does not exist: /data/notes.txt is a file, not a directory; {grants}"
+            ),
+        ),
+        (
+            "read_file",
+            r#"{"path": "/data/src"}"#,
+            "tool_error",
+            "/data/src is a directory, not a file; use list_dir or find_files to see what is in it"
+                .into(),
+        ),
+        (
+            "read_file",
+            r#"{"path": "/work/link.txt"}"#,
+            "capability_denied",
+            format!(
+                "/work/link.txt: permission denied by the sandbox (a symlink out of the granted directories?); {grants}"
+            ),
+        ),
+        (
+            "list_dir",
+            r#"{"path": "/data/nope"}"#,
+            "tool_error",
+            format!("/data/nope does not exist; {grants}"),
+        ),
+        (
+            "list_dir",
+            r#"{"path": "/data/notes.txt"}"#,
+            "tool_error",
+            "/data/notes.txt is a file, not a directory; use read_file to read it".into(),
+        ),
+        (
+            "grep",
+            r#"{"pattern": "x", "path": "/data/nope"}"#,
+            "tool_error",
+            format!("/data/nope does not exist; {grants}"),
+        ),
+        (
+            "find_files",
+            r#"{"pattern": "*.rs", "path": "/data/nope"}"#,
+            "tool_error",
+            format!("/data/nope does not exist; {grants}"),
+        ),
+        (
+            "edit_file",
+            r#"{"path": "/work/nope.txt", "old_text": "a", "new_text": "b"}"#,
+            "tool_error",
+            format!("/work/nope.txt does not exist; {grants}"),
+        ),
+        (
+            "write_file",
+            r#"{"path": "/work/.keep/sub/a.txt", "content": "x"}"#,
+            "tool_error",
+            "/work/.keep/sub/a.txt cannot be created: /work/.keep is a file, not a directory"
+                .into(),
+        ),
+        (
+            "write_file",
+            r#"{"path": "/work", "content": "x"}"#,
+            "tool_error",
+            "/work is a directory; give the path of a file to write".into(),
+        ),
+    ] {
+        let result = ws.call(tool, args);
+        assert_eq!(kind(&result), kind_seen, "{tool} {args}: {result}");
+        assert_eq!(text(&result), message, "{tool} {args}");
+        assert!(!text(&result).contains("os error"), "{result}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("secret.txt")).unwrap(),
+        "TOP SECRET"
+    );
+}
+
+/// An absolute pattern (results are shown absolute, so models pass them) matches as the same
+/// pattern relative to the granted directory it lies in; with `path` too, only files under
+/// `path`; outside every grant it is refused naming the grants, not answered with nothing.
+#[test]
+fn find_files_matches_an_absolute_pattern_as_the_relative_one_from_its_grant() {
+    let ws = workspace().file("work/out/result.txt", "done\n");
+    let relative = text(&ws.call("find_files", r#"{"pattern": "*"}"#));
+    assert_eq!(
+        relative,
+        "/data/blob.bin\n/data/notes.txt\n/data/src/deep/mod.rs\n/data/src/lib.rs"
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/data/*"}"#)),
+        relative
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/data"}"#)),
+        relative,
+        "the granted directory itself: every file in it"
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/data/src/*.rs"}"#)),
+        text(&ws.call("find_files", r#"{"pattern": "src/*.rs"}"#)),
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/data/./src/deep/../*.rs"}"#)),
+        "/data/src/lib.rs",
+        "`.` and `..` in the fixed prefix are resolved"
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/work/*.txt"}"#)),
+        "/work/out/result.txt",
+        "a pattern in the second grant searches that one"
+    );
+    assert_eq!(
+        text(&ws.call(
+            "find_files",
+            r#"{"pattern": "/data/*", "path": "/data/src"}"#
+        )),
+        "/data/src/deep/mod.rs\n/data/src/lib.rs",
+        "with path, the files under it that the pattern matches"
+    );
+    assert_eq!(
+        text(&ws.call(
+            "find_files",
+            r#"{"pattern": "/data/src/*.rs", "path": "/data/src"}"#
+        )),
+        "/data/src/lib.rs"
+    );
+    let elsewhere = ws.call(
+        "find_files",
+        r#"{"pattern": "/work/*", "path": "/data/src"}"#,
+    );
+    assert_eq!(kind(&elsewhere), "tool_error", "{elsewhere}");
+    assert_eq!(
+        text(&elsewhere),
+        "pattern \"/work/*\" is not inside path /data/src; leave out path (an absolute pattern names its own directory) or give a pattern relative to path"
+    );
+
+    for pattern in ["/etc/*", "/data/../*", "/*/notes.txt"] {
+        let outside = ws.call("find_files", &format!(r#"{{"pattern": "{pattern}"}}"#));
+        assert_eq!(kind(&outside), "capability_denied", "{pattern}: {outside}");
+        assert_eq!(
+            text(&outside),
+            format!(
+                "{pattern:?} is outside the directories this tool may use: /data (read-only), /work (read-write). Use a path inside one of them."
+            )
+        );
+    }
+    let missing = ws.call("find_files", r#"{"pattern": "/data/nope/*.rs"}"#);
+    assert_eq!(
+        text(&missing),
+        "/data/nope does not exist; the directories you may use: /data (read-only), /work (read-write)"
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/data/src"}"#)),
+        "No files under /data match \"/data/src\"; /data/src is a directory: list it with list_dir, or find the files in it with the pattern \"/data/src/**\""
+    );
+    assert_eq!(
+        text(&ws.call("find_files", r#"{"pattern": "/data/src/**"}"#)),
+        "/data/src/deep/mod.rs\n/data/src/lib.rs"
+    );
+}

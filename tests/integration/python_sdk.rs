@@ -38,6 +38,51 @@ fn a_python_tool_works_like_any_other() {
     );
     assert_eq!(expensive["details"]["matched"], 3);
 
+    assert_eq!(
+        parameters["properties"]["value"]["type"],
+        serde_json::json!(["string", "number", "null"]),
+        "Union[str, float, None] becomes one list of types"
+    );
+    let numeric = ws.call(
+        "csv_query",
+        r#"{"path": "/data/shop.csv", "column": "price", "operator": "lt", "value": 100, "columns": ["name"]}"#,
+    );
+    assert_eq!(
+        text(&numeric),
+        "name\nkettle\ntoaster\nlamp",
+        "a number compares as a number (120.00 is not below 100): {numeric}"
+    );
+    let out_of_stock = ws.call(
+        "csv_query",
+        r#"{"path": "/data/shop.csv", "column": "stock", "value": 0, "columns": ["name"]}"#,
+    );
+    assert_eq!(text(&out_of_stock), "name\ntoaster", "{out_of_stock}");
+    assert_eq!(
+        text(&ws.call(
+            "csv_query",
+            r#"{"path": "/data/shop.csv", "column": "category", "operator": "gt", "value": 5, "columns": ["name"]}"#,
+        )),
+        "name",
+        "a number matches no cell that is not a number"
+    );
+    for (args, given) in [
+        (r#""value": "kitchen""#, "value"),
+        (r#""operator": "gt", "value": 20"#, "operator and value"),
+        (r#""operator": "contains""#, "operator"),
+    ] {
+        let unfiltered = ws.call(
+            "csv_query",
+            &format!(r#"{{"path": "/data/shop.csv", {args}}}"#),
+        );
+        assert_eq!(kind(&unfiltered), "tool_error", "{args}: {unfiltered}");
+        assert_eq!(
+            text(&unfiltered).lines().next().unwrap(),
+            format!(
+                "ValueError: {given} given without column; pass column to say which column to compare (the columns are: name, category, price, stock)"
+            ),
+        );
+    }
+
     let limited = ws.call(
         "csv_query",
         r#"{"path": "/data/shop.csv", "limit": 1, "columns": ["name"]}"#,

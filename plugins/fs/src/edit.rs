@@ -30,13 +30,14 @@ impl Tool for EditFile {
         directories granted read-write.";
 
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
-        let path = Roots::granted().resolve_writable(&args.path)?;
+        let roots = Roots::granted();
+        let path = roots.resolve_writable(&args.path)?;
         if args.old_text.is_empty() {
             return Err(ToolError::new(
                 "old_text is empty; give the exact text to replace",
             ));
         }
-        let text = std::fs::read_to_string(&path)?;
+        let text = std::fs::read_to_string(&path).map_err(|err| roots.io_error(&path, &err))?;
         let starts: Vec<usize> = text
             .match_indices(&args.old_text)
             .map(|(at, _)| at)
@@ -55,7 +56,7 @@ impl Tool for EditFile {
                     args.new_text,
                     &text[at + args.old_text.len()..]
                 );
-                std::fs::write(&path, updated)?;
+                std::fs::write(&path, updated).map_err(|err| roots.io_error(&path, &err))?;
                 Ok(
                     Output::text(format!("Edited {} at line {line}", path.display()))
                         .with_details(json!({ "path": path.display().to_string(), "line": line })),

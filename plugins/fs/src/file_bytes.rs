@@ -2,8 +2,9 @@
 //! handle, one stat for the size, and reads of that many bytes (the host answers up to 64 KiB a
 //! read), with no extra round trips for a size hint or an end-of-file probe.
 
-use std::path::Path;
-use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+use wasip2::filesystem::types::{
+    Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+};
 
 /// What reading a file came to.
 pub enum Read {
@@ -27,7 +28,11 @@ pub fn read_file(
         OpenFlags::empty(),
         DescriptorFlags::READ,
     )?;
-    let size = file.stat()?.size;
+    let stat = file.stat()?;
+    if stat.type_ == DescriptorType::Directory {
+        return Err(ErrorCode::IsDirectory);
+    }
+    let size = stat.size;
     if size > max_bytes {
         return Ok(Read::TooLarge(size));
     }
@@ -43,23 +48,4 @@ pub fn read_file(
         buffer.extend_from_slice(&chunk);
     }
     Ok(Read::Whole)
-}
-
-/// A sentence for the model naming the path and what went wrong.
-pub fn explain(path: &Path, code: ErrorCode) -> String {
-    let path = path.display();
-    match code {
-        ErrorCode::NoEntry => format!("{path} does not exist"),
-        ErrorCode::IsDirectory => format!("{path} is a directory; use list_dir or find_files"),
-        ErrorCode::NotDirectory => format!("{path}: a part of the path is not a directory"),
-        ErrorCode::Access | ErrorCode::NotPermitted => {
-            format!("{path}: permission denied by the sandbox")
-        }
-        ErrorCode::Quota => format!("{path}: too many files open in this call"),
-        ErrorCode::Unsupported => {
-            format!("{path} is not a regular file or directory (a FIFO, device or socket)")
-        }
-        ErrorCode::Loop => format!("{path}: too many levels of symbolic links"),
-        other => format!("{path}: {}", other.message()),
-    }
 }

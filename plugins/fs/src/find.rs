@@ -1,6 +1,6 @@
 //! `find_files`: files whose path matches a glob.
 
-use crate::roots::Roots;
+use crate::roots::{GLOB_CHARACTERS, Roots};
 use crate::walk::{Skip, files_under};
 use cordon_sdk::prelude::*;
 use globset::GlobBuilder;
@@ -9,10 +9,11 @@ const DEFAULT_LIMIT: usize = 200;
 
 #[derive(Deserialize, JsonSchema)]
 pub struct Args {
-    /// Glob relative to `path`, e.g. `**/*.rs` or `src/*.toml`. A pattern without `/` matches
-    /// file names at any depth.
+    /// Glob relative to `path`, e.g. `**/*.rs` or `src/*.toml`, or absolute inside a granted
+    /// directory, e.g. `/repo/src/*.rs`. A pattern without `/` matches file names at any depth.
     pattern: String,
-    /// Directory to search (default: the first granted directory).
+    /// Directory to search (default: the first granted directory; for an absolute pattern, the
+    /// granted directory it lies in).
     path: Option<String>,
     /// Also list files that .gitignore or .ignore exclude, and hidden files (`.git` is always
     /// skipped; default false).
@@ -38,22 +39,51 @@ impl Tool for FindFiles {
 
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
         let roots = Roots::granted();
-        let (dir, root, pattern) = match (&args.path, args.pattern.strip_prefix('/')) {
-            // An absolute pattern names its own directory: the granted one it lies in.
-            (None, Some(_)) => {
-                let (root, rest) = roots.split_absolute_pattern(&args.pattern)?;
-                (root.path.clone(), root, rest)
+        // Where to walk (`dir`, inside `root`), and the glob that a file's path relative to
+        // `glob_base` must match.
+        let (dir, root, glob_base, pattern, plain) = if args.pattern.starts_with('/') {
+            // An absolute pattern names its own directory: the granted one it lies in, matched
+            // as the same pattern relative to that directory would be.
+            let absolute = roots.split_absolute_pattern(&args.pattern)?;
+            if absolute.has_glob && absolute.prefix != absolute.root.path {
+                absolute.root.check_exists(&absolute.prefix, &roots)?;
             }
-            _ => {
-                let (dir, root) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
-                let relative = args
-                    .pattern
-                    .strip_prefix(&format!("{}/", dir.display()))
-                    .unwrap_or(&args.pattern)
-                    .to_string();
-                (dir, root, relative)
+            let glob_base = absolute.root.path.clone();
+            let plain = (!absolute.has_glob).then(|| absolute.prefix.clone());
+            match &args.path {
+                None => (
+                    glob_base.clone(),
+                    absolute.root,
+                    glob_base,
+                    absolute.relative,
+                    plain,
+                ),
+                // With a `path` too, only the files under it that the pattern matches.
+                Some(path) => {
+                    let (dir, root) = roots.resolve(path)?;
+                    if !dir.starts_with(&absolute.prefix) && !absolute.prefix.starts_with(&dir) {
+                        return Err(ToolError::new(format!(
+                            "pattern {:?} is not inside path {}; leave out path (an absolute pattern names its own directory) or give a pattern relative to path",
+                            args.pattern,
+                            dir.display()
+                        )));
+                    }
+                    (dir, root, glob_base, absolute.relative, plain)
+                }
             }
+        } else {
+            let (dir, root) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
+            let plain = (!args.pattern.contains(GLOB_CHARACTERS))
+                .then(|| {
+                    roots
+                        .resolve(&dir.join(&args.pattern).to_string_lossy())
+                        .ok()
+                })
+                .flatten()
+                .map(|(plain, _)| plain);
+            (dir.clone(), root, dir, args.pattern.clone(), plain)
         };
+        root.check_exists(&dir, &roots)?;
         let pattern = if pattern.contains('/') {
             pattern
         } else {
@@ -72,7 +102,9 @@ impl Tool for FindFiles {
         };
         for file in files_under(root, &dir, skip) {
             let file = file.path;
-            let relative = file.strip_prefix(&dir).unwrap_or(&file);
+            let Ok(relative) = file.strip_prefix(&glob_base) else {
+                continue;
+            };
             if glob.is_match(relative) {
                 total += 1;
                 if found.len() < limit {
@@ -81,7 +113,15 @@ impl Tool for FindFiles {
             }
         }
         let mut out = if found.is_empty() {
-            format!("No files under {} match {:?}", dir.display(), args.pattern)
+            let mut none = format!("No files under {} match {:?}", dir.display(), args.pattern);
+            // A directory named as if it were a pattern: say how to see what is in it.
+            if let Some(plain) = plain.filter(|plain| plain.is_dir()) {
+                none.push_str(&format!(
+                    "; {0} is a directory: list it with list_dir, or find the files in it with the pattern \"{0}/**\"",
+                    plain.display()
+                ));
+            }
+            none
         } else {
             found.join("\n")
         };

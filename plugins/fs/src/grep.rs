@@ -51,6 +51,7 @@ impl Tool for Grep {
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
         let roots = Roots::granted();
         let (base, root) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
+        root.check_exists(&base, &roots)?;
         let matcher = LineMatcher::new(&args.pattern, args.ignore_case.unwrap_or(false))
             .map_err(|err| ToolError::new(format!("invalid regex {:?}: {err}", args.pattern)))?;
         let name_filter = match &args.glob {

@@ -25,7 +25,17 @@ impl Tool for ListDir {
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
         let roots = Roots::granted();
         let (path, _) = roots.resolve(args.path.as_deref().unwrap_or("."))?;
-        let mut entries: Vec<String> = std::fs::read_dir(&path)?
+        let listing = std::fs::read_dir(&path).map_err(|err| {
+            if err.kind() == std::io::ErrorKind::NotADirectory && path.is_file() {
+                ToolError::new(format!(
+                    "{} is a file, not a directory; use read_file to read it",
+                    path.display()
+                ))
+            } else {
+                roots.io_error(&path, &err)
+            }
+        })?;
+        let mut entries: Vec<String> = listing
             .filter_map(Result::ok)
             .map(|entry| {
                 let name = entry.file_name().to_string_lossy().into_owned();

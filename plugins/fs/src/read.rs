@@ -1,10 +1,9 @@
 //! `read_file`: a text file's lines, with offset and limit, truncated to a size budget.
 
-use crate::file_bytes::{Read, explain, read_file};
+use crate::file_bytes::{Read, read_file};
 use crate::roots::Roots;
 use crate::text::{clip, is_text};
 use cordon_sdk::prelude::*;
-use wasip2::filesystem::types::ErrorCode;
 
 const DEFAULT_LINE_LIMIT: usize = 2000;
 const MAX_OUTPUT_BYTES: usize = 50 * 1024;
@@ -50,10 +49,7 @@ impl Tool for ReadFile {
                     path.display()
                 )));
             }
-            Err(code @ (ErrorCode::Access | ErrorCode::NotPermitted)) => {
-                return Err(ToolError::denied(explain(&path, code)));
-            }
-            Err(code) => return Err(ToolError::new(explain(&path, code))),
+            Err(code) => return Err(roots.fs_error(&path, code)),
         }
         let size = bytes.len();
         if !is_text(&bytes) {

@@ -24,12 +24,19 @@ impl Tool for WriteFile {
         works inside directories granted read-write.";
 
     fn run(&self, args: Args, _cx: &Context) -> ToolResult {
-        let path = Roots::granted().resolve_writable(&args.path)?;
+        let roots = Roots::granted();
+        let path = roots.resolve_writable(&args.path)?;
         let existed = path.exists();
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
+            std::fs::create_dir_all(parent).map_err(|err| roots.cannot_create(&path, &err))?;
         }
-        std::fs::write(&path, &args.content)?;
+        std::fs::write(&path, &args.content).map_err(|err| match err.kind() {
+            std::io::ErrorKind::IsADirectory => ToolError::new(format!(
+                "{} is a directory; give the path of a file to write",
+                path.display()
+            )),
+            _ => roots.io_error(&path, &err),
+        })?;
         let verb = if existed { "Overwrote" } else { "Created" };
         Ok(Output::text(format!("{verb} {} ({} bytes)", path.display(), args.content.len()))
             .with_details(json!({ "path": path.display().to_string(), "bytes": args.content.len(), "created": !existed })))

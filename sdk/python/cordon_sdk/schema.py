@@ -10,7 +10,7 @@ _NONE = type(None)
 
 def schema_for_type(hint: Any) -> Dict[str, Any]:
     """JSON Schema for one annotation: str, int, float, bool, list[T], dict, Optional[T],
-    Literal[...], and dataclasses."""
+    Union[...], Literal[...], and dataclasses."""
     origin, args = get_origin(hint), get_args(hint)
     if hint is str:
         return {"type": "string"}
@@ -30,7 +30,11 @@ def schema_for_type(hint: Any) -> Dict[str, Any]:
         members = [a for a in args if a is not _NONE]
         if len(members) == 1:
             return schema_for_type(members[0])
-        return {"anyOf": [schema_for_type(m) for m in members]}
+        schemas = [schema_for_type(m) for m in members]
+        # Union[str, float]: one list of types (as Optional fields have) rather than anyOf.
+        if all(set(one) == {"type"} and isinstance(one["type"], str) for one in schemas):
+            return {"type": [one["type"] for one in schemas]}
+        return {"anyOf": schemas}
     if dataclasses.is_dataclass(hint):
         return object_schema(
             {f.name: (f.type, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING) for f in dataclasses.fields(hint)},
@@ -47,6 +51,8 @@ def nullable(schema: Dict[str, Any]) -> Dict[str, Any]:
     kind = schema.get("type")
     if isinstance(kind, str):
         return {**schema, "type": [kind, "null"]}
+    if isinstance(kind, list):
+        return {**schema, "type": [*kind, "null"]}
     if "enum" in schema:
         return {**schema, "enum": [*schema["enum"], None]}
     if not schema:
