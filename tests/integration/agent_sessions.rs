@@ -132,10 +132,35 @@ fn a_conversation_resumes_from_its_transcript() {
     assert_eq!(messages[3]["content"], "remembered");
     assert_eq!(messages[5]["content"], "second question");
     let lines = std::fs::read_to_string(ws.path().join("t.jsonl")).unwrap();
+    let roles: Vec<String> = lines
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["role"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
     assert_eq!(
-        lines.lines().count(),
-        7,
-        "the resumed run appended to it:\n{lines}"
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "turn_end",
+            "user",
+            "assistant",
+            "turn_end"
+        ],
+        "the resumed run appended to it, and each turn ends with its usage:\n{lines}"
+    );
+    let turn: Value = serde_json::from_str(lines.lines().nth(5).unwrap()).unwrap();
+    assert_eq!(turn["model_requests"], 2);
+    assert!(
+        turn["usage"]["prompt_tokens"].as_u64().unwrap() > 0,
+        "{turn}"
     );
 
     let out = run(&ws, &model, &["--resume", "t.jsonl"], &[]);

@@ -3,7 +3,9 @@
 
 mod support;
 
+mod agent_context;
 mod agent_loop;
+mod agent_sanity;
 mod agent_sessions;
 mod approval_terminal;
 mod audit;

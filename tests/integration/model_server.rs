@@ -16,9 +16,14 @@ pub struct ScriptedModel {
 impl ScriptedModel {
     /// Starts a server answering with `steps` in order (see the script's docstring).
     pub fn start(steps: Value) -> Self {
+        Self::start_script(serde_json::json!({ "replies": steps }))
+    }
+
+    /// Starts a server with a whole script: `{"replies": [...], "context_window": N, ...}`.
+    pub fn start_script(whole: Value) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("script.json");
-        std::fs::write(&script, serde_json::json!({ "replies": steps }).to_string()).unwrap();
+        std::fs::write(&script, whole.to_string()).unwrap();
         let server = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../../tests/scripted_model/scripted_model.py");
         let mut child = Command::new("python3")

@@ -18,11 +18,23 @@ The script is {"replies": [STEP, ...]}; requests take steps in order. A STEP is 
                                                    (an event stream when the request streams)
 Any step may add "delay_ms" (wait before answering) and "repeat": true (the step is used for
 every later request too). In reply text, {last_tool_result} becomes the content of the last tool
-result the request carries. Only the Python standard library is used.
+result the request carries.
+
+Like a real server, it counts tokens with its own tokenizer (words and punctuation marks, plus 4
+per message; not the one cordon uses) and reports them as `usage`. Script keys beside "replies":
+  "context_window": N   requests over N prompt tokens are refused with HTTP 400 the way
+                        llama.cpp refuses them (exceed_context_size_error, n_prompt_tokens, n_ctx);
+                        they take no step
+  "report_window": false   do not answer GET /props with the window (llama.cpp does)
+  "summary": "text" or a STEP   the answer to a compaction request (no tools offered, the system
+                        prompt starting "You are compacting"); these take no step either
+Each record line also has "prompt_tokens" and, for refused requests, "refused": true.
+Only the Python standard library is used.
 """
 
 import argparse
 import json
+import re
 import sys
 import threading
 import time
@@ -43,6 +55,49 @@ class Script:
             if not step.get("repeat"):
                 self.next += 1
             return step
+
+
+TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def count_tokens(text):
+    return len(TOKEN.findall(text or ""))
+
+
+def message_texts(message):
+    content = message.get("content")
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list):
+        for block in content:
+            for key in ("text", "content"):
+                if isinstance(block.get(key), str):
+                    yield block[key]
+            if "input" in block:
+                yield json.dumps(block["input"])
+    for call in message.get("tool_calls") or []:
+        function = call.get("function", {})
+        yield function.get("name", "")
+        yield function.get("arguments", "")
+
+
+def prompt_tokens(body):
+    total = count_tokens(json.dumps(body.get("tools", []))) if body.get("tools") else 0
+    system = body.get("system")
+    if isinstance(system, str):
+        total += 4 + count_tokens(system)
+    for message in body.get("messages", []):
+        total += 4 + sum(count_tokens(text) for text in message_texts(message))
+    return total
+
+
+def is_summary_request(body):
+    if body.get("tools"):
+        return False
+    messages = body.get("messages", [])
+    system = body.get("system") or next(
+        (m.get("content") for m in messages if m.get("role") == "system"), "")
+    return isinstance(system, str) and system.startswith("You are compacting")
 
 
 def last_tool_result(body, anthropic):
@@ -76,7 +131,12 @@ def finish_of(step):
     return "tool_calls" if step.get("tool_calls") else "stop"
 
 
-def openai_reply(step, text):
+def completion_tokens(step, text):
+    return count_tokens(text) + sum(count_tokens(arguments_text(c)) + 4
+                                    for c in step.get("tool_calls") or [])
+
+
+def openai_reply(step, text, prompt):
     message = {"role": "assistant", "content": text or None}
     calls = step.get("tool_calls") or []
     if calls:
@@ -85,10 +145,12 @@ def openai_reply(step, text):
              "function": {"name": c["name"], "arguments": arguments_text(c)}}
             for i, c in enumerate(calls)]
     return {"id": "chatcmpl-scripted", "object": "chat.completion", "model": "scripted",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish_of(step)}]}
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_of(step)}],
+            "usage": {"prompt_tokens": prompt,
+                      "completion_tokens": completion_tokens(step, text)}}
 
 
-def openai_events(step, text):
+def openai_events(step, text, prompt, with_usage):
     def chunk(delta, finish=None):
         return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -102,6 +164,10 @@ def openai_events(step, text):
         for piece in pieces(arguments_text(call)):
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
     yield chunk({}, finish_of(step))
+    if with_usage:
+        yield {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "choices": [],
+               "usage": {"prompt_tokens": prompt,
+                         "completion_tokens": completion_tokens(step, text)}}
 
 
 ANTHROPIC_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
@@ -123,16 +189,18 @@ def anthropic_blocks(step, text):
     return blocks
 
 
-def anthropic_reply(step, text):
+def anthropic_reply(step, text, prompt):
     return {"id": "msg_scripted", "type": "message", "role": "assistant", "model": "scripted",
             "content": anthropic_blocks(step, text),
-            "stop_reason": ANTHROPIC_STOP.get(finish_of(step), finish_of(step))}
+            "stop_reason": ANTHROPIC_STOP.get(finish_of(step), finish_of(step)),
+            "usage": {"input_tokens": prompt, "output_tokens": completion_tokens(step, text)}}
 
 
-def anthropic_events(step, text):
+def anthropic_events(step, text, prompt):
     yield "message_start", {"type": "message_start", "message": {
         "id": "msg_scripted", "type": "message", "role": "assistant", "content": [],
-        "model": "scripted", "stop_reason": None}}
+        "model": "scripted", "stop_reason": None,
+        "usage": {"input_tokens": prompt, "output_tokens": 1}}}
     index = 0
     if text:
         yield "content_block_start", {"type": "content_block_start", "index": index,
@@ -155,7 +223,8 @@ def anthropic_events(step, text):
         index += 1
     yield "ping", {"type": "ping"}
     yield "message_delta", {"type": "message_delta",
-                            "delta": {"stop_reason": ANTHROPIC_STOP.get(finish_of(step))}}
+                            "delta": {"stop_reason": ANTHROPIC_STOP.get(finish_of(step))},
+                            "usage": {"output_tokens": completion_tokens(step, text)}}
     yield "message_stop", {"type": "message_stop"}
 
 
@@ -164,9 +233,19 @@ class Handler(BaseHTTPRequestHandler):
     script = None
     record = None
     record_lock = threading.Lock()
+    window = None
+    report_window = True
+    summary = None
 
     def log_message(self, *args):
         pass
+
+    def do_GET(self):
+        if self.path.rstrip("/").endswith("/props") and self.window and self.report_window:
+            self.send_whole(json.dumps({"default_generation_settings": {
+                "n_ctx": self.window}}).encode(), "application/json")
+            return
+        self.send_error(404)
 
     def do_POST(self):
         length = int(self.headers.get("content-length", "0"))
@@ -176,19 +255,36 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {"unparsed": raw.decode("utf-8", "replace")}
         anthropic = self.path.rstrip("/").endswith("/messages")
+        prompt = prompt_tokens(body)
+        refused = bool(self.window and prompt > self.window)
         if self.record:
             headers = {k.lower(): v for k, v in self.headers.items()
                        if k.lower() in ("authorization", "x-api-key", "anthropic-version",
                                         "accept", "content-type")}
-            line = json.dumps({"path": self.path, "headers": headers, "body": body,
-                               "time": time.time()})
+            record = {"path": self.path, "headers": headers, "body": body,
+                      "time": time.time(), "prompt_tokens": prompt}
+            if refused:
+                record["refused"] = True
             with self.record_lock, open(self.record, "a") as out:
-                out.write(line + "\n")
-        step = self.script.take()
+                out.write(json.dumps(record) + "\n")
+        if refused:
+            step = {"status": 400, "context": True}
+        elif is_summary_request(body):
+            step = self.summary if isinstance(self.summary, dict) else {
+                "text": self.summary or "Summary: the agent has been reading files."}
+        else:
+            step = self.script.take()
         if step.get("delay_ms"):
             time.sleep(step["delay_ms"] / 1000)
         if step.get("hang"):
             time.sleep(3600)
+            return
+        if step.get("context"):
+            payload = json.dumps({"error": {
+                "code": 400, "type": "exceed_context_size_error",
+                "message": "the request exceeds the available context size, try increasing it",
+                "n_prompt_tokens": prompt, "n_ctx": self.window}}).encode()
+            self.send_whole(payload, "application/json", 400)
             return
         if "status" in step:
             payload = json.dumps({"error": {"message": step.get("error", "scripted failure"),
@@ -216,17 +312,19 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("connection", "close")
             self.end_headers()
             if anthropic:
-                for name, data in anthropic_events(step, text):
+                for name, data in anthropic_events(step, text, prompt):
                     self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
                     self.wfile.flush()
             else:
-                for data in openai_events(step, text):
+                with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                for data in openai_events(step, text, prompt, with_usage):
                     self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
                     self.wfile.flush()
                 self.wfile.write(b"data: [DONE]\n\n")
             self.close_connection = True
             return
-        reply = anthropic_reply(step, text) if anthropic else openai_reply(step, text)
+        reply = (anthropic_reply(step, text, prompt) if anthropic
+                 else openai_reply(step, text, prompt))
         self.send_whole(json.dumps(reply).encode(), "application/json")
 
     def flood(self, mebibytes, stream):
@@ -243,8 +341,8 @@ class Handler(BaseHTTPRequestHandler):
             pass
         self.close_connection = True
 
-    def send_whole(self, payload, content_type):
-        self.send_response(200)
+    def send_whole(self, payload, content_type, status=200):
+        self.send_response(status)
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(payload)))
         self.end_headers()
@@ -258,7 +356,11 @@ def main():
     parser.add_argument("--record")
     args = parser.parse_args()
     with open(args.script) as f:
-        Handler.script = Script(json.load(f)["replies"])
+        script = json.load(f)
+    Handler.script = Script(script["replies"])
+    Handler.window = script.get("context_window")
+    Handler.report_window = script.get("report_window", True)
+    Handler.summary = script.get("summary")
     Handler.record = args.record
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True

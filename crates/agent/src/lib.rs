@@ -5,15 +5,20 @@
 //!   small models write as text, and what a live view or an event stream is told (`observer.rs`).
 //! - `model/`: HTTP to the model API (`client.rs`), retries, server-sent events, and the OpenAI
 //!   Chat Completions and Anthropic Messages wire formats (`provider/`).
+//! - `context/`: the context budget: the window, counting tokens, cutting long results and
+//!   compacting older turns so that every request fits.
 //! - `session/`: the loop itself ([`Agent`]), the default system prompt, and `--output-schema`
 //!   with its `final_result` tool (`contract.rs`).
 
+mod context;
 mod conversation;
 mod model;
 mod session;
 
-pub use conversation::message::{Message, Reply, StopReason, ToolCall, ToolOutcome};
-pub use conversation::observer::{AgentObserver, Unobserved};
+pub use context::fit::SUMMARY_HEADING;
+pub use context::summary::SUMMARY_INSTRUCTION;
+pub use conversation::message::{Message, Reply, StopReason, ToolCall, ToolOutcome, Usage};
+pub use conversation::observer::{AgentObserver, CompactionReport, Unobserved};
 pub use conversation::transcript::{
     Loaded, TranscriptError, TranscriptWriter, load as load_transcript,
 };

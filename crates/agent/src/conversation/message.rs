@@ -1,6 +1,8 @@
 //! The conversation as cordon keeps it, independent of any provider: system, user, assistant and
 //! tool messages. Transcripts store exactly these, one JSON object per line; each provider module
-//! translates them to its own wire format.
+//! translates them to its own wire format. Two kinds of line are the session's own record and
+//! never reach a model as they are: a compaction (the summary that stands in for older turns) and
+//! the end of a turn with its token usage.
 
 use cordon_runtime::report::{ErrorKind, ToolResult};
 use serde::{Deserialize, Serialize};
@@ -22,9 +24,50 @@ pub enum Message {
         tool_calls: Vec<ToolCall>,
         #[serde(default)]
         stop: StopReason,
+        /// The tokens the request and this reply took, as the API reported them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
     },
     /// The result of one tool call; a step's results follow its assistant message in call order.
     Tool(ToolOutcome),
+    /// Older turns compacted to fit the context window: from here on, the messages after the first
+    /// user message and before message number `through` (counting every line of the transcript
+    /// from 0) reach the model as `summary`.
+    Compaction {
+        summary: String,
+        through: usize,
+        /// `model` (the model wrote the summary) or `digest` (cordon did).
+        method: String,
+        /// The estimated tokens of the history before and after.
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// A turn ended; the tokens all its model requests took.
+    TurnEnd {
+        model_requests: u32,
+        usage: Usage,
+    },
+}
+
+impl Message {
+    /// Whether this line is part of the conversation a model sees (not a session record).
+    pub fn is_conversation(&self) -> bool {
+        !matches!(self, Self::Compaction { .. } | Self::TurnEnd { .. })
+    }
+}
+
+/// Tokens as a model API counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
 }
 
 /// A tool call as the model made it. The arguments stay raw text: they may not even be JSON.
@@ -111,6 +154,8 @@ pub struct Reply {
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub stop: StopReason,
+    /// The API's token count for this request and reply, when it sent one.
+    pub usage: Option<Usage>,
 }
 
 impl Reply {
@@ -119,6 +164,7 @@ impl Reply {
             content: self.text,
             tool_calls: self.tool_calls,
             stop: self.stop,
+            usage: self.usage,
         }
     }
 }

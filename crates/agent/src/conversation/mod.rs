@@ -1,7 +1,8 @@
-//! The conversation: its messages, its JSON-lines transcript, tool calls that small models write
-//! as text, and what an observer (a live view, an event stream) is told as it grows.
+//! The conversation: its messages, their transcript, tool calls written as text, holding back
+//! streamed text that may be such a call, and what observers are told.
 
 pub mod message;
 pub mod observer;
+pub mod stream_gate;
 pub mod text_calls;
 pub mod transcript;

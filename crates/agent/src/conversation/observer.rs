@@ -1,10 +1,25 @@
 //! What the agent loop tells whoever watches it (a live view on a terminal, JSON event lines, a
-//! test): each model request, text as it streams, retries, each reply, and the pipeline's tool
-//! events. Every method has an empty default, so an observer implements only what it shows.
+//! test): each model request, text as it streams, retries, each reply with its token usage,
+//! compactions of the history, warnings, the pipeline's tool events, and each turn's usage.
+//! Every method has an empty default, so an observer implements only what it shows.
 
-use crate::conversation::message::Reply;
+use crate::conversation::message::{Reply, Usage};
 use cordon_runtime::pipeline::Event;
 use std::time::Duration;
+
+/// Older turns were folded into a summary to fit the context window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompactionReport {
+    /// `model` or `digest`.
+    pub method: String,
+    /// Conversation messages the summary now stands in for.
+    pub folded_messages: usize,
+    /// The history's estimated tokens before and after.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// The window it had to fit.
+    pub window: u32,
+}
 
 pub trait AgentObserver: Send + Sync {
     /// A request for step `step` (counting from 1) is about to be sent.
@@ -17,6 +32,13 @@ pub trait AgentObserver: Send + Sync {
     fn model_reply(&self, _reply: &Reply) {}
     /// Something happened in a batch of tool calls.
     fn tool_event(&self, _event: &Event) {}
+    /// The history was compacted.
+    fn compaction(&self, _report: &CompactionReport) {}
+    /// Something the user should know that is not an error.
+    fn warning(&self, _text: &str) {}
+    /// A turn ended (answered or not) after `model_requests` requests that took `usage`
+    /// (`None`: the API reported no usage).
+    fn turn_end(&self, _model_requests: u32, _usage: Option<Usage>) {}
 }
 
 /// Watches nothing.

@@ -167,6 +167,7 @@ mod tests {
                     },
                 ],
                 stop: StopReason::ToolCalls,
+                usage: None,
             },
             Message::Tool(ToolOutcome {
                 tool_call_id: "a".into(),

@@ -1,6 +1,8 @@
 //! The HTTP side of talking to a model: one request per step, posted with reqwest, retried on
-//! 429/5xx/no answer (see `retry.rs`), read whole or as a stream of server-sent events, and
-//! cancellable at any point. The API key is read from the environment once and sent only in
+//! 429/5xx/no connection (see `retry.rs`; a generation that timed out is not retried: it would
+//! only time out again), read whole or as a stream of server-sent events, and cancellable at any
+//! point. A request refused for not fitting the context window is its own error, so the loop can
+//! compact the history and try once more. The API key is read from the environment once and sent only in
 //! request headers; it never reaches logs, errors or transcripts.
 
 use crate::conversation::message::{Message, Reply};
@@ -8,7 +10,7 @@ use crate::conversation::observer::AgentObserver;
 use crate::model::provider::{self, Request, StreamAssembler, StreamState, ToolSpec};
 use crate::model::retry::{self, RetryPolicy};
 use crate::model::sse::SseDecoder;
-use cordon_runtime::config::{ModelSettings, Provider};
+use cordon_runtime::config::{ModelSettings, Provider, STREAM_IDLE_TIMEOUT};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +39,26 @@ pub enum ModelError {
         url: String,
         attempts: u32,
         last: String,
+    },
+    #[error(
+        "the model at {url} sent nothing for {}s{}; it may still be generating: raise the limit with --timeout or [model] timeout{}",
+        after.as_secs_f64(),
+        if *streaming { " in the middle of its streamed reply" } else { " (the limit covers the whole reply when not streaming)" },
+        if *streaming { "" } else { ", or stream the reply" }
+    )]
+    TimedOut {
+        url: String,
+        after: Duration,
+        streaming: bool,
+    },
+    #[error(
+        "the request does not fit the model's context window ({message}); lower [model] context_window to the server's real size"
+    )]
+    ContextExceeded {
+        message: String,
+        /// What the server said the request took, and its window, when it said.
+        prompt_tokens: Option<u64>,
+        window: Option<u64>,
     },
     #[error("the model API at {url} sent a reply cordon cannot read: {reason}")]
     Malformed { url: String, reason: String },
@@ -84,12 +106,20 @@ impl ModelClient {
             .base_url
             .clone()
             .unwrap_or_else(|| provider.default_base_url().to_string());
-        let http = reqwest::Client::builder()
-            .connect_timeout(settings.timeout.min(Duration::from_secs(30)))
-            .read_timeout(settings.timeout)
-            .user_agent(concat!("cordon/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(ModelError::Client)?;
+        let mut http = reqwest::Client::builder()
+            .connect_timeout(
+                settings
+                    .timeout
+                    .unwrap_or(STREAM_IDLE_TIMEOUT)
+                    .min(Duration::from_secs(30)),
+            )
+            .user_agent(concat!("cordon/", env!("CARGO_PKG_VERSION")));
+        if settings.stream {
+            // A stream's limit is on pauses between bytes; a whole reply's is on all of it (set
+            // per request, and only when the user set one: a slow local model may take minutes).
+            http = http.read_timeout(settings.timeout.unwrap_or(STREAM_IDLE_TIMEOUT));
+        }
+        let http = http.build().map_err(ModelError::Client)?;
         Ok(Self {
             http,
             provider,
@@ -108,12 +138,18 @@ impl ModelClient {
         &self.model
     }
 
-    /// Sends the conversation and the offered tools; returns the model's reply. Streamed text
-    /// goes to `observer` as it arrives.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
+    /// Sends the conversation and the offered tools, with `max_tokens` for the reply (`None`:
+    /// the provider's default); returns the model's reply. Streamed text goes to `observer` as
+    /// it arrives.
     pub async fn complete(
         &self,
         messages: &[Message],
         tools: &[ToolSpec],
+        max_tokens: Option<u32>,
         observer: &dyn AgentObserver,
         cancel: &CancellationToken,
     ) -> Result<Reply, ModelError> {
@@ -125,6 +161,7 @@ impl ModelClient {
                 tools,
                 settings: &self.settings,
                 stream: self.settings.stream,
+                max_tokens,
             },
         );
         // Serialised once; every attempt sends the same shared bytes.
@@ -183,14 +220,16 @@ impl ModelClient {
             .body(body.clone());
         if self.settings.stream {
             request = request.header("accept", "text/event-stream");
+        } else if let Some(limit) = self.settings.timeout {
+            request = request.timeout(limit);
         }
         for (name, value) in provider::auth_headers(self.provider, self.key.as_deref()) {
             request = request.header(name, value);
         }
-        let response = request.send().await.map_err(|err| Failure::Transient {
-            reason: describe_transport_error(&err),
-            retry_after: None,
-        })?;
+        let response = request
+            .send()
+            .await
+            .map_err(|err| self.transport_failure(&err))?;
         let status = response.status().as_u16();
         if !response.status().is_success() {
             let retry_after = retry::requested_wait(response.headers());
@@ -198,6 +237,9 @@ impl ModelClient {
                 .await
                 .unwrap_or_default();
             let message = provider::error_message(&body);
+            if let Some(exceeded) = context_exceeded(status, &body, &message) {
+                return Err(Failure::Final(exceeded));
+            }
             if retry::is_retryable(status) {
                 return Err(Failure::Transient {
                     reason: format!("HTTP {status}: {message}"),
@@ -226,10 +268,7 @@ impl ModelClient {
             let body = read_bounded(response, MAX_REPLY_BYTES)
                 .await
                 .map_err(|failure| match failure {
-                    BodyFailure::Transport(reason) => Failure::Transient {
-                        reason,
-                        retry_after: None,
-                    },
+                    BodyFailure::Transport(err) => self.transport_failure(&err),
                     BodyFailure::TooLarge => Failure::Final(ModelError::Malformed {
                         url: self.url.clone(),
                         reason: format!("the reply is over {MAX_REPLY_BYTES} bytes"),
@@ -246,6 +285,31 @@ impl ModelClient {
             }
             Ok(reply)
         }
+    }
+
+    /// A request that failed in transport: no connection is worth retrying; a generation that
+    /// timed out is not (the same request would take as long again).
+    fn transport_failure(&self, err: &reqwest::Error) -> Failure {
+        if err.is_timeout() && !err.is_connect() {
+            return Failure::Final(ModelError::TimedOut {
+                url: self.url.clone(),
+                after: self.settings.timeout.unwrap_or(STREAM_IDLE_TIMEOUT),
+                streaming: self.settings.stream,
+            });
+        }
+        Failure::Transient {
+            reason: describe_transport_error(err),
+            retry_after: None,
+        }
+    }
+
+    /// The context window the server says it has (llama.cpp's `/props`), if it says.
+    pub async fn server_context_window(&self) -> Option<u32> {
+        if self.provider != Provider::OpenAi {
+            return None;
+        }
+        let base = self.settings.base_url.as_deref()?;
+        crate::model::server_window::ask(&self.http, base).await
     }
 
     /// Reads server-sent events until the provider says the reply is complete. Once text has
@@ -307,7 +371,7 @@ const MAX_ERROR_BYTES: usize = 64 << 10;
 
 /// Why a body was not read whole.
 enum BodyFailure {
-    Transport(String),
+    Transport(reqwest::Error),
     TooLarge,
 }
 
@@ -317,17 +381,26 @@ async fn read_bounded(
     limit: usize,
 ) -> Result<bytes::Bytes, BodyFailure> {
     let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|err| BodyFailure::Transport(describe_transport_error(&err)))?
-    {
+    while let Some(chunk) = response.chunk().await.map_err(BodyFailure::Transport)? {
         if body.len() + chunk.len() > limit {
             return Err(BodyFailure::TooLarge);
         }
         body.extend_from_slice(&chunk);
     }
     Ok(body.into())
+}
+
+/// A refusal that says the request does not fit the context window.
+fn context_exceeded(status: u16, body: &[u8], message: &str) -> Option<ModelError> {
+    if !matches!(status, 400 | 413 | 422) {
+        return None;
+    }
+    let found = crate::model::context_exceeded::recognise(body, message)?;
+    Some(ModelError::ContextExceeded {
+        message: message.to_string(),
+        prompt_tokens: found.prompt_tokens,
+        window: found.window,
+    })
 }
 
 fn read_key(var: &str) -> Result<String, ModelError> {

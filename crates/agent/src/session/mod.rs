@@ -1,14 +1,23 @@
-//! The agent loop: send the conversation and the active tools to the model; run every tool call of
-//! its reply as one batch through the pipeline; append the results in call order; repeat until the
-//! model answers without tool calls (or, with an output contract, calls `final_result` validly),
-//! or `max_steps` replies have been asked for. Every message is recorded in the transcript as it
-//! is added, so the transcript is valid at every stop, cancellation included.
+//! The agent loop: send the conversation (fitted to the context window, see `context/`) and the
+//! active tools to the model; run every tool call of its reply as one batch through the
+//! pipeline; append the results in call order; repeat until the model answers without tool calls
+//! (or, with an output contract, calls `final_result` validly), or `max_steps` replies have been
+//! asked for. It stays sane when the model does not: an empty answer gets one reminder, then is an
+//! error; the same call repeated gets a note, then stops the turn (`repetition.rs`). Every message
+//! is recorded in the transcript as it is added, so the transcript is valid at every stop,
+//! cancellation included; compactions and each turn's token usage are recorded there too.
 
+mod compaction;
 pub mod contract;
+mod repetition;
 mod system_prompt;
 
-use crate::conversation::message::{Message, Reply, StopReason, ToolCall, ToolOutcome};
+use crate::context::ContextBudget;
+use crate::context::fit::TooSmall;
+use crate::context::window::Window;
+use crate::conversation::message::{Message, Reply, StopReason, ToolCall, ToolOutcome, Usage};
 use crate::conversation::observer::AgentObserver;
+use crate::conversation::stream_gate::StreamGate;
 use crate::conversation::text_calls;
 use crate::conversation::transcript::{Loaded, TranscriptError, TranscriptWriter};
 use crate::model::client::{ModelClient, ModelError};
@@ -17,6 +26,7 @@ use contract::{OutputContract, Verdict};
 use cordon_runtime::config::Provider;
 use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Event, Pipeline};
 use cordon_runtime::report::ErrorKind;
+use repetition::{Repeat, RepetitionGuard};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -34,10 +44,31 @@ pub enum AgentError {
         "the model gave no valid final_result in {attempts} attempts; the last problems: {problems}"
     )]
     ContractBroken { attempts: u32, problems: String },
+    #[error(
+        "stopped: the model called {tool} with the same arguments {count} times in a row, even after a note saying so; rephrase the request, or raise [agent] max_repeated_calls (0 turns the check off)"
+    )]
+    Repeating { tool: String, count: u32 },
+    #[error(
+        "the model's final answer was empty, also after a reminder: there is nothing to print; try again, rephrase the request, or use a stronger model"
+    )]
+    EmptyAnswer,
+    #[error("the model's reply was cut off by {cause} before it wrote an answer")]
+    CutOffBeforeAnswer { cause: String },
+    #[error(transparent)]
+    ContextTooSmall(#[from] TooSmall),
     #[error("cancelled")]
     Cancelled,
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
+}
+
+impl From<ModelError> for AgentError {
+    fn from(err: ModelError) -> Self {
+        match err {
+            ModelError::Cancelled => Self::Cancelled,
+            other => Self::Model(other),
+        }
+    }
 }
 
 /// How the loop behaves.
@@ -52,13 +83,19 @@ pub struct AgentOptions {
     /// Asks a person to approve calls that need it (a terminal prompt); `None`: `[approval]
     /// unattended` decides.
     pub approver: Option<Arc<dyn Approver>>,
+    /// Identical calls in a row before the note (and one more before the stop); 0: no check.
+    pub max_repeated_calls: u32,
 }
 
 /// A turn's result.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
-    /// The model's final text; `truncated` when its output limit cut it off.
-    Text { text: String, truncated: bool },
+    /// The model's final text; `cut_off` names what cut it off (an output limit, or the context
+    /// window filling up), if something did.
+    Text {
+        text: String,
+        cut_off: Option<String>,
+    },
     /// The validated `final_result` arguments.
     Structured(Value),
 }
@@ -71,10 +108,30 @@ pub struct Agent {
     messages: Vec<Message>,
     transcript: Option<TranscriptWriter>,
     contract_failures: u32,
+    context: ContextBudget,
+    /// The last number given to a call recovered from text (ids stay unique in a session).
+    text_calls: u64,
+}
+
+/// What one turn has used so far.
+#[derive(Default)]
+struct TurnTally {
+    requests: u32,
+    usage: Option<Usage>,
+}
+
+impl TurnTally {
+    fn count(&mut self, usage: Option<Usage>) {
+        self.requests += 1;
+        if let Some(usage) = usage {
+            self.usage.get_or_insert_with(Usage::default).add(usage);
+        }
+    }
 }
 
 impl Agent {
     pub fn new(pipeline: Pipeline, client: ModelClient, options: AgentOptions) -> Self {
+        let context = ContextBudget::new(client.settings(), client.model());
         Self {
             pipeline,
             client,
@@ -82,6 +139,8 @@ impl Agent {
             messages: Vec::new(),
             transcript: None,
             contract_failures: 0,
+            context,
+            text_calls: 0,
         }
     }
 
@@ -103,6 +162,16 @@ impl Agent {
         for repair in loaded.repairs {
             self.push(repair)?;
         }
+        self.text_calls = self
+            .messages
+            .iter()
+            .flat_map(|m| match m {
+                Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+                _ => &[],
+            })
+            .filter_map(|call| call.id.strip_prefix(TEXT_CALL_PREFIX)?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
         Ok(())
     }
 
@@ -159,17 +228,39 @@ impl Agent {
             })?;
         }
         self.contract_failures = 0;
+        let mut tally = TurnTally::default();
+        let outcome = self.steps(&tools, &observer, cancel, &mut tally).await;
+        if tally.requests > 0 {
+            observer.turn_end(tally.requests, tally.usage);
+            if let Some(usage) = tally.usage {
+                let end = Message::TurnEnd {
+                    model_requests: tally.requests,
+                    usage,
+                };
+                // The turn's outcome matters more than its record.
+                if let Err(err) = self.push(end)
+                    && outcome.is_ok()
+                {
+                    return Err(err);
+                }
+            }
+        }
+        outcome
+    }
+
+    async fn steps(
+        &mut self,
+        tools: &[ToolSpec],
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+        tally: &mut TurnTally,
+    ) -> Result<Answer, AgentError> {
+        let mut reminded = false;
+        let mut repetition = RepetitionGuard::new(self.options.max_repeated_calls);
         for step in 1..=self.options.max_steps {
             observer.model_request(step);
-            let reply = self
-                .client
-                .complete(&self.messages, &tools, &*observer, cancel)
-                .await
-                .map_err(|err| match err {
-                    ModelError::Cancelled => AgentError::Cancelled,
-                    other => AgentError::Model(other),
-                })?;
-            let reply = self.recover_text_calls(reply, &tools);
+            let window = self.context.window(&self.client).await;
+            let reply = self.request(window, tools, observer, cancel, tally).await?;
             observer.model_reply(&reply);
             self.push(reply.clone().into_message())?;
             if reply.tool_calls.is_empty() {
@@ -177,15 +268,65 @@ impl Agent {
                     self.text_instead_of_final_result()?;
                     continue;
                 }
+                let cut_off =
+                    (reply.stop == StopReason::Length).then(|| self.cut_off_cause(&reply, window));
+                if reply.text.trim().is_empty() {
+                    if let Some(cause) = cut_off {
+                        return Err(AgentError::CutOffBeforeAnswer { cause });
+                    }
+                    if reminded {
+                        return Err(AgentError::EmptyAnswer);
+                    }
+                    reminded = true;
+                    self.push(Message::User {
+                        content: EMPTY_ANSWER_REMINDER.into(),
+                    })?;
+                    continue;
+                }
                 return Ok(Answer::Text {
                     text: reply.text,
-                    truncated: reply.stop == StopReason::Length,
+                    cut_off,
                 });
             }
             let (outcomes, answer) = if reply.stop == StopReason::Length {
-                (cut_off(&reply.tool_calls), None)
+                (
+                    cut_off(&reply.tool_calls, &self.cut_off_cause(&reply, window)),
+                    None,
+                )
             } else {
-                self.run_calls(&reply.tool_calls, &observer, cancel).await
+                let verdicts = repetition.observe(&reply.tool_calls);
+                if let Some((call, count)) =
+                    reply
+                        .tool_calls
+                        .iter()
+                        .zip(&verdicts)
+                        .find_map(|(call, verdict)| match verdict {
+                            Repeat::Past(count) => Some((call, *count)),
+                            _ => None,
+                        })
+                {
+                    for call in &reply.tool_calls {
+                        self.push(Message::Tool(ToolOutcome::error(
+                            call,
+                            ErrorKind::Cancelled,
+                            "not run: the session stopped because the model repeated the same call",
+                        )))?;
+                    }
+                    return Err(AgentError::Repeating {
+                        tool: call.name.clone(),
+                        count,
+                    });
+                }
+                let (mut outcomes, answer) =
+                    self.run_calls(&reply.tool_calls, observer, cancel).await;
+                for (outcome, verdict) in outcomes.iter_mut().zip(&verdicts) {
+                    if let Repeat::AtLimit(count) = verdict {
+                        outcome
+                            .content
+                            .push_str(&repetition::note(&outcome.tool_name, *count));
+                    }
+                }
+                (outcomes, answer)
             };
             for outcome in outcomes {
                 self.push(Message::Tool(outcome))?;
@@ -203,24 +344,132 @@ impl Agent {
         })
     }
 
-    /// With `parse_text_tool_calls`, a reply without calls whose text holds some gets them.
-    fn recover_text_calls(&self, mut reply: Reply, tools: &[ToolSpec]) -> Reply {
-        if !self.options.parse_text_tool_calls
-            || self.client.provider() != Provider::OpenAi
-            || !reply.tool_calls.is_empty()
-        {
-            return reply;
-        }
-        let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
-        if let Some((text, calls)) = text_calls::recover(&reply.text, &offered) {
-            tracing::info!(calls = calls.len(), "recovered tool calls written as text");
-            reply.text = text;
-            reply.tool_calls = calls;
-            if reply.stop != StopReason::Length {
-                reply.stop = StopReason::ToolCalls;
+    /// Asks for one reply: the history fitted to the window (compacting first when it must),
+    /// text that may be a call held back from the screen, calls written as text recovered. A
+    /// refusal for exceeding the context window is answered once: learn, compact, ask again.
+    async fn request(
+        &mut self,
+        window: Window,
+        tools: &[ToolSpec],
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+        tally: &mut TurnTally,
+    ) -> Result<Reply, AgentError> {
+        let recovering =
+            self.options.parse_text_tool_calls && self.client.provider() == Provider::OpenAi;
+        let mut window = window;
+        let mut refused = false;
+        loop {
+            let (messages, raw) = self
+                .fitted(window, tools, refused, observer, cancel, tally)
+                .await?;
+            let gate = StreamGate::new(&**observer, recovering);
+            let reply_tokens = self.context.reply_tokens(window);
+            let outcome = self
+                .client
+                .complete(&messages, tools, Some(reply_tokens), &gate, cancel)
+                .await;
+            match outcome {
+                Ok(reply) => {
+                    tally.count(reply.usage);
+                    if let Some(usage) = reply.usage {
+                        self.context.calibrate(raw, usage.prompt_tokens);
+                    }
+                    let reply = self.recover_text_calls(reply, tools, &**observer);
+                    gate.finish(reply.recovered);
+                    return Ok(reply.reply);
+                }
+                Err(ModelError::ContextExceeded {
+                    message,
+                    prompt_tokens,
+                    window: reported,
+                }) if !refused => {
+                    refused = true;
+                    tally.requests += 1;
+                    self.context
+                        .learn_from_refusal(raw, prompt_tokens, reported);
+                    window = self.context.window(&self.client).await;
+                    observer.warning(&format!(
+                        "the model refused the request as too long for its context window ({message}); compacting the history and trying once more"
+                    ));
+                }
+                Err(err) => return Err(err.into()),
             }
         }
-        reply
+    }
+
+    /// With `parse_text_tool_calls`, a reply without calls whose text holds some gets them, with
+    /// ids unique in the session. Without it, such a reply gets a warning naming the switch.
+    fn recover_text_calls(
+        &mut self,
+        mut reply: Reply,
+        tools: &[ToolSpec],
+        observer: &dyn AgentObserver,
+    ) -> Recovered {
+        let unchanged = |reply| Recovered {
+            reply,
+            recovered: false,
+        };
+        if !reply.tool_calls.is_empty() || self.client.provider() != Provider::OpenAi {
+            return unchanged(reply);
+        }
+        let offered: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        let Some((text, calls)) = text_calls::recover(&reply.text, &offered) else {
+            return unchanged(reply);
+        };
+        if !self.options.parse_text_tool_calls {
+            observer.warning(
+                "the model wrote what looks like a tool call as text, so it was not run; set parse_text_tool_calls = true under [model] in cordon.toml to recover such calls",
+            );
+            return unchanged(reply);
+        }
+        tracing::info!(calls = calls.len(), "recovered tool calls written as text");
+        reply.text = text;
+        reply.tool_calls = calls
+            .into_iter()
+            .map(|call| {
+                self.text_calls += 1;
+                ToolCall {
+                    id: format!("{TEXT_CALL_PREFIX}{}", self.text_calls),
+                    name: call.name,
+                    arguments: call.arguments,
+                }
+            })
+            .collect();
+        if reply.stop != StopReason::Length {
+            reply.stop = StopReason::ToolCalls;
+        }
+        Recovered {
+            reply,
+            recovered: true,
+        }
+    }
+
+    /// What cut a reply off: the context window filling up, the user's `max_tokens`, or the
+    /// limit cordon set.
+    fn cut_off_cause(&self, reply: &Reply, window: Window) -> String {
+        let sent = self.context.reply_tokens(window);
+        if let Some(usage) = reply.usage
+            && (usage.prompt_tokens + usage.completion_tokens) * 100
+                >= u64::from(window.tokens) * 97
+        {
+            return format!(
+                "the model's context window ({} tokens) filling up",
+                window.tokens
+            );
+        }
+        match self.context.max_tokens_set() {
+            Some(limit) if limit == sent => {
+                format!("the output token limit (max_tokens = {limit})")
+            }
+            Some(limit) => format!(
+                "the output token limit ({sent}: max_tokens = {limit}, held to half the {}-token context window)",
+                window.tokens
+            ),
+            None => format!(
+                "cordon's default output limit of {sent} tokens (set [model] max_tokens to change it)"
+            ),
+        }
     }
 
     /// Runs a reply's calls: `final_result` against the contract, the rest as one pipeline batch.
@@ -336,16 +585,29 @@ impl Agent {
     }
 }
 
-/// A reply cut off by the output limit: its calls may be incomplete, so none is run.
-fn cut_off(calls: &[ToolCall]) -> Vec<ToolOutcome> {
+/// A reply whose calls came out of text, and whether any did.
+struct Recovered {
+    reply: Reply,
+    recovered: bool,
+}
+
+/// Ids given to calls recovered from text: `text_call_1`, `text_call_2`, … across the session.
+const TEXT_CALL_PREFIX: &str = "text_call_";
+
+/// Said to the model after an empty final answer.
+const EMPTY_ANSWER_REMINDER: &str = "Your last reply was empty. Answer the request above in text, or call a tool if you still need one.";
+
+/// A reply cut off by an output limit: its calls may be incomplete, so none is run.
+fn cut_off(calls: &[ToolCall], cause: &str) -> Vec<ToolOutcome> {
     calls
         .iter()
         .map(|call| {
             ToolOutcome::error(
                 call,
                 ErrorKind::Truncated,
-                "not run: your reply was cut off by the output token limit before this call was \
-                 complete. Make the call again (with shorter arguments if you can).",
+                format!(
+                    "not run: your reply was cut off by {cause} before this call was complete. Make the call again (with shorter arguments if you can)."
+                ),
             )
         })
         .collect()

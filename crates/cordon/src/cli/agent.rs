@@ -44,6 +44,16 @@ pub struct SessionArgs {
     /// Wait for whole replies instead of streaming them.
     #[arg(long)]
     pub no_stream: bool,
+    /// The model's context window in tokens [default: [model] context_window, else what the
+    /// server reports (llama.cpp), else 128000 for OpenAI, 200000 for Anthropic, 8192 for other
+    /// servers].
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(i64::from(cordon_runtime::config::MIN_CONTEXT_WINDOW)..))]
+    pub context_window: Option<u32>,
+    /// The longest pause of a streamed reply, or the longest wait for a whole reply with
+    /// --no-stream, e.g. 90s or 10m [default: [model] timeout, else 120s between streamed bytes
+    /// and no limit on a whole reply].
+    #[arg(long, value_name = "DURATION", value_parser = duration_parser)]
+    pub timeout: Option<std::time::Duration>,
     /// Append every message to this JSON-lines file as it happens.
     #[arg(long, value_name = "FILE.jsonl")]
     pub transcript: Option<PathBuf>,
@@ -80,6 +90,12 @@ impl SessionArgs {
         if self.no_stream {
             settings.stream = false;
         }
+        if let Some(window) = self.context_window {
+            settings.context_window = Some(window);
+        }
+        if let Some(timeout) = self.timeout {
+            settings.timeout = Some(timeout);
+        }
         Ok(settings)
     }
 
@@ -96,6 +112,7 @@ impl SessionArgs {
             parse_text_tool_calls: model.parse_text_tool_calls,
             contract,
             approver,
+            max_repeated_calls: agent.max_repeated_calls,
         }
     }
 
@@ -150,8 +167,9 @@ pub async fn run(
     let structured = contract.is_some();
     let mut agent = args.agent(pipeline, model, agent_settings, contract, approver)?;
     let prompt = read_prompt(prompt, args.resume.is_some())?;
+    let last = agent.messages().iter().rev().find(|m| m.is_conversation());
     if prompt.is_none()
-        && matches!(agent.messages().last(), Some(Message::Assistant { tool_calls, .. }) if tool_calls.is_empty())
+        && matches!(last, Some(Message::Assistant { tool_calls, .. }) if tool_calls.is_empty())
     {
         bail!(
             "the resumed conversation ends with the model's answer: give a new prompt to continue it"
@@ -223,14 +241,14 @@ fn report(
         None => String::new(),
     };
     match outcome {
-        Ok(Answer::Text { text, truncated }) => {
+        Ok(Answer::Text { text, cut_off }) => {
             if !view.answer_was_streamed() {
                 crate::cli::render::stdout_line(text.trim_end())?;
             }
-            if truncated {
-                crate::cli::stdio_output::stderr_line(
-                    "warning: the answer was cut off by the output token limit (max_tokens)",
-                );
+            if let Some(cause) = cut_off {
+                crate::cli::stdio_output::stderr_line(&format!(
+                    "warning: the answer was cut off by {cause}"
+                ));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -302,6 +320,11 @@ fn same_file(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     }
+}
+
+/// `--timeout`: a duration as cordon.toml writes them.
+fn duration_parser(text: &str) -> Result<std::time::Duration, String> {
+    cordon_runtime::config::parse_duration(text)
 }
 
 /// `--provider`: the names cordon.toml uses, listed in `--help`.

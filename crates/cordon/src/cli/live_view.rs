@@ -5,7 +5,7 @@
 //! lines only; with `--events`, JSON lines instead.
 
 use crate::cli::stdio_output::{stderr_line, stderr_write, stdout_write};
-use cordon_agent::{AgentObserver, Reply, StopReason};
+use cordon_agent::{AgentObserver, CompactionReport, Reply, StopReason, Usage};
 use cordon_runtime::pipeline::Event;
 use cordon_runtime::report::budget::without_controls;
 use serde_json::json;
@@ -261,18 +261,74 @@ impl AgentObserver for LiveView {
             self.clear(&mut state);
         }
         if self.activity == Activity::Events {
-            self.json_line(json!({
+            let mut event = json!({
                 "type": "model_reply",
                 "stop": reply.stop,
                 "text": reply.text,
                 "toolCalls": reply.tool_calls,
-            }));
-        } else if reply.stop == StopReason::Length {
-            self.line("  ⚠ the reply was cut off by the output token limit (max_tokens)");
+            });
+            if let Some(usage) = reply.usage {
+                event["usage"] = usage_json(usage);
+            }
+            self.json_line(event);
+        } else if reply.stop == StopReason::Length && !reply.tool_calls.is_empty() {
+            self.line("  ⚠ the reply was cut off before its tool calls were complete");
         }
         if !reply.tool_calls.is_empty() {
             let mut state = self.lock();
             state.waiting = Some(("running tools".into(), Instant::now()));
+        }
+    }
+
+    fn compaction(&self, report: &CompactionReport) {
+        if self.activity == Activity::Events {
+            self.json_line(json!({
+                "type": "compaction",
+                "method": report.method,
+                "foldedMessages": report.folded_messages,
+                "tokensBefore": report.tokens_before,
+                "tokensAfter": report.tokens_after,
+                "contextWindow": report.window,
+            }));
+        } else {
+            self.line(&format!(
+                "  ⇣ compacted {} older messages into a summary ({}): about {} → {} tokens of a {}-token window",
+                report.folded_messages,
+                report.method,
+                thousands(report.tokens_before),
+                thousands(report.tokens_after),
+                thousands(u64::from(report.window)),
+            ));
+        }
+    }
+
+    fn warning(&self, text: &str) {
+        if self.activity == Activity::Events {
+            self.json_line(json!({"type": "warning", "message": text}));
+        } else {
+            self.line(&format!("  ⚠ {text}"));
+        }
+    }
+
+    fn turn_end(&self, model_requests: u32, usage: Option<Usage>) {
+        match self.activity {
+            Activity::Events => {
+                let mut event = json!({"type": "turn_end", "modelRequests": model_requests});
+                if let Some(usage) = usage {
+                    event["usage"] = usage_json(usage);
+                }
+                self.json_line(event);
+            }
+            Activity::Live => {
+                let Some(usage) = usage else { return };
+                self.line(&format!(
+                    "  Σ {} prompt + {} completion tokens in {model_requests} model request{}",
+                    thousands(usage.prompt_tokens),
+                    thousands(usage.completion_tokens),
+                    if model_requests == 1 { "" } else { "s" },
+                ));
+            }
+            Activity::Lines => {}
         }
     }
 
@@ -329,6 +385,26 @@ impl AgentObserver for LiveView {
             _ => {}
         }
     }
+}
+
+fn usage_json(usage: Usage) -> serde_json::Value {
+    json!({
+        "promptTokens": usage.prompt_tokens,
+        "completionTokens": usage.completion_tokens,
+    })
+}
+
+/// `12345` as `12,345`.
+fn thousands(number: u64) -> String {
+    let digits = number.to_string();
+    let mut out = String::new();
+    for (position, digit) in digits.chars().enumerate() {
+        if position > 0 && (digits.len() - position).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// Arguments in one short line: `path="README.md", limit=3`.

@@ -51,6 +51,9 @@ pub struct AgentSettings {
     pub max_steps: u32,
     /// The agent loop's system prompt; `None` means cordon's default, which lists the tools.
     pub system_prompt: Option<String>,
+    /// The same call (tool and arguments) made this many times in a row gets a note, and once
+    /// more stops the turn; 0 turns the check off.
+    pub max_repeated_calls: u32,
 }
 
 impl Default for AgentSettings {
@@ -58,6 +61,7 @@ impl Default for AgentSettings {
         Self {
             max_steps: 20,
             system_prompt: None,
+            max_repeated_calls: 3,
         }
     }
 }
@@ -72,6 +76,7 @@ pub(super) struct RawAgent {
     max_image_bytes: Option<String>,
     max_steps: Option<u32>,
     system_prompt: Option<String>,
+    max_repeated_calls: Option<u32>,
 }
 
 impl RawAgent {
@@ -104,6 +109,9 @@ impl RawAgent {
         let agent = AgentSettings {
             max_steps,
             system_prompt: self.system_prompt,
+            max_repeated_calls: self
+                .max_repeated_calls
+                .unwrap_or(AgentSettings::default().max_repeated_calls),
         };
         Ok((batches, agent))
     }

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-pub use model::{ModelSettings, Provider};
+pub use model::{Compaction, MIN_CONTEXT_WINDOW, ModelSettings, Provider, STREAM_IDLE_TIMEOUT};
 pub use units::{parse_bytes, parse_duration};
 
 /// A configuration problem; the message names the file and the key.

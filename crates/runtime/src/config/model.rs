@@ -53,6 +53,33 @@ impl Provider {
     }
 }
 
+/// The smallest context window cordon works in (a system prompt, the tools and one reply).
+pub const MIN_CONTEXT_WINDOW: u32 = 1024;
+
+/// How a stream may pause between bytes when `[model] timeout` is not set.
+pub const STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How older turns are compacted into a summary when the history outgrows the context window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compaction {
+    /// Ask the model for a summary (a separate request offering no tools); fall back to the
+    /// digest when that request fails or its answer is empty.
+    #[default]
+    Model,
+    /// A deterministic digest of the calls made and the answers given, without asking the model.
+    Digest,
+}
+
+impl Compaction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Model => "model",
+            Self::Digest => "digest",
+        }
+    }
+}
+
 /// Validated `[model]` settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelSettings {
@@ -64,8 +91,15 @@ pub struct ModelSettings {
     /// The environment variable holding the API key; `None` means the provider's usual one
     /// (optional for `openai`, which local servers speak without a key).
     pub api_key_env: Option<String>,
-    /// Longest wait for the next bytes of a response (and for the connection).
-    pub timeout: Duration,
+    /// `None` (the default): a streamed reply may pause up to [`STREAM_IDLE_TIMEOUT`] between
+    /// bytes, and a whole (non-streamed) reply may take as long as the model needs. Set: the
+    /// longest pause of a stream, or the longest wait for a whole reply.
+    pub timeout: Option<Duration>,
+    /// The model's context window in tokens; `None`: learned from the server where it says
+    /// (llama.cpp), else the provider's default (see `context_window_default`).
+    pub context_window: Option<u32>,
+    /// How older turns are compacted when the history outgrows the window.
+    pub compaction: Compaction,
     pub temperature: Option<f64>,
     /// The reply's token limit (Anthropic requires one: 4096 unless set).
     pub max_tokens: Option<u32>,
@@ -87,7 +121,9 @@ impl Default for ModelSettings {
             base_url: None,
             model: None,
             api_key_env: None,
-            timeout: Duration::from_secs(120),
+            timeout: None,
+            context_window: None,
+            compaction: Compaction::Model,
             temperature: None,
             max_tokens: None,
             stream: true,
@@ -112,6 +148,8 @@ pub(super) struct RawModel {
     retries: Option<u32>,
     retry_delay: Option<String>,
     parse_text_tool_calls: Option<bool>,
+    context_window: Option<u32>,
+    compaction: Option<Compaction>,
 }
 
 impl RawModel {
@@ -146,6 +184,15 @@ impl RawModel {
         if self.max_tokens == Some(0) {
             return Err(("max_tokens".into(), "must be at least 1".into()));
         }
+        if self
+            .context_window
+            .is_some_and(|window| window < MIN_CONTEXT_WINDOW)
+        {
+            return Err((
+                "context_window".into(),
+                format!("must be at least {MIN_CONTEXT_WINDOW} tokens"),
+            ));
+        }
         if self.retries.is_some_and(|retries| retries > 20) {
             return Err(("retries".into(), "use at most 20".into()));
         }
@@ -160,7 +207,12 @@ impl RawModel {
                 .map(|url| url.trim_end_matches('/').to_string()),
             model: self.model,
             api_key_env: self.api_key_env,
-            timeout: duration("timeout", &self.timeout, defaults.timeout)?,
+            timeout: match &self.timeout {
+                Some(text) => Some(parse_duration(text).map_err(|m| ("timeout".to_string(), m))?),
+                None => None,
+            },
+            context_window: self.context_window,
+            compaction: self.compaction.unwrap_or_default(),
             temperature: self.temperature,
             max_tokens: self.max_tokens,
             stream: self.stream.unwrap_or(defaults.stream),

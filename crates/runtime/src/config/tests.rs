@@ -131,7 +131,7 @@ fn agent_and_hook_settings() {
 #[test]
 fn model_settings() {
     let config = parse(
-        "[model]\nprovider = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/v1/\"\nmodel = \"m\"\napi_key_env = \"MY_KEY\"\ntimeout = \"30s\"\ntemperature = 0.2\nmax_tokens = 512\nstream = false\nretries = 2\nretry_delay = \"10ms\"\nparse_text_tool_calls = true\n",
+        "[model]\nprovider = \"anthropic\"\nbase_url = \"http://127.0.0.1:9/v1/\"\nmodel = \"m\"\napi_key_env = \"MY_KEY\"\ntimeout = \"30s\"\ntemperature = 0.2\nmax_tokens = 512\nstream = false\nretries = 2\nretry_delay = \"10ms\"\nparse_text_tool_calls = true\ncontext_window = 8192\ncompaction = \"digest\"\n",
     )
     .unwrap();
     assert_eq!(
@@ -141,7 +141,9 @@ fn model_settings() {
             base_url: Some("http://127.0.0.1:9/v1".into()),
             model: Some("m".into()),
             api_key_env: Some("MY_KEY".into()),
-            timeout: std::time::Duration::from_secs(30),
+            timeout: Some(std::time::Duration::from_secs(30)),
+            context_window: Some(8192),
+            compaction: crate::config::Compaction::Digest,
             temperature: Some(0.2),
             max_tokens: Some(512),
             stream: false,
@@ -159,6 +161,8 @@ fn model_settings() {
         ("[model]\ntemperature = 7.0", "model.temperature"),
         ("[model]\ntimeout = \"soon\"", "model.timeout"),
         ("[model]\nmax_tokens = 0", "model.max_tokens"),
+        ("[model]\ncontext_window = 100", "model.context_window"),
+        ("[model]\ncompaction = \"drop\"", "compaction"),
     ] {
         let err = parse(text).expect_err(text).to_string();
         assert!(err.contains(key), "{text}: {err}");

@@ -22,7 +22,9 @@ pub fn request_body(request: &Request<'_>) -> Value {
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in request.messages {
         let (role, blocks) = match message {
-            Message::System { .. } => continue,
+            Message::System { .. } | Message::Compaction { .. } | Message::TurnEnd { .. } => {
+                continue;
+            }
             Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),
             Message::Assistant {
                 content,
@@ -69,7 +71,7 @@ pub fn request_body(request: &Request<'_>) -> Value {
         .collect();
     let mut body = json!({
         "model": request.model,
-        "max_tokens": request.settings.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         "messages": messages,
         "stream": request.stream,
     });
@@ -133,6 +135,7 @@ pub fn parse_reply(body: &Value) -> Result<Reply, String> {
         body.get("stop_reason").and_then(Value::as_str),
         !reply.tool_calls.is_empty(),
     );
+    reply.usage = body.get("usage").and_then(super::usage_in);
     Ok(reply)
 }
 
@@ -153,6 +156,7 @@ pub struct Stream {
     /// Blocks by their stream index: text, or a tool call with its JSON arriving in pieces.
     blocks: Vec<Option<ToolCall>>,
     stop: Option<String>,
+    usage: Option<crate::conversation::message::Usage>,
 }
 
 impl Stream {
@@ -231,7 +235,24 @@ impl Stream {
                     _ => {}
                 }
             }
+            "message_start" => {
+                if let Some(usage) = data
+                    .get("message")
+                    .and_then(|message| message.get("usage"))
+                    .and_then(super::usage_in)
+                {
+                    self.usage = Some(usage);
+                }
+            }
             "message_delta" => {
+                if let Some(output) = data
+                    .get("usage")
+                    .and_then(|usage| usage.get("output_tokens"))
+                    .and_then(Value::as_u64)
+                {
+                    let usage = self.usage.get_or_insert_with(Default::default);
+                    usage.completion_tokens = output;
+                }
                 if let Some(reason) = data
                     .get("delta")
                     .and_then(|delta| delta.get("stop_reason"))
@@ -267,6 +288,7 @@ impl Stream {
             text: self.text,
             tool_calls,
             stop,
+            usage: self.usage,
         })
     }
 }
@@ -311,6 +333,7 @@ mod tests {
                     },
                 ],
                 stop: StopReason::ToolCalls,
+                usage: None,
             },
             Message::Tool(ToolOutcome {
                 tool_call_id: "t1".into(),
@@ -334,6 +357,7 @@ mod tests {
             tools: &[],
             settings: &settings,
             stream: false,
+            max_tokens: None,
         });
         assert_eq!(body["system"], "sys");
         assert_eq!(body["max_tokens"], 4096);

@@ -5,7 +5,7 @@
 mod anthropic;
 mod openai;
 
-use crate::conversation::message::{Message, Reply};
+use crate::conversation::message::{Message, Reply, Usage};
 use crate::model::sse::SseEvent;
 use cordon_runtime::config::{ModelSettings, Provider};
 use serde_json::Value;
@@ -26,6 +26,8 @@ pub struct Request<'a> {
     pub tools: &'a [ToolSpec],
     pub settings: &'a ModelSettings,
     pub stream: bool,
+    /// The reply's token limit sent with this request (`None`: the provider's own default).
+    pub max_tokens: Option<u32>,
 }
 
 /// The URL requests are posted to.
@@ -137,6 +139,25 @@ fn error_in(body: &Value) -> Option<String> {
     Some(match error.get("type").and_then(Value::as_str) {
         Some(kind) => format!("{message} ({kind})"),
         None => message.to_string(),
+    })
+}
+
+/// Reads a `usage` object: OpenAI's `prompt_tokens`/`completion_tokens` or Anthropic's
+/// `input_tokens` (plus cached input)/`output_tokens`.
+fn usage_in(usage: &Value) -> Option<Usage> {
+    let number = |key: &str| usage.get(key).and_then(Value::as_u64);
+    if let Some(prompt) = number("prompt_tokens") {
+        return Some(Usage {
+            prompt_tokens: prompt,
+            completion_tokens: number("completion_tokens").unwrap_or(0),
+        });
+    }
+    let input = number("input_tokens")?
+        + number("cache_creation_input_tokens").unwrap_or(0)
+        + number("cache_read_input_tokens").unwrap_or(0);
+    Some(Usage {
+        prompt_tokens: input,
+        completion_tokens: number("output_tokens").unwrap_or(0),
     })
 }
 

@@ -8,12 +8,21 @@ use crate::model::sse::SseEvent;
 use serde_json::{Value, json};
 
 pub fn request_body(request: &Request<'_>) -> Value {
-    let messages: Vec<Value> = request.messages.iter().map(message).collect();
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .filter(|m| m.is_conversation())
+        .map(message)
+        .collect();
     let mut body = json!({
         "model": request.model,
         "messages": messages,
         "stream": request.stream,
     });
+    if request.stream {
+        // Without this, a streamed reply carries no token usage.
+        body["stream_options"] = json!({ "include_usage": true });
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -33,7 +42,7 @@ pub fn request_body(request: &Request<'_>) -> Value {
     if let Some(temperature) = request.settings.temperature {
         body["temperature"] = json!(temperature);
     }
-    if let Some(max_tokens) = request.settings.max_tokens {
+    if let Some(max_tokens) = request.max_tokens {
         // OpenAI itself has replaced `max_tokens` (which its reasoning models refuse); the other
         // Chat Completions servers know only `max_tokens`.
         let is_openai = request
@@ -83,6 +92,9 @@ fn message(message: &Message) -> Value {
             "tool_call_id": outcome.tool_call_id,
             "content": outcome.content_with_error_prefix(),
         }),
+        Message::Compaction { .. } | Message::TurnEnd { .. } => {
+            unreachable!("session records are filtered out")
+        }
     }
 }
 
@@ -128,6 +140,7 @@ pub fn parse_reply(body: &Value) -> Result<Reply, String> {
         text,
         tool_calls,
         stop,
+        usage: body.get("usage").and_then(super::usage_in),
     })
 }
 
@@ -156,6 +169,7 @@ pub struct Stream {
     /// Tool calls by their `index` in the deltas.
     calls: Vec<PartialCall>,
     finish: Option<String>,
+    usage: Option<crate::conversation::message::Usage>,
 }
 
 #[derive(Default)]
@@ -184,6 +198,9 @@ impl Stream {
             return Err(format!(
                 "the provider reported an error mid-stream: {message}"
             ));
+        }
+        if let Some(usage) = chunk.get("usage").and_then(super::usage_in) {
+            self.usage = Some(usage);
         }
         let Some(choice) = chunk
             .get("choices")
@@ -257,6 +274,7 @@ impl Stream {
             text: self.text,
             tool_calls,
             stop,
+            usage: self.usage,
         })
     }
 }
@@ -295,12 +313,14 @@ mod tests {
                 tools: &[],
                 settings,
                 stream: true,
+                max_tokens: settings.max_tokens,
             })
         };
         assert_eq!(body(&settings)["max_completion_tokens"], 100);
         settings.base_url = Some("http://127.0.0.1:8080/v1".into());
         assert_eq!(body(&settings)["max_tokens"], 100);
         assert!(body(&settings).get("tools").is_none(), "no tools, no key");
+        assert_eq!(body(&settings)["stream_options"]["include_usage"], true);
     }
 
     #[test]
