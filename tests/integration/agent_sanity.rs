@@ -213,6 +213,16 @@ fn calls_written_as_text_in_every_shape_are_recovered_and_never_shown() {
     assert!(shown.contains("Let me check."), "{shown:?}");
     assert!(shown.contains("All echoed."), "{shown:?}");
 
+    // A model looping inside one reply (cut off by the output limit) gets each call run once.
+    let looping = "{\"name\": \"echo\", \"arguments\": {\"text\": \"loop\"}}\n".repeat(40) + "{\"name\": \"echo\", \"argu";
+    let model = ScriptedModel::start(json!([
+        { "text": looping, "finish": "length" }, { "text": "Stopped looping." }
+    ]));
+    let out = run(&ws, &model, &["go"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let results = openai_tool_messages(&model.body(1));
+    assert_eq!(results, [("text_call_1".to_string(), "loop".to_string())]);
+
     // Recovery off: the call is not run, the text is the answer, and a warning names the switch.
     let model = ScriptedModel::start(json!([{ "text": lines }]));
     let out = run(&workspace(), &model, &["go"], &[]);

@@ -364,10 +364,10 @@ impl Agent {
                 .fitted(window, tools, refused, observer, cancel, tally)
                 .await?;
             let gate = StreamGate::new(&**observer, recovering);
-            let reply_tokens = self.context.reply_tokens(window);
+            let reply_tokens = self.reply_limit(window);
             let outcome = self
                 .client
-                .complete(&messages, tools, Some(reply_tokens), &gate, cancel)
+                .complete(&messages, tools, reply_tokens, &gate, cancel)
                 .await;
             match outcome {
                 Ok(reply) => {
@@ -425,8 +425,11 @@ impl Agent {
         }
         tracing::info!(calls = calls.len(), "recovered tool calls written as text");
         reply.text = text;
+        // A small model stuck in a loop writes one call dozens of times in one reply: run it once.
+        let mut seen = std::collections::HashSet::new();
         reply.tool_calls = calls
             .into_iter()
+            .filter(|call| seen.insert(repetition::signature_of(&call.name, &call.arguments)))
             .map(|call| {
                 self.text_calls += 1;
                 ToolCall {
@@ -436,19 +439,30 @@ impl Agent {
                 }
             })
             .collect();
-        if reply.stop != StopReason::Length {
-            reply.stop = StopReason::ToolCalls;
-        }
+        // Only whole calls parse, so a call recovered from a reply cut off is complete.
+        reply.stop = StopReason::ToolCalls;
         Recovered {
             reply,
             recovered: true,
         }
     }
 
+    /// The reply limit sent: the user's `max_tokens`, or cordon's default for servers that have
+    /// none of their own (local servers generate until their context is full); OpenAI's own API
+    /// keeps its per-model limit unless the user set one.
+    fn reply_limit(&self, window: Window) -> Option<u32> {
+        if self.context.max_tokens_set().is_none() && self.client.has_own_output_limit() {
+            return None;
+        }
+        Some(self.context.reply_tokens(window))
+    }
+
     /// What cut a reply off: the context window filling up, the user's `max_tokens`, or the
     /// limit cordon set.
     fn cut_off_cause(&self, reply: &Reply, window: Window) -> String {
-        let sent = self.context.reply_tokens(window);
+        let Some(sent) = self.reply_limit(window) else {
+            return "the model's own output limit (set [model] max_tokens to choose one)".into();
+        };
         if let Some(usage) = reply.usage
             && (usage.prompt_tokens + usage.completion_tokens) * 100
                 >= u64::from(window.tokens) * 97

@@ -61,11 +61,16 @@ pub fn note(tool: &str, count: u32) -> String {
 }
 
 fn signature(call: &ToolCall) -> String {
-    let arguments = match serde_json::from_str::<Value>(&call.arguments) {
+    signature_of(&call.name, &call.arguments)
+}
+
+/// A call's identity: its tool and its arguments as canonical JSON (key order aside).
+pub fn signature_of(name: &str, arguments: &str) -> String {
+    let arguments = match serde_json::from_str::<Value>(arguments) {
         Ok(value) => canonical(&value),
-        Err(_) => call.arguments.trim().to_string(),
+        Err(_) => arguments.trim().to_string(),
     };
-    format!("{}\u{0}{arguments}", call.name)
+    format!("{name}\u{0}{arguments}")
 }
 
 /// JSON text with object keys sorted at every level.
