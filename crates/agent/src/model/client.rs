@@ -138,6 +138,12 @@ impl ModelClient {
         &self.model
     }
 
+    /// Whether the API caps a reply by itself when no limit is sent (OpenAI's own API does, per
+    /// model; local OpenAI-compatible servers may generate until their context is full).
+    pub fn has_own_output_limit(&self) -> bool {
+        self.provider == Provider::OpenAi && self.url.starts_with("https://api.openai.com/")
+    }
+
     pub fn settings(&self) -> &ModelSettings {
         &self.settings
     }
