@@ -128,6 +128,21 @@ tests/mcp/node_modules/.installed: tests/mcp/package-lock.json
 	cd tests/mcp && npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Opt-in, not part of `make test` or CI: `cordon run` on five small tasks against a real model
+# (Qwen2.5-Coder-0.5B-Instruct) served by llama.cpp's llama-server, both fetched and built into
+# ~/.cache/cordon-real-model on the first run (docs/real-model.md). `CORDON_BIN=/path/to/cordon make
+# test-real-model` measures another build; REAL_MODEL_ARGS passes flags to the runner, e.g.
+# REAL_MODEL_ARGS="--tasks list,read --keep".
+REAL_MODEL_JSON ?= $(HOME)/.cache/cordon-real-model/last-run.json
+test-real-model: toolchain
+ifndef CORDON_BIN
+	cargo build -p cordon
+endif
+	cargo build --target wasm32-wasip2 --profile guest -p fs -p guard
+	python3 tests/real_model/setup_model.py
+	CORDON_BIN=$(or $(CORDON_BIN),$(CORDON)) CORDON_GUEST_DIR=$(GUEST_DIR) \
+		python3 tests/real_model/run.py --json $(REAL_MODEL_JSON) $(REAL_MODEL_ARGS)
+
 # The property tests of tests/integration/fuzz.rs with many more cases than CI runs.
 fuzz: host
 	PROPTEST_CASES=$${PROPTEST_CASES:-20000} cargo test -p cordon --test integration fuzz -- --test-threads 2

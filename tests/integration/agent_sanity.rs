@@ -214,7 +214,8 @@ fn calls_written_as_text_in_every_shape_are_recovered_and_never_shown() {
     assert!(shown.contains("All echoed."), "{shown:?}");
 
     // A model looping inside one reply (cut off by the output limit) gets each call run once.
-    let looping = "{\"name\": \"echo\", \"arguments\": {\"text\": \"loop\"}}\n".repeat(40) + "{\"name\": \"echo\", \"argu";
+    let looping = "{\"name\": \"echo\", \"arguments\": {\"text\": \"loop\"}}\n".repeat(40)
+        + "{\"name\": \"echo\", \"argu";
     let model = ScriptedModel::start(json!([
         { "text": looping, "finish": "length" }, { "text": "Stopped looping." }
     ]));
