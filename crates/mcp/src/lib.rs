@@ -3,8 +3,10 @@
 //! other front end.
 //!
 //! `server/` answers MCP requests (tools, logging, results in MCP's shapes); `transport/` carries
-//! them (the HTTP accept loop and its bounds, non-blocking stdio pipes).
+//! them (the HTTP accept loop and its bounds, health probes, metrics and graceful shutdown,
+//! non-blocking stdio pipes); `metrics/` counts and times the calls for `/metrics`.
 
+mod metrics;
 mod server;
 mod transport;
 

@@ -98,7 +98,8 @@ pub enum Command {
         #[arg(long)]
         events: bool,
     },
-    /// Serve the active tools over MCP: stdio by default, streamable HTTP with --http.
+    /// Serve the active tools over MCP: stdio by default, streamable HTTP with --http (with
+    /// /healthz, /readyz and /metrics beside /mcp; SIGTERM or Ctrl-C drains it, then it exits 0).
     Serve {
         /// Speak streamable HTTP on this address instead of stdio.
         #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8808")]
@@ -112,6 +113,14 @@ pub enum Command {
         /// Also accept requests from this browser origin (repeatable), e.g. https://app.example.com.
         #[arg(long, value_name = "ORIGIN")]
         allow_origin: Vec<String>,
+        /// Serve /metrics without the bearer token even when --token-env sets one.
+        #[arg(long)]
+        metrics_public: bool,
+        /// On SIGTERM or Ctrl-C, how long the calls in flight may take to finish before they are
+        /// cancelled, e.g. 30s or 2m.
+        #[arg(long, value_name = "DURATION", default_value = "30s",
+              value_parser = cordon_runtime::config::parse_duration)]
+        shutdown_grace: std::time::Duration,
     },
     /// Run the agent loop on a prompt: the model calls the active tools until it answers.
     /// Exit code 0 with an answer, 1 without one, 2 on a setup error, 130 when cancelled.
@@ -255,6 +264,8 @@ impl Cli {
                 ref token_env,
                 ref allow_host,
                 ref allow_origin,
+                metrics_public,
+                shutdown_grace,
             } => {
                 let mut server = cordon_mcp::McpServer::new(pipeline);
                 // Without --yes the client's user is asked (elicitation), never this terminal:
@@ -273,14 +284,24 @@ impl Cli {
                             token,
                             allowed_hosts: allow_host.clone(),
                             allowed_origins: allow_origin.clone(),
+                            metrics_public,
+                            shutdown_grace,
                         };
-                        cordon_mcp::http::serve(server, options, |local| {
+                        let signal = interrupt::termination_signal();
+                        let shutdown = async move {
+                            signal.await;
+                            crate::cli::stdio_output::stderr_line(&format!(
+                                "cordon: shutting down: refusing new requests, letting those in flight finish (for at most {shutdown_grace:?}; Ctrl-C again stops at once)"
+                            ));
+                        };
+                        let listening = |local| {
                             crate::cli::stdio_output::stderr_line(&format!(
                                 "cordon: serving MCP (streamable HTTP) at http://{local}{}",
                                 cordon_mcp::http::MCP_PATH
                             ))
-                        })
-                        .await?;
+                        };
+                        cordon_mcp::http::serve(server, options, listening, shutdown).await?;
+                        crate::cli::stdio_output::stderr_line("cordon: stopped");
                     }
                 }
                 Ok(ExitCode::SUCCESS)

@@ -6,6 +6,8 @@
 //! "Who" is the request's `Authorization` header (empty without one): a cancellation can only stop
 //! calls sent with the same credentials, and with no token (loopback only) local clients share one
 //! namespace of ids.
+//!
+//! A shutdown whose grace period is over cancels them all, so each ends as a `cancelled` result.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -79,6 +81,18 @@ impl InFlightCalls {
         let key = (credentials.to_string(), id.to_string());
         let tokens = self.lock().get(&key).cloned().unwrap_or_default();
         tokens.iter().for_each(|(_, token)| token.cancel());
+        tokens.len()
+    }
+
+    /// Cancels every call being served (a shutdown whose grace period is over); how many there were.
+    pub fn cancel_all(&self) -> usize {
+        let tokens: Vec<CancellationToken> = self
+            .lock()
+            .values()
+            .flatten()
+            .map(|(_, token)| token.clone())
+            .collect();
+        tokens.iter().for_each(CancellationToken::cancel);
         tokens.len()
     }
 }

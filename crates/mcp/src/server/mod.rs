@@ -2,13 +2,15 @@
 //! streamable HTTP (`transport/`). `tools/call` runs through the same pipeline as every other front
 //! end, so validation, hooks, grants, limits and error results are identical; the error kind and the
 //! tool's details travel in `_meta`, never in the text the model reads (`results.rs`); a call that
-//! needs a person's approval is put to the client's user (`approval.rs`).
+//! needs a person's approval is put to the client's user (`approval.rs`); every answered call is
+//! counted and timed for `/metrics` (`crate::metrics`).
 
 mod approval;
 pub(crate) mod in_flight_calls;
 mod logging;
 pub mod results;
 
+use crate::metrics::{Metrics, UNKNOWN_TOOL};
 use cordon_runtime::pipeline::events::EventSink;
 use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Event, Pipeline};
 use logging::{LogForwarding, LogThreshold};
@@ -39,8 +41,11 @@ pub struct McpServer {
     log_level: LogThreshold,
     /// Decides every approval instead of the client's user (`cordon serve --yes`).
     approver: Option<Arc<dyn Approver>>,
-    /// The calls being served over HTTP, for cancellations that arrive as requests of their own.
+    /// The calls being served over HTTP, for cancellations that arrive as requests of their own
+    /// (and for shutdown, which cancels those still running after its grace period).
     in_flight: in_flight_calls::InFlightCalls,
+    /// Calls answered, by tool and outcome, and how long they took.
+    metrics: Metrics,
 }
 
 impl McpServer {
@@ -55,7 +60,42 @@ impl McpServer {
             log_level: LogThreshold::default(),
             approver: None,
             in_flight: Default::default(),
+            metrics: Metrics::default(),
         }
+    }
+
+    /// The counters and histograms `/metrics` reports.
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Sandboxes running now, and how many may run at once.
+    pub(crate) fn sandboxes(&self) -> (usize, usize) {
+        let registry = self.pipeline.registry();
+        (registry.sandboxes_in_use(), registry.max_sandboxes())
+    }
+
+    /// The response to a `tools/call`, the call counted and timed: the approval question instead of
+    /// the result when this round stopped at one (outcome `input_required`).
+    fn answered(
+        &self,
+        tool: &str,
+        started: std::time::Instant,
+        result: cordon_runtime::ToolResult,
+        asking: &approval::Asking,
+    ) -> CallToolResponse {
+        // Only the names the server offers become label values: a client cannot add series.
+        let offered = self.tools.iter().any(|offered| offered.name == tool);
+        let tool = if offered { tool } else { UNKNOWN_TOOL };
+        let (response, outcome) = match asking.input_required() {
+            Some(question) => (question.into(), "input_required"),
+            None => {
+                let outcome = result.error_kind.map_or("ok", |kind| kind.as_str());
+                (results::call_tool_result(result).into(), outcome)
+            }
+        };
+        self.metrics.record_call(tool, outcome, started.elapsed());
+        response
     }
 
     /// The calls being served over HTTP (the transport routes cancellations to them).
@@ -109,6 +149,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let started = std::time::Instant::now();
         let asking = self.asking(&context, &request);
         let arguments = request
             .arguments
@@ -135,10 +176,7 @@ impl ServerHandler for McpServer {
                 approver: asking.approver(),
             };
             let result = self.pipeline.call(call, &options).await;
-            if let Some(question) = asking.input_required() {
-                return Ok(question.into());
-            }
-            return Ok(results::call_tool_result(result).into());
+            return Ok(self.answered(&request.name, started, result, &asking));
         }
         let reviewed = self.pipeline.results_reviewed(&request.name);
         let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
@@ -151,10 +189,7 @@ impl ServerHandler for McpServer {
         // Notifications go out before the response: once every sender is gone the task drains.
         drop(options);
         let _ = tokio::time::timeout(NOTIFICATION_DRAIN, sending).await;
-        if let Some(question) = asking.input_required() {
-            return Ok(question.into());
-        }
-        Ok(results::call_tool_result(result).into())
+        Ok(self.answered(&request.name, started, result, &asking))
     }
 
     /// rmcp hands over every request it could not parse as a custom request; one for a method it

@@ -7,17 +7,33 @@
 //! most [`MAX_REQUEST_BYTES`] and must arrive within [`BODY_DEADLINE`], and at most [`MAX_REQUESTS_IN_FLIGHT`] requests holding at most
 //! [`MAX_BYTES_IN_FLIGHT`] between them are served at once; past that a client gets
 //! `503 Service Unavailable` with `Retry-After`.
+//!
+//! Beside the MCP endpoint: the health probes ([`HEALTHZ_PATH`], [`READYZ_PATH`]), the metrics
+//! ([`METRICS_PATH`]) and the OAuth protected-resource metadata. A shutdown (the future given to
+//! [`serve`]) drains the server: not ready, new requests refused, those in flight given
+//! [`HttpOptions::shutdown_grace`] to finish before their calls are cancelled.
 
 use crate::server::McpServer;
+use crate::transport::host_check::{Allowlists, check_host_and_origin, check_origin};
+use crate::transport::lifecycle::Lifecycle;
+use crate::transport::metrics_route::Scraped;
+use crate::transport::{accept, drain_gate, health, metrics_route, shutdown};
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
-use axum::middleware::Next;
+use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::transport::accept::{HEADER_DEADLINE, MAX_CONNECTIONS};
+pub use crate::transport::health::{HEALTHZ_PATH, READYZ_PATH};
+pub use crate::transport::metrics_route::METRICS_PATH;
 
 /// The endpoint path.
 pub const MCP_PATH: &str = "/mcp";
@@ -28,15 +44,9 @@ pub const MAX_REQUEST_BYTES: usize = 4 << 20;
 pub const MAX_REQUESTS_IN_FLIGHT: usize = 64;
 /// Request body bytes held at once across the requests being served.
 pub const MAX_BYTES_IN_FLIGHT: usize = 32 << 20;
-/// Connections open at once; each holds a file descriptor.
-pub const MAX_CONNECTIONS: usize = 256;
-/// How long a connection may take to send a request's headers, and stay idle between requests.
-pub const HEADER_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long a request's body may take to arrive once its headers have (its request slot is held
 /// meanwhile).
-pub const BODY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
-/// What a connection past [`MAX_CONNECTIONS`] is told before it is closed.
-const TOO_MANY_CONNECTIONS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+pub const BODY_DEADLINE: Duration = Duration::from_secs(10);
 /// The unit the body-bytes budget is counted in.
 const BUDGET_UNIT_BYTES: usize = 1 << 10;
 
@@ -56,6 +66,11 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Extra browser origins accepted besides loopback origins.
     pub allowed_origins: Vec<String>,
+    /// Serve [`METRICS_PATH`] without the bearer token even when one is set (its `Host` and
+    /// `Origin` are checked all the same).
+    pub metrics_public: bool,
+    /// How long a shutdown lets the requests in flight finish before cancelling their calls.
+    pub shutdown_grace: Duration,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -73,11 +88,13 @@ pub enum HttpServeError {
     Serve(#[source] std::io::Error),
 }
 
-/// Serves until the process ends. `on_listening` receives the bound address once listening.
+/// Serves until `shutdown` completes, then drains (see the module's documentation) and returns.
+/// `on_listening` receives the bound address once listening.
 pub async fn serve(
     server: McpServer,
     options: HttpOptions,
     on_listening: impl FnOnce(SocketAddr),
+    shutdown: impl Future<Output = ()>,
 ) -> Result<(), HttpServeError> {
     if !options.addr.ip().is_loopback() && options.token.is_none() {
         return Err(HttpServeError::PublicWithoutToken(options.addr));
@@ -89,34 +106,48 @@ pub async fn serve(
             source,
         })?;
     let local = listener.local_addr().map_err(HttpServeError::Serve)?;
+    let allowed = Arc::new(Allowlists::new(
+        local,
+        &options.allowed_hosts,
+        &options.allowed_origins,
+    ));
+    let lifecycle = Lifecycle::default();
+    let calls = server.in_flight_calls();
+    let app = routes(server, &options, allowed, lifecycle.clone());
 
-    let mut hosts = vec![
-        "localhost".to_string(),
-        "127.0.0.1".to_string(),
-        "::1".to_string(),
-        "[::1]".to_string(),
-    ];
-    if !local.ip().is_unspecified() {
-        hosts.push(local.ip().to_string());
-    }
-    hosts.extend(options.allowed_hosts.iter().cloned());
-    let mut origins: Vec<String> = [
-        "http://localhost:*",
-        "http://127.0.0.1:*",
-        "http://[::1]:*",
-        "https://localhost:*",
-    ]
-    .map(String::from)
-    .to_vec();
-    origins.extend(options.allowed_origins.iter().cloned());
+    on_listening(local);
+    let stop = CancellationToken::new();
+    let accepting = tokio::spawn(accept::accept_until(listener, app, stop.clone()));
+    shutdown.await;
+    shutdown::drain(&lifecycle, &calls, options.shutdown_grace).await;
+    stop.cancel();
+    accepting
+        .await
+        .map_err(|err| HttpServeError::Serve(std::io::Error::other(err)))
+}
 
+/// The routes, each behind the checks it needs. A layer wraps only the routes added before it, so
+/// each group is a router of its own: the MCP endpoint behind everything; the metrics behind the
+/// `Host` and `Origin` checks and (unless public) the token, but none of the request slots or body
+/// budget the MCP endpoint's callers share (they read no body); the health probes behind the
+/// `Origin` check only; the resource metadata behind nothing (it must be readable without a token).
+fn routes(
+    server: McpServer,
+    options: &HttpOptions,
+    allowed: Arc<Allowlists>,
+    lifecycle: Lifecycle,
+) -> axum::Router {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins);
+        .with_allowed_hosts(allowed.hosts().to_vec())
+        .with_allowed_origins(allowed.origins().to_vec());
     let calls = server.in_flight_calls();
+    let scraped = Scraped {
+        server: server.clone(),
+        lifecycle: lifecycle.clone(),
+    };
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(NeverSessionManager::default()),
@@ -127,63 +158,36 @@ pub async fn serve(
         requests: Semaphore::new(MAX_REQUESTS_IN_FLIGHT),
         kibibytes: Semaphore::new(MAX_BYTES_IN_FLIGHT / BUDGET_UNIT_BYTES),
     });
-    // The layers wrap only the routes added before them: the metadata route, added after, needs
-    // no token and takes none of the request slots or body budget the MCP endpoint's callers share
-    // (it reads no body).
-    let app = axum::Router::new()
+    let mcp = axum::Router::new()
         .nest_service(MCP_PATH, service)
-        .layer(axum::middleware::from_fn(
-            crate::transport::forbidden::forbidden_as_json,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
+        .layer(from_fn(crate::transport::forbidden::forbidden_as_json))
+        .layer(from_fn_with_state(
             calls,
             crate::transport::http_cancellation::route_cancellations,
         ))
-        .layer(axum::middleware::from_fn_with_state(
-            in_flight,
-            bound_in_flight,
+        .layer(from_fn_with_state(
+            lifecycle.clone(),
+            drain_gate::gate_requests,
         ))
-        .layer(axum::middleware::from_fn_with_state(token, require_token))
-        .route(
-            RESOURCE_METADATA_PATH,
-            axum::routing::get(protected_resource_metadata),
-        );
-
-    on_listening(local);
-    accept_connections(listener, app).await
-}
-
-/// Serves each accepted connection (HTTP/1.1) on its own task, at most [`MAX_CONNECTIONS`] at once.
-async fn accept_connections(listener: tokio::net::TcpListener, app: axum::Router) -> ! {
-    let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
-    loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(err) => {
-                // Out of file descriptors or a connection reset before it was accepted: wait a
-                // little rather than spin.
-                tracing::warn!("accepting an MCP HTTP connection failed: {err}");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        let Ok(slot) = open.clone().try_acquire_owned() else {
-            // A fresh socket's send buffer takes these few bytes at once; then it is closed.
-            let _ = stream.try_write(TOO_MANY_CONNECTIONS);
-            continue;
-        };
-        let service = hyper_util::service::TowerToHyperService::new(app.clone());
-        tokio::spawn(async move {
-            let _slot = slot;
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_DEADLINE);
-            let connection =
-                builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            let _ = connection.await;
-        });
+        .layer(from_fn_with_state(in_flight, bound_in_flight))
+        .layer(from_fn_with_state(token.clone(), require_token));
+    let mut metrics = axum::Router::new()
+        .route(METRICS_PATH, get(metrics_route::metrics))
+        .with_state(scraped)
+        .layer(from_fn_with_state(allowed.clone(), check_host_and_origin))
+        .layer(from_fn(crate::transport::forbidden::forbidden_as_json));
+    if !options.metrics_public {
+        metrics = metrics.layer(from_fn_with_state(token, require_token));
     }
+    let probes = axum::Router::new()
+        .route(HEALTHZ_PATH, get(health::healthz))
+        .route(READYZ_PATH, get(health::readyz))
+        .with_state(lifecycle)
+        .layer(from_fn_with_state(allowed, check_origin))
+        .layer(from_fn(crate::transport::forbidden::forbidden_as_json));
+    mcp.merge(metrics)
+        .merge(probes)
+        .route(RESOURCE_METADATA_PATH, get(protected_resource_metadata))
 }
 
 /// Where the OAuth protected-resource metadata (RFC 9728) of the MCP endpoint is served: what a

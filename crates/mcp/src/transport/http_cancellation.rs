@@ -47,7 +47,7 @@ pub(crate) async fn route_cancellations(
 }
 
 /// The `requestId` of a `notifications/cancelled` message, as text.
-fn cancelled_request_id(body: &[u8]) -> Option<String> {
+pub(crate) fn cancelled_request_id(body: &[u8]) -> Option<String> {
     if body.len() > MAX_CANCELLATION_BYTES {
         return None;
     }

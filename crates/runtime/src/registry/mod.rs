@@ -63,6 +63,9 @@ pub struct Registry {
     plugins: Vec<Arc<Plugin>>,
     tools: BTreeMap<String, Arc<Plugin>>,
     rejected: Vec<Rejected>,
+    /// The process-wide sandbox slots every plugin's calls take (`[host] max_sandboxes`).
+    sandbox_slots: Arc<tokio::sync::Semaphore>,
+    max_sandboxes: usize,
 }
 
 impl Registry {
@@ -120,6 +123,8 @@ impl Registry {
             plugins: Vec::new(),
             tools: BTreeMap::new(),
             rejected: Vec::new(),
+            sandbox_slots: host.sandbox_slots.clone(),
+            max_sandboxes: settings.max_instances as usize,
         };
         for (index, outcome) in outcomes {
             let file = &files[index];
@@ -204,6 +209,17 @@ impl Registry {
 
     pub fn tool_names(&self) -> Vec<&str> {
         self.tools.keys().map(String::as_str).collect()
+    }
+
+    /// Sandboxes running now (tools' and hooks' alike), out of [`Self::max_sandboxes`].
+    pub fn sandboxes_in_use(&self) -> usize {
+        self.max_sandboxes
+            .saturating_sub(self.sandbox_slots.available_permits())
+    }
+
+    /// Sandboxes that may run at once (`[host] max_sandboxes`); calls beyond it queue.
+    pub fn max_sandboxes(&self) -> usize {
+        self.max_sandboxes
     }
 }
 
