@@ -34,9 +34,9 @@ FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
 # The host's crates: the runtime library, the agent loop, the MCP server, the scaffolding, and the
 # `cordon` binary on top (crates/).
-HOST_CRATES := -p cordon-runtime -p cordon-agent -p cordon-mcp -p cordon-scaffold -p cordon
+HOST_CRATES := -p cordon-runtime -p cordon-agent -p cordon-mcp -p cordon-scaffold -p cordon-distribution -p cordon
 
-.PHONY: build demo test test-rust test-mcp mcp-clients fuzz bench toolchain host plugins fixtures lint clean
+.PHONY: build demo test test-rust test-mcp test-deploy mcp-clients registry-tools test-real-model fuzz bench toolchain host plugins fixtures lint clean
 
 build: host plugins
 
@@ -105,22 +105,32 @@ fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM) $(SDK_PLUGIN_WASM) $(J
 demo: build
 	@CORDON=$(CORDON) ./demo.sh
 
-test: test-rust test-mcp
+test: test-rust test-mcp test-deploy
 
-test-rust: host fixtures
+test-rust: host fixtures registry-tools
 	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p fs
+
+# A real OCI registry (CNCF Distribution) and `oras push`, for the `cordon add`/`push` tests: installed
+# into ~/.cache/cordon-tools by tests/registry/install.sh, which fails loudly when it cannot.
+registry-tools:
+	bash tests/registry/install.sh >/dev/null
 
 # `cordon serve` against third-party MCP clients: the Python SDK, the Inspector CLI and the
 # conformance suite (see tests/mcp/).
 test-mcp: host fixtures mcp-clients
 	CORDON_BIN=$(CORDON) CORDON_GUEST_DIR=$(GUEST_DIR) $(TEST_VENV)/bin/python -m pytest tests/mcp -q
 
+# The deployment files (deploy/): the Kubernetes manifests against the Kubernetes schemas and the
+# real binary, the Containerfile linted (see tests/deploy/).
+test-deploy: host fixtures $(TEST_VENV)/.installed
+	CORDON_BIN=$(CORDON) CORDON_GUEST_DIR=$(GUEST_DIR) $(TEST_VENV)/bin/python -m pytest tests/deploy -q
+
 mcp-clients: $(TEST_VENV)/.installed tests/mcp/node_modules/.installed
 
-$(TEST_VENV)/.installed: tests/mcp/requirements.txt
+$(TEST_VENV)/.installed: tests/mcp/requirements.txt tests/deploy/requirements.txt
 	@command -v python3 >/dev/null || { echo "error: python3 is needed for the MCP client tests" >&2; exit 1; }
 	python3 -m venv $(TEST_VENV)
-	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
+	$(TEST_VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt -r tests/deploy/requirements.txt
 	touch $@
 
 tests/mcp/node_modules/.installed: tests/mcp/package-lock.json

@@ -14,6 +14,7 @@ mod c_sdk;
 mod cache;
 mod cli;
 mod contract_v2;
+mod distribution;
 mod embedding;
 mod fs_tools;
 mod fuzz;

@@ -3,6 +3,7 @@
 
 mod agent;
 mod approval_prompt;
+mod install;
 mod interrupt;
 mod live_view;
 pub mod render;
@@ -65,6 +66,32 @@ pub enum Command {
     },
     /// Approve the plugins as they are now: write their sha256 and grants to the lockfile.
     Lock,
+    /// Install a plugin from an OCI registry (oci://HOST/REPOSITORY:TAG or @sha256:DIGEST), an
+    /// HTTPS URL (with --sha256) or a local file: verified, pinned by sha256 in cordon.toml with
+    /// no grants, its source recorded in cordon.lock. With --locked and no REF: `cordon sync`.
+    Add {
+        /// Where the plugin comes from.
+        reference: Option<String>,
+        /// The plugin's name [default: the repository's or file's last part].
+        #[arg(long)]
+        name: Option<String>,
+        /// The component's sha256 (required for a URL; checked for any source).
+        #[arg(long, value_name = "HEX")]
+        sha256: Option<String>,
+        /// Replace a different plugin already installed under that name.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Install exactly the plugins cordon.lock records (their sources and sha256), e.g. in CI or
+    /// a container's start.
+    Sync,
+    /// Publish a plugin to an OCI registry in the Wasm component artifact layout.
+    Push {
+        /// A plugin id in the plugins directory, or a path to a .wasm file.
+        plugin: String,
+        /// oci://HOST/REPOSITORY:TAG
+        reference: String,
+    },
     /// Start a plugin project in the plugins directory from a working template.
     New {
         /// The plugin's name (lowercase letters, digits and _).
@@ -169,6 +196,37 @@ impl Cli {
                 ))?;
                 return Ok(ExitCode::SUCCESS);
             }
+            Command::Add {
+                reference,
+                name,
+                sha256,
+                force,
+            } => {
+                let paths = self.install_paths();
+                return match (reference, self.locked) {
+                    (None, true) => install::sync(&paths).await,
+                    (Some(_), true) => bail!(
+                        "--locked installs exactly what the lockfile records: give no REF (or use `cordon sync`)"
+                    ),
+                    (None, false) => bail!(
+                        "give the plugin to add: oci://HOST/REPOSITORY:TAG, https://…/NAME.wasm --sha256 HEX, or a path"
+                    ),
+                    (Some(reference), false) => {
+                        install::add(
+                            &paths,
+                            reference,
+                            name.as_deref(),
+                            sha256.as_deref(),
+                            *force,
+                        )
+                        .await
+                    }
+                };
+            }
+            Command::Sync => return install::sync(&self.install_paths()).await,
+            Command::Push { plugin, reference } => {
+                return install::push(&self.install_paths(), plugin, reference).await;
+            }
             Command::Build { dir } => {
                 let output = cordon_scaffold::build(
                     dir.as_deref().unwrap_or(std::path::Path::new(".")),
@@ -228,7 +286,12 @@ impl Cli {
                 )
                 .await
             }
-            Command::Lock | Command::New { .. } | Command::Build { .. } => {
+            Command::Lock
+            | Command::New { .. }
+            | Command::Build { .. }
+            | Command::Add { .. }
+            | Command::Sync
+            | Command::Push { .. } => {
                 unreachable!("handled above")
             }
             Command::List { json } => {
@@ -329,6 +392,22 @@ impl Cli {
         })
     }
 
+    fn install_paths(&self) -> install::InstallPaths {
+        install::InstallPaths {
+            plugins: self.plugins.clone(),
+            config: self
+                .config
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("cordon.toml")),
+            lock: self.lock_path(),
+            cache: if self.no_cache {
+                CompileCache::disabled()
+            } else {
+                CompileCache::default_location()
+            },
+        }
+    }
+
     /// `--lock-file`, or cordon.lock beside the config file, or in the current directory.
     fn lock_path(&self) -> PathBuf {
         if let Some(path) = &self.lock_file {
@@ -344,7 +423,20 @@ impl Cli {
 
     /// Approves every plugin that loaded, and says which did not.
     fn write_lock(&self, pipeline: &Pipeline, deployment: Vec<String>) -> anyhow::Result<ExitCode> {
+        let path = self.lock_path();
         let mut lock = Lockfile::default();
+        // Where `cordon add` installed plugins from stays recorded (for the plugins still here).
+        if let Ok(previous) = Lockfile::load(&path) {
+            lock.sources = previous
+                .sources
+                .into_iter()
+                .filter(|(id, source)| {
+                    pipeline.registry().plugins().iter().any(|plugin| {
+                        &*plugin.id == id.as_str() && hex::encode(plugin.sha256) == source.sha256
+                    })
+                })
+                .collect();
+        }
         for plugin in pipeline.registry().plugins() {
             lock.approve(
                 &plugin.id,
@@ -355,7 +447,6 @@ impl Cli {
         }
         let deployment_line = deployment.join("; ");
         lock.approve_deployment(deployment);
-        let path = self.lock_path();
         lock.write(&path)?;
         let approved = pipeline.registry().plugins();
         crate::cli::render::stdout_line(&format!(

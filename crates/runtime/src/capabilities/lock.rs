@@ -46,6 +46,17 @@ pub struct LockedPlugin {
     pub declares: Option<Vec<String>>,
 }
 
+/// Where an installed plugin came from (`cordon add`), so `cordon sync` can install it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSource {
+    /// `oci://host/repository@sha256:…` (pinned by the manifest's digest), an https:// URL, or a
+    /// local path.
+    pub source: String,
+    /// The component's sha256.
+    pub sha256: String,
+}
+
 /// The approved plugins by id.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +66,9 @@ pub struct Lockfile {
     pub deployment: Option<Vec<String>>,
     #[serde(default)]
     pub plugins: BTreeMap<String, LockedPlugin>,
+    /// Where `cordon add` installed plugins from, by id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sources: BTreeMap<String, PluginSource>,
 }
 
 const HEADER: &str = "# Written by `cordon lock`: the plugins approved to run, with their sha256 and the\n# grants they were approved with. `cordon --locked` refuses anything new, changed or widened.\n\n";

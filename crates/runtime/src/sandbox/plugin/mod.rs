@@ -129,6 +129,10 @@ pub struct Plugin {
     pub grant: Arc<PluginGrant>,
     /// The contract version the component targets.
     pub contract: ContractVersion,
+    /// The interfaces the component imports (`wasi:filesystem/types@0.2.6`, …), which say what it
+    /// could use if granted, and those it exports.
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
     /// The granted directories, opened once at load; every call's preopens are clones of these.
     preopens: OpenedDirs,
     settings: Arc<str>,
@@ -179,6 +183,15 @@ impl Plugin {
         .map_err(LoadError::CompileTask)?
         .map_err(LoadError::Compile)?;
         let (pre, contract) = ContractPre::new(&host.linker, &component)?;
+        let component_type = component.component_type();
+        let imports = component_type
+            .imports(&host.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let exports = component_type
+            .exports(&host.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
         let settings: Arc<str> = grant.settings.to_string().into();
         let mut plugin = Self {
             id,
@@ -189,6 +202,8 @@ impl Plugin {
             compiled,
             grant,
             contract,
+            imports,
+            exports,
             preopens,
             settings,
             engine: host.engine.clone(),

@@ -1,0 +1,300 @@
+//! `cordon add`, `cordon sync` and `cordon push`: installing plugins from OCI registries, URLs
+//! pinned by sha256 or local files, and publishing them. `add` fetches and verifies the
+//! component, loads it with nothing granted to show what it offers and what it could use,
+//! writes `plugins/NAME.wasm`, pins it by sha256 under `[plugins.NAME]` in cordon.toml (no
+//! grants), and records its source and digest in cordon.lock; `sync` (or `add --locked`)
+//! installs exactly the recorded set again. Nothing is written unless every digest matches.
+
+use anyhow::{Context as _, bail};
+use cordon_distribution::{ComponentSummary, Source, fetch};
+use cordon_runtime::capabilities::lock::{Lockfile, PluginSource};
+use cordon_runtime::config::Config;
+use cordon_runtime::{CompileCache, RuntimeBuilder};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Where `add`, `sync` and `push` read and write.
+pub struct InstallPaths {
+    pub plugins: PathBuf,
+    pub config: PathBuf,
+    pub lock: PathBuf,
+    pub cache: CompileCache,
+}
+
+/// `cordon add REF`.
+pub async fn add(
+    paths: &InstallPaths,
+    reference: &str,
+    name: Option<&str>,
+    sha256: Option<&str>,
+    force: bool,
+) -> anyhow::Result<ExitCode> {
+    let source = Source::parse(reference)?;
+    let name = match name {
+        Some(name) => name.to_string(),
+        None => source.default_name(),
+    };
+    check_name(&name)?;
+    let fetched = fetch(&source, sha256).await?;
+    let target = paths.plugins.join(format!("{name}.wasm"));
+    if let Ok(existing) = std::fs::read(&target)
+        && cordon_distribution::sha256_hex(&existing) != fetched.sha256
+        && !force
+    {
+        bail!(
+            "{} already holds another plugin (sha256 {}); pass --force to replace it, or --name to install this one beside it",
+            target.display(),
+            cordon_distribution::sha256_hex(&existing)
+        );
+    }
+    let plugin = inspect(paths, &name, &fetched.bytes).await?;
+    install_file(&target, &fetched.bytes)?;
+    pin_in_config(&paths.config, &name, &fetched.sha256)?;
+    let mut lock = load_lock(&paths.lock)?;
+    lock.sources.insert(
+        name.clone(),
+        PluginSource {
+            source: fetched.pinned.to_text(),
+            sha256: fetched.sha256.clone(),
+        },
+    );
+    lock.write(&paths.lock)?;
+    let out = |line: &str| crate::cli::render::stdout_line(line);
+    out(&format!(
+        "installed {} from {} (sha256 {})",
+        target.display(),
+        fetched.pinned.to_text(),
+        fetched.sha256
+    ))?;
+    for line in plugin {
+        out(&format!("  {line}"))?;
+    }
+    out(&format!(
+        "  granted: nothing. Grant what it needs under [plugins.{name}] in {}, then run `cordon lock`.",
+        paths.config.display()
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cordon sync` (and `cordon add --locked`): installs every plugin cordon.lock records.
+pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
+    let lock = Lockfile::load(&paths.lock)?;
+    if lock.sources.is_empty() {
+        bail!(
+            "{} records no plugin sources: install plugins with `cordon add REF` first",
+            paths.lock.display()
+        );
+    }
+    std::fs::create_dir_all(&paths.plugins)
+        .with_context(|| format!("creating {}", paths.plugins.display()))?;
+    for (name, recorded) in &lock.sources {
+        let target = paths.plugins.join(format!("{name}.wasm"));
+        if let Ok(existing) = std::fs::read(&target)
+            && cordon_distribution::sha256_hex(&existing) == recorded.sha256
+        {
+            crate::cli::render::stdout_line(&format!("{name}: up to date"))?;
+            continue;
+        }
+        let source = Source::parse(&recorded.source)?;
+        let fetched = fetch(&source, Some(&recorded.sha256))
+            .await
+            .with_context(|| format!("installing {name} as cordon.lock records it"))?;
+        install_file(&target, &fetched.bytes)?;
+        crate::cli::render::stdout_line(&format!(
+            "{name}: installed from {} (sha256 {})",
+            recorded.source, recorded.sha256
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `cordon push PLUGIN REF`: PLUGIN is a plugin id in the plugins directory or a .wasm path.
+pub async fn push(paths: &InstallPaths, plugin: &str, reference: &str) -> anyhow::Result<ExitCode> {
+    let Source::Oci { reference } = Source::parse(reference)? else {
+        bail!("cordon push publishes to an OCI registry: give oci://HOST/REPOSITORY:TAG");
+    };
+    let file = if plugin.ends_with(".wasm") || plugin.contains('/') {
+        PathBuf::from(plugin)
+    } else {
+        paths.plugins.join(format!("{plugin}.wasm"))
+    };
+    let bytes =
+        std::fs::read(&file).with_context(|| format!("reading the plugin {}", file.display()))?;
+    let name = file
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let summary = summarise(paths, &name, &bytes).await?;
+    let pushed = cordon_distribution::push(&reference, bytes, &summary).await?;
+    let repository = reference.split('@').next().unwrap_or(&reference);
+    let repository = match repository.rsplit_once(':') {
+        Some((before, tag)) if !tag.contains('/') => before,
+        _ => repository,
+    };
+    crate::cli::render::stdout_line(&format!(
+        "pushed {} to oci://{reference} (component sha256 {}); install it pinned with: cordon add oci://{repository}@{}",
+        file.display(),
+        pushed.component_sha256,
+        pushed.manifest_digest
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check_name(name: &str) -> anyhow::Result<()> {
+    let good = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !good {
+        bail!(
+            "{name:?} is not a plugin name (lowercase letters, digits and _, starting with a letter); choose one with --name"
+        );
+    }
+    Ok(())
+}
+
+/// Loads the component alone, with nothing granted: what it offers and what it could use.
+async fn inspect(paths: &InstallPaths, name: &str, bytes: &[u8]) -> anyhow::Result<Vec<String>> {
+    let plugin = load_alone(paths, name, bytes).await?;
+    let mut lines = vec![format!("contract {}", plugin.contract)];
+    if !plugin.tools.is_empty() {
+        let tools: Vec<&str> = plugin.tools.iter().map(|tool| tool.name.as_str()).collect();
+        lines.push(format!("tools: {}", tools.join(", ")));
+    }
+    if let Some(hook) = &plugin.hook {
+        let when = match (hook.before, hook.after) {
+            (true, true) => "before and after",
+            (true, false) => "before",
+            _ => "after",
+        };
+        let over = if hook.tools.is_empty() {
+            "every tool".to_string()
+        } else {
+            hook.tools.join(", ")
+        };
+        lines.push(format!(
+            "hook: {when} calls of {over} (runs only when granted `hook = true`)"
+        ));
+    }
+    let needs = capabilities_it_could_use(&plugin.imports);
+    lines.push(if needs.is_empty() {
+        "could use: nothing beyond computing (it imports no files, network or environment)".into()
+    } else {
+        format!("could use, if granted: {}", needs.join("; "))
+    });
+    Ok(lines)
+}
+
+async fn summarise(
+    paths: &InstallPaths,
+    name: &str,
+    bytes: &[u8],
+) -> anyhow::Result<ComponentSummary> {
+    let plugin = load_alone(paths, name, bytes).await?;
+    Ok(ComponentSummary {
+        imports: plugin.imports.clone(),
+        exports: plugin.exports.clone(),
+    })
+}
+
+/// The component loaded by itself from a scratch directory, as the host would load it.
+async fn load_alone(
+    paths: &InstallPaths,
+    name: &str,
+    bytes: &[u8],
+) -> anyhow::Result<std::sync::Arc<cordon_runtime::Plugin>> {
+    let scratch =
+        std::env::temp_dir().join(format!("cordon-inspect-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    let file = scratch.join(format!("{name}.wasm"));
+    std::fs::write(&file, bytes)?;
+    let built = RuntimeBuilder::new(&scratch)
+        .config(Config::default())
+        .cache(paths.cache.clone())
+        .build()
+        .await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    let pipeline = built?;
+    if let Some(rejected) = pipeline.registry().rejected().first() {
+        bail!(
+            "this is not a plugin cordon can load: {}; nothing was installed",
+            rejected.reason
+        );
+    }
+    pipeline
+        .registry()
+        .plugins()
+        .first()
+        .cloned()
+        .context("the component did not load; nothing was installed")
+}
+
+/// What a component's imports let it use once granted, in the grant's own words.
+fn capabilities_it_could_use(imports: &[String]) -> Vec<String> {
+    let mut needs = Vec::new();
+    let mut add = |text: &str| {
+        if !needs.iter().any(|n: &String| n == text) {
+            needs.push(text.to_string());
+        }
+    };
+    for import in imports {
+        if import.starts_with("wasi:filesystem/") {
+            add("files (grant directories with `dirs`)");
+        } else if import.starts_with("wasi:http/outgoing-handler") {
+            add("outbound HTTP (grant origins with `http`)");
+        } else if import.starts_with("wasi:cli/environment") {
+            add("environment variables (grant names with `env`)");
+        } else if import.starts_with("wasi:sockets/") {
+            add("sockets (cordon grants none: calls that use them fail)");
+        }
+    }
+    needs
+}
+
+/// Writes `bytes` to `target` atomically (a temp file beside it, then a rename).
+fn install_file(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let temp = dir.join(format!(
+        ".{}.{}.partial",
+        target.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
+    std::fs::rename(&temp, target).with_context(|| format!("writing {}", target.display()))
+}
+
+/// Sets `[plugins.NAME] sha256` in the config, keeping everything else in the file as it is.
+fn pin_in_config(config: &Path, name: &str, sha256: &str) -> anyhow::Result<()> {
+    let text = match std::fs::read_to_string(config) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(err) => return Err(err).with_context(|| format!("reading {}", config.display())),
+    };
+    let mut document: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("{} is not valid TOML", config.display()))?;
+    let plugins = document
+        .entry("plugins")
+        .or_insert_with(|| {
+            let mut table = toml_edit::Table::new();
+            table.set_implicit(true);
+            toml_edit::Item::Table(table)
+        })
+        .as_table_mut()
+        .context("`plugins` in the config is not a table")?;
+    let entry = plugins
+        .entry(name)
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_like_mut()
+        .with_context(|| format!("[plugins.{name}] in the config is not a table"))?;
+    entry.insert("sha256", toml_edit::value(sha256));
+    install_file(config, document.to_string().as_bytes())
+}
+
+fn load_lock(path: &Path) -> anyhow::Result<Lockfile> {
+    if !path.exists() {
+        return Ok(Lockfile::default());
+    }
+    Ok(Lockfile::load(path)?)
+}

@@ -1,0 +1,99 @@
+//! Getting a component's bytes from any source and verifying every digest given for it: the
+//! `--sha256` of the component (required for a URL), the manifest digest of an OCI reference
+//! pinned `@sha256:`, and each blob's own digest. A mismatch writes nothing.
+
+use crate::oci;
+use crate::source::Source;
+use crate::{DistributionError, MAX_COMPONENT_BYTES, sha256_hex};
+
+/// A component fetched and verified.
+#[derive(Debug)]
+pub struct Fetched {
+    pub bytes: Vec<u8>,
+    /// The component's sha256 (hex).
+    pub sha256: String,
+    /// The source to record in the lock: an OCI reference pinned by its manifest digest, or the
+    /// URL or path as given.
+    pub pinned: Source,
+}
+
+/// Fetches `source`; `expected` is the component's sha256 (hex) when known.
+pub async fn fetch(source: &Source, expected: Option<&str>) -> Result<Fetched, DistributionError> {
+    let (bytes, pinned) = match source {
+        Source::Oci { reference } => {
+            let pulled = oci::pull(reference).await?;
+            (
+                pulled.bytes,
+                Source::Oci {
+                    reference: pulled.pinned,
+                },
+            )
+        }
+        Source::Url { url } => {
+            if expected.is_none() {
+                return Err(DistributionError::BadReference {
+                    reference: url.clone(),
+                    reason: "a URL needs --sha256 (the component's sha256), so what arrives can be checked".into(),
+                });
+            }
+            (download(url).await?, source.clone())
+        }
+        Source::File { path } => {
+            let bytes = std::fs::read(path).map_err(|source| DistributionError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            (bytes, source.clone())
+        }
+    };
+    let sha256 = sha256_hex(&bytes);
+    if let Some(expected) = expected
+        && !expected.eq_ignore_ascii_case(&sha256)
+    {
+        return Err(DistributionError::DigestMismatch {
+            what: format!("the component from {}", source.to_text()),
+            expected: expected.to_lowercase(),
+            actual: sha256,
+        });
+    }
+    Ok(Fetched {
+        bytes,
+        sha256,
+        pinned,
+    })
+}
+
+async fn download(url: &str) -> Result<Vec<u8>, DistributionError> {
+    let failed = |reason: String| DistributionError::Http {
+        url: url.to_string(),
+        reason,
+    };
+    let client = reqwest::Client::builder()
+        .user_agent(concat!("cordon/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|err| failed(err.to_string()))?;
+    let mut response = client
+        .get(url)
+        .send()
+        .await
+        .map_err(|err| failed(err.to_string()))?;
+    if !response.status().is_success() {
+        return Err(failed(format!("HTTP {}", response.status())));
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|err| failed(err.to_string()))?
+    {
+        if (bytes.len() + chunk.len()) as u64 > MAX_COMPONENT_BYTES {
+            return Err(DistributionError::TooLarge {
+                what: url.to_string(),
+                limit: MAX_COMPONENT_BYTES,
+            });
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,452 @@
+//! Installing and publishing plugins against a real OCI registry (the CNCF Distribution server,
+//! installed by tests/registry/install.sh and started per test on 127.0.0.1): a component pushed
+//! by `oras push` installs with `cordon add` by tag and by digest; a digest that does not match is
+//! refused and nothing is written; `cordon add --locked` and `cordon sync` reinstall exactly the
+//! locked set, pinned by digest even when the tag moves; `cordon push` then `cordon add` round
+//! trips in the Wasm component layout; credentials come from the environment or the docker
+//! config file and never reach the config or the lock.
+
+use crate::support::{Workspace, guest_dir};
+use serde_json::Value;
+use std::io::BufRead as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+/// The bin dir of the registry tools, installed once per test run.
+fn tools() -> &'static PathBuf {
+    static TOOLS: OnceLock<PathBuf> = OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let script =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/registry/install.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("bash runs tests/registry/install.sh");
+        assert!(out.status.success(), "tests/registry/install.sh failed");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        PathBuf::from(stdout.lines().last().expect("the bin dir").trim())
+    })
+}
+
+/// A registry on 127.0.0.1 with its own storage; with `htpasswd`, it asks for Basic auth.
+struct Registry {
+    child: Child,
+    address: String,
+    _storage: tempfile::TempDir,
+}
+
+impl Registry {
+    fn start(htpasswd: Option<&str>) -> Self {
+        let storage = tempfile::tempdir().unwrap();
+        let bin = tools();
+        let mut command = Command::new(bin.join("registry"));
+        command
+            .arg("serve")
+            .arg(bin.join("../etc/registry.yml"))
+            .env("REGISTRY_HTTP_ADDR", "127.0.0.1:0")
+            .env(
+                "REGISTRY_STORAGE_FILESYSTEM_ROOTDIRECTORY",
+                storage.path().join("data"),
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        if let Some(lines) = htpasswd {
+            let file = storage.path().join("htpasswd");
+            std::fs::write(&file, lines).unwrap();
+            command
+                .env("REGISTRY_AUTH_HTPASSWD_REALM", "cordon-tests")
+                .env("REGISTRY_AUTH_HTPASSWD_PATH", &file);
+        }
+        let mut child = command.spawn().expect("start the registry");
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let address = loop {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                panic!("the registry exited before listening");
+            }
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest
+                    .split(|c: char| c == '"' || c.is_whitespace())
+                    .next()
+                    .unwrap()
+                    .to_string();
+            }
+        };
+        // Keep draining its log so it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in stderr.lines() {});
+        Self {
+            child,
+            address,
+            _storage: storage,
+        }
+    }
+
+    /// `oras push` of `wasm` as a Wasm component artifact to `repository:tag`.
+    fn oras_push(&self, wasm: &[u8], repository_tag: &str, credentials: Option<(&str, &str)>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plugin.wasm"), wasm).unwrap();
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"created":"2026-12-01T00:00:00Z","architecture":"wasm","os":"wasip2","layerDigests":[],"component":{"exports":[],"imports":[],"target":null}}"#,
+        )
+        .unwrap();
+        let mut command = Command::new(tools().join("oras-py"));
+        command.current_dir(dir.path()).args([
+            "push",
+            "--plain-http",
+            "--config",
+            "config.json:application/vnd.wasm.config.v0+json",
+            &format!("{}/{repository_tag}", self.address),
+            "plugin.wasm:application/wasm",
+        ]);
+        if let Some((user, password)) = credentials {
+            command.args(["-u", user, "-p", password]);
+        }
+        let out = command.output().unwrap();
+        assert!(
+            out.status.success(),
+            "oras push failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The manifest of `repository:reference` and its digest, read over plain HTTP.
+    fn manifest(&self, repository: &str, reference: &str) -> (Value, String) {
+        let (headers, body) = http_get(
+            &self.address,
+            &format!("/v2/{repository}/manifests/{reference}"),
+            "application/vnd.oci.image.manifest.v1+json",
+        );
+        let digest = headers
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("docker-content-digest")
+                    .then(|| value.trim().to_string())
+            })
+            .expect("a Docker-Content-Digest header");
+        (serde_json::from_slice(&body).unwrap(), digest)
+    }
+
+    fn blob(&self, repository: &str, digest: &str) -> Vec<u8> {
+        http_get(
+            &self.address,
+            &format!("/v2/{repository}/blobs/{digest}"),
+            "*/*",
+        )
+        .1
+    }
+}
+
+/// A plain HTTP/1.0 GET (the registry answers it without chunking); redirects are not followed.
+fn http_get(address: &str, path: &str, accept: &str) -> (String, Vec<u8>) {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: {address}\r\nAccept: {accept}\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("an HTTP response");
+    let headers = String::from_utf8_lossy(&response[..split]).into_owned();
+    assert!(
+        headers.starts_with("HTTP/1.1 200") || headers.starts_with("HTTP/1.0 200"),
+        "{headers}"
+    );
+    (headers, response[split + 4..].to_vec())
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn component(name: &str) -> Vec<u8> {
+    std::fs::read(guest_dir().join(format!("{name}.wasm"))).unwrap()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+fn lock(ws: &Workspace) -> toml::Value {
+    toml::from_str(&std::fs::read_to_string(ws.path().join("cordon.lock")).unwrap()).unwrap()
+}
+
+#[test]
+fn a_component_pushed_by_oras_installs_by_tag_and_by_digest() {
+    let registry = Registry::start(None);
+    let probe = component("fixture_probe");
+    registry.oras_push(&probe, "tools/probe:1.0.0", None);
+    let (_, digest) = registry.manifest("tools/probe", "1.0.0");
+    let ws = Workspace::new();
+
+    let out = ws.cordon(&[
+        "add",
+        &format!("oci://{}/tools/probe:1.0.0", registry.address),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("contract 0."), "{}", out.stdout);
+    assert!(out.stdout.contains("tools: "), "{}", out.stdout);
+    assert!(out.stdout.contains("echo"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("could use, if granted: ")
+            && out.stdout.contains("files (grant directories with `dirs`)"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("granted: nothing"), "{}", out.stdout);
+    assert_eq!(
+        std::fs::read(ws.path().join("plugins/probe.wasm")).unwrap(),
+        probe
+    );
+    let config: toml::Value =
+        toml::from_str(&std::fs::read_to_string(ws.path().join("cordon.toml")).unwrap()).unwrap();
+    assert_eq!(
+        config["plugins"]["probe"]["sha256"].as_str().unwrap(),
+        sha256(&probe)
+    );
+    assert_eq!(
+        config["plugins"]["probe"].as_table().unwrap().len(),
+        1,
+        "pinned, with no grants"
+    );
+    let source = &lock(&ws)["sources"]["probe"];
+    assert_eq!(
+        source["source"].as_str().unwrap(),
+        format!("oci://{}/tools/probe@{digest}", registry.address),
+        "the lock pins the manifest digest even when added by tag"
+    );
+    assert_eq!(source["sha256"].as_str().unwrap(), sha256(&probe));
+    let call = ws.cordon(&["call", "echo", r#"{"text": "installed"}"#]);
+    assert_eq!(call.code, 0, "{}", call.stderr);
+    assert!(call.stdout.contains("installed"), "{}", call.stdout);
+
+    let out = ws.cordon(&[
+        "add",
+        &format!("oci://{}/tools/probe@{digest}", registry.address),
+        "--name",
+        "probe_pinned",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read(ws.path().join("plugins/probe_pinned.wasm")).unwrap(),
+        probe
+    );
+}
+
+#[test]
+fn a_digest_that_does_not_match_is_refused_and_nothing_is_written() {
+    let registry = Registry::start(None);
+    registry.oras_push(&component("fixture_probe"), "tools/probe:1.0.0", None);
+    let ws = Workspace::new();
+    let wrong = "0".repeat(64);
+    let out = ws.cordon(&[
+        "add",
+        &format!("oci://{}/tools/probe@sha256:{wrong}", registry.address),
+    ]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("error"), "{}", out.stderr);
+    let out = ws.cordon(&[
+        "add",
+        &format!("oci://{}/tools/probe:1.0.0", registry.address),
+        "--sha256",
+        &wrong,
+    ]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("the digest does not match"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("nothing was written"), "{}", out.stderr);
+    std::fs::write(ws.path().join("local.wasm"), component("fixture_probe")).unwrap();
+    let out = ws.cordon(&["add", "local.wasm", "--sha256", &wrong]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("the digest does not match"),
+        "{}",
+        out.stderr
+    );
+    assert!(!ws.path().join("plugins/probe.wasm").exists());
+    assert!(!ws.path().join("plugins/local.wasm").exists());
+    assert!(!ws.path().join("cordon.toml").exists());
+    assert!(!ws.path().join("cordon.lock").exists());
+
+    // Not a component at all: refused before anything is written.
+    std::fs::write(ws.path().join("junk.wasm"), b"\0asm junk").unwrap();
+    let out = ws.cordon(&["add", "junk.wasm"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("nothing was installed"),
+        "{}",
+        out.stderr
+    );
+    assert!(!ws.path().join("plugins/junk.wasm").exists());
+}
+
+#[test]
+fn add_locked_and_sync_reinstall_exactly_the_locked_set() {
+    let registry = Registry::start(None);
+    let probe = component("fixture_probe");
+    registry.oras_push(&probe, "tools/probe:stable", None);
+    let ws = Workspace::new();
+    let out = ws.cordon(&[
+        "add",
+        &format!("oci://{}/tools/probe:stable", registry.address),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    std::fs::write(ws.path().join("guard.wasm"), component("guard")).unwrap();
+    let out = ws.cordon(&["add", "guard.wasm"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    // The tag moves to another component; the locked set stays what was approved.
+    registry.oras_push(&component("redact"), "tools/probe:stable", None);
+    std::fs::remove_dir_all(ws.path().join("plugins")).unwrap();
+    let out = ws.cordon(&["add", "--locked"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read(ws.path().join("plugins/probe.wasm")).unwrap(),
+        probe
+    );
+    assert_eq!(
+        std::fs::read(ws.path().join("plugins/guard.wasm")).unwrap(),
+        component("guard")
+    );
+    let out = ws.cordon(&["sync"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("probe: up to date"), "{}", out.stdout);
+
+    // A locked digest the source no longer serves is an error naming the plugin.
+    std::fs::write(ws.path().join("guard.wasm"), b"changed").unwrap();
+    std::fs::remove_file(ws.path().join("plugins/guard.wasm")).unwrap();
+    let out = ws.cordon(&["sync"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("installing guard as cordon.lock records it"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("the digest does not match"),
+        "{}",
+        out.stderr
+    );
+    assert!(!ws.path().join("plugins/guard.wasm").exists());
+}
+
+#[test]
+fn cordon_push_then_cordon_add_round_trips_in_the_wasm_layout() {
+    let registry = Registry::start(None);
+    let ws = Workspace::new().plugin("fixture_probe", "probe");
+    let reference = format!("oci://{}/published/probe:2.0", registry.address);
+    let out = ws.cordon(&["push", "probe", &reference]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("install it pinned with: cordon add oci://"),
+        "{}",
+        out.stdout
+    );
+    let (manifest, _) = registry.manifest("published/probe", "2.0");
+    assert_eq!(
+        manifest["mediaType"],
+        "application/vnd.oci.image.manifest.v1+json"
+    );
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    assert_eq!(manifest["layers"][0]["mediaType"], "application/wasm");
+    let config: Value = serde_json::from_slice(&registry.blob(
+        "published/probe",
+        manifest["config"]["digest"].as_str().unwrap(),
+    ))
+    .unwrap();
+    assert_eq!(config["os"], "wasip2");
+    assert_eq!(config["layerDigests"][0], manifest["layers"][0]["digest"]);
+    let exports: Vec<&str> = config["component"]["exports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert!(
+        exports
+            .iter()
+            .any(|e| e.starts_with("cordon:plugin/plugin@0.")),
+        "{exports:?}"
+    );
+
+    let other = Workspace::new();
+    let out = other.cordon(&["add", &reference]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read(other.path().join("plugins/probe.wasm")).unwrap(),
+        component("fixture_probe")
+    );
+}
+
+#[test]
+fn registry_credentials_come_from_the_environment_or_the_docker_config_and_stay_secret() {
+    let password = "s3cret-pa55";
+    let htpasswd = Command::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "import crypt; print('tester:' + crypt.crypt('{password}', crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))"
+            ),
+        ])
+        .output()
+        .unwrap();
+    let registry = Registry::start(Some(&String::from_utf8(htpasswd.stdout).unwrap()));
+    let ws = Workspace::new().plugin("fixture_probe", "probe");
+    let reference = format!("oci://{}/private/probe:1", registry.address);
+
+    let out = ws.cordon(&["push", "probe", &reference]);
+    assert_ne!(out.code, 0, "anonymous push to a private registry");
+    let env = [
+        ("CORDON_REGISTRY_USERNAME", "tester"),
+        ("CORDON_REGISTRY_PASSWORD", password),
+    ];
+    let out = ws.cordon_with_env(&["push", "probe", &reference], &env);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    let other = Workspace::new();
+    let docker = other.path().join("docker");
+    std::fs::create_dir_all(&docker).unwrap();
+    use base64::Engine as _;
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("tester:{password}"));
+    std::fs::write(
+        docker.join("config.json"),
+        format!(
+            r#"{{"auths": {{"http://{}": {{"auth": "{auth}"}}}}}}"#,
+            registry.address
+        ),
+    )
+    .unwrap();
+    let out = other.cordon_with_env(
+        &["add", &reference],
+        &[("DOCKER_CONFIG", docker.to_str().unwrap())],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for file in ["cordon.toml", "cordon.lock"] {
+        let text = std::fs::read_to_string(other.path().join(file)).unwrap();
+        assert!(
+            !text.contains(password) && !text.contains(&auth),
+            "{file}: {text}"
+        );
+    }
+    assert!(!out.stdout.contains(password) && !out.stderr.contains(password));
+}
