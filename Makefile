@@ -36,7 +36,7 @@ FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
 # `cordon` binary on top (crates/).
 HOST_CRATES := -p cordon-runtime -p cordon-agent -p cordon-mcp -p cordon-scaffold -p cordon-distribution -p cordon
 
-.PHONY: build demo test test-rust test-mcp test-deploy mcp-clients registry-tools test-real-model fuzz bench toolchain host plugins fixtures lint clean
+.PHONY: build install demo test test-rust test-mcp test-deploy mcp-clients registry-tools test-real-model fuzz bench toolchain host plugins fixtures lint clean
 
 build: host plugins
 
@@ -46,6 +46,14 @@ toolchain:
 
 host: toolchain
 	cargo build -p cordon
+
+# `cordon` on PATH: an optimised build (the release profile) installed as $(PREFIX)/bin/cordon,
+# the same as `cargo install --locked --path crates/cordon`. PREFIX=/usr/local for every user;
+# CARGO_INSTALL_ARGS=--debug installs the development build instead (quicker; what the tests use).
+PREFIX ?= $(HOME)/.local
+install: toolchain
+	cargo install --locked --force --path crates/cordon --root $(PREFIX) $(CARGO_INSTALL_ARGS)
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "note: $(PREFIX)/bin is not on PATH; add it (e.g. export PATH=\"$(PREFIX)/bin:\$$PATH\") to run cordon by name" ;; esac
 
 plugins: toolchain $(PYTHON_WASM) $(SDK_PLUGIN_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED))
@@ -121,7 +129,7 @@ test-mcp: host fixtures mcp-clients
 	CORDON_BIN=$(CORDON) CORDON_GUEST_DIR=$(GUEST_DIR) $(TEST_VENV)/bin/python -m pytest tests/mcp -q
 
 # The deployment files (deploy/): the Kubernetes manifests against the Kubernetes schemas and the
-# real binary, the Containerfile linted (see tests/deploy/).
+# real binary, the Containerfile linted; and `make install` into a scratch PREFIX (see tests/deploy/).
 test-deploy: host fixtures $(TEST_VENV)/.installed
 	CORDON_BIN=$(CORDON) CORDON_GUEST_DIR=$(GUEST_DIR) $(TEST_VENV)/bin/python -m pytest tests/deploy -q
 

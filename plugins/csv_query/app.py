@@ -50,6 +50,7 @@ def _matches(cell: str, operator: str, value: Union[str, float]) -> bool:
     destructive=False,
     idempotent=True,
     open_world=False,
+    examples=[{"path": "data/people.csv", "column": "age", "operator": "ge", "value": 30}],
     description=(
         "Read a CSV file (with a header row) from a granted directory and return the rows where "
         "`column` compares to `value` (a string or a number) with `operator` (default eq; numbers "

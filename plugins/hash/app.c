@@ -72,7 +72,8 @@ static const cordon_tool TOOLS[] = {
                        "`hex  path` like sha256sum.",
         .parameters = "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\", "
                       "\"description\": \"The file, e.g. /data/report.pdf\"}}, "
-                      "\"required\": [\"path\"], \"additionalProperties\": false}",
+                      "\"required\": [\"path\"], \"additionalProperties\": false, "
+                      "\"examples\": [{\"path\": \"README.md\"}]}",
         .read_only = CORDON_YES,
         .idempotent = CORDON_YES,
         .open_world = CORDON_NO,

@@ -13,6 +13,9 @@ defineTool({
     "in a granted directory) or as `document` (the JSON itself). Prints each match as " +
     "`location = value`.",
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  examples: [
+    { query: "$.books[?(@.price < 10)].title", document: { books: [{ title: "Dune", price: 8 }, { title: "Emma", price: 12 }] } },
+  ],
   parameters: {
     type: "object",
     properties: {

@@ -40,7 +40,9 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * Contract 0.2: `title`; `annotations` with MCP's hints (`readOnlyHint`, `destructiveHint`,
  * `idempotentHint`, `openWorldHint`; leave one out to leave it unsaid); `outputSchema` (then
  * return `{ content, structuredContent }` matching it); `promptGuidelines` (lines for the agent's
- * system prompt); `locks` (JSON pointers into the arguments naming what a call touches).
+ * system prompt); `locks` (JSON pointers into the arguments naming what a call touches);
+ * `examples` (argument objects put in the schema's `examples`: models read them, and `cordon test`
+ * calls the tool with each).
  */
 export function defineTool(tool) {
   const {
@@ -55,6 +57,7 @@ export function defineTool(tool) {
     outputSchema,
     promptGuidelines = [],
     locks = [],
+    examples = [],
   } = tool ?? {};
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
     throw new TypeError(`defineTool: name ${JSON.stringify(name)} must match ${TOOL_NAME}`);
@@ -67,10 +70,14 @@ export function defineTool(tool) {
   if (executionMode !== "parallel" && executionMode !== "sequential") {
     throw new TypeError(`defineTool(${name}): executionMode is "parallel" or "sequential"`);
   }
-  const schema = parameters ?? { type: "object", properties: {} };
+  let schema = parameters ?? { type: "object", properties: {} };
   if (typeof schema !== "object" || schema.type !== "object") {
     throw new TypeError(`defineTool(${name}): parameters must be a JSON Schema with "type": "object"`);
   }
+  if (!Array.isArray(examples) || examples.some((e) => typeof e !== "object" || e === null || Array.isArray(e))) {
+    throw new TypeError(`defineTool(${name}): examples must be an array of argument objects`);
+  }
+  if (examples.length > 0) schema = { ...schema, examples };
   if (outputSchema !== undefined && (typeof outputSchema !== "object" || outputSchema.type !== "object")) {
     throw new TypeError(`defineTool(${name}): outputSchema must be a JSON Schema with "type": "object"`);
   }

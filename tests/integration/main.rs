@@ -33,6 +33,7 @@ mod mcp_stdio;
 mod model_server;
 mod network;
 mod pipeline;
+mod plugin_test;
 mod python_sdk;
 mod redteam_v2;
 mod redteam_v2b;

@@ -36,14 +36,35 @@ fn new_then_build_makes_a_working_plugin_in_rust_and_python() {
             .unwrap()
             .contains("#[cfg(test)]")
     );
+    // Each project's own test, `cordon test` of the built plugin included.
     let python_test = std::process::Command::new("python3")
         .arg(ws.path().join("plugins/count_py/test_app.py"))
+        .env("CORDON", env!("CARGO_BIN_EXE_cordon"))
         .output()
         .unwrap();
     assert!(
         python_test.status.success(),
-        "{}",
+        "{}{}",
+        String::from_utf8_lossy(&python_test.stdout),
         String::from_utf8_lossy(&python_test.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&python_test.stdout).contains("passed: 0 failed"),
+        "{}",
+        String::from_utf8_lossy(&python_test.stdout)
+    );
+    let rust_test = std::process::Command::new("cargo")
+        .args(["test", "--quiet", "--test", "conformance"])
+        .current_dir(ws.path().join("plugins/count_rs"))
+        .env("CARGO_TARGET_DIR", target)
+        .env("CORDON", env!("CARGO_BIN_EXE_cordon"))
+        .output()
+        .unwrap();
+    assert!(
+        rust_test.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&rust_test.stdout),
+        String::from_utf8_lossy(&rust_test.stderr)
     );
 
     let again = ws.cordon(&["new", "count_py", "--lang", "python"]);
@@ -117,6 +138,7 @@ fn new_then_build_makes_a_working_plugin_in_javascript_and_c() {
     ] {
         let npm = std::process::Command::new("npm")
             .args(args)
+            .env("CORDON", env!("CARGO_BIN_EXE_cordon"))
             .current_dir(&js)
             .output()
             .unwrap();
@@ -130,5 +152,6 @@ fn new_then_build_makes_a_working_plugin_in_javascript_and_c() {
 
     // The C project's own test, compiled natively with Zig.
     let c = ws.path().join("plugins/count_c");
-    crate::support::run_native_c_test(&c, &["test_app.c"]);
+    let report = crate::support::run_native_c_test(&c, &["test_app.c"]);
+    assert!(report.contains("passed: 0 failed"), "{report}");
 }

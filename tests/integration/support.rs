@@ -292,7 +292,13 @@ pub fn run_native_c_test(dir: &Path, sources: &[&str]) -> String {
         "{}",
         String::from_utf8_lossy(&compiled.stderr)
     );
-    let ran = Command::new(&binary).output().unwrap();
+    // Run where it was compiled, as its README says (a test may find files beside it), with the
+    // cordon under test as `CORDON`.
+    let ran = Command::new(&binary)
+        .current_dir(dir)
+        .env("CORDON", env!("CARGO_BIN_EXE_cordon"))
+        .output()
+        .unwrap();
     assert!(
         ran.status.success(),
         "{}",

@@ -12,11 +12,13 @@
 //! (cordon.toml), `sandbox/` (wasmtime: the engine, the contract versions and their generated
 //! bindings, one call's store,
 //! loading and running a plugin), `registry/` (the plugins of a directory), `pipeline/` (a batch
-//! of calls through hooks and sandboxes), `builder/` (all of it assembled from a config).
+//! of calls through hooks and sandboxes), `builder/` (all of it assembled from a config),
+//! `conformance/` (`cordon test`: one plugin checked against the contract).
 
 mod builder;
 pub mod capabilities;
 pub mod config;
+pub mod conformance;
 pub mod pipeline;
 pub mod registry;
 pub mod report;

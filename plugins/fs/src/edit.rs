@@ -4,6 +4,7 @@ use crate::roots::Roots;
 use cordon_sdk::prelude::*;
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(example = serde_json::json!({"path": "notes/todo.txt", "old_text": "water the plants", "new_text": "repot the plants"}))]
 pub struct Args {
     /// File to edit: absolute, or relative to the first granted directory.
     path: String,

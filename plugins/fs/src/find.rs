@@ -8,6 +8,7 @@ use globset::GlobBuilder;
 const DEFAULT_LIMIT: usize = 200;
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(example = serde_json::json!({"pattern": "**/*.md"}))]
 pub struct Args {
     /// Glob relative to `path`, e.g. `**/*.rs` or `src/*.toml`, or absolute inside a granted
     /// directory, e.g. `/repo/src/*.rs`. A pattern without `/` matches file names at any depth.

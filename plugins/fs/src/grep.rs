@@ -17,6 +17,7 @@ const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 const BINARY_PROBE_BYTES: usize = 8 * 1024;
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(example = serde_json::json!({"pattern": "TODO|FIXME", "glob": "*.rs"}))]
 pub struct Args {
     /// Regular expression (Rust regex syntax), e.g. `fn \w+_test` or `TODO|FIXME`.
     pattern: String,

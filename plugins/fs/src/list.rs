@@ -6,6 +6,7 @@ use cordon_sdk::prelude::*;
 const MAX_ENTRIES: usize = 500;
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(example = serde_json::json!({"path": "."}))]
 pub struct Args {
     /// Directory to list (default: the first granted directory).
     path: Option<String>,

@@ -10,6 +10,7 @@ const MAX_OUTPUT_BYTES: usize = 50 * 1024;
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(example = serde_json::json!({"path": "README.md", "limit": 20}))]
 pub struct Args {
     /// File to read: absolute, or relative to the first granted directory.
     path: String,

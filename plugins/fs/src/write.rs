@@ -4,6 +4,7 @@ use crate::roots::Roots;
 use cordon_sdk::prelude::*;
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(example = serde_json::json!({"path": "notes/todo.txt", "content": "water the plants\n"}))]
 pub struct Args {
     /// File to write: absolute, or relative to the first granted directory.
     path: String,

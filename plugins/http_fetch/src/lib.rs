@@ -11,6 +11,7 @@ const DEFAULT_MAX_CHARS: usize = 20_000;
 const MAX_REDIRECTS: usize = 5;
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(example = serde_json::json!({"url": "https://example.com/", "max_chars": 2000}))]
 struct Args {
     /// Absolute http(s) URL to fetch.
     url: String,

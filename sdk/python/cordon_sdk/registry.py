@@ -48,18 +48,25 @@ def tool(
     open_world: Optional[bool] = None,
     guidelines: Sequence[str] = (),
     locks: Sequence[str] = (),
+    examples: Sequence[dict] = (),
 ):
     """Registers a function as a tool. Its parameters schema comes from its type hints unless
     ``parameters`` gives a JSON Schema explicitly; its output schema from its return annotation
     when that is a dataclass (then return an instance: it becomes structured output), unless
     ``output_schema`` gives one. ``read_only``, ``destructive``, ``idempotent`` and ``open_world``
     are hints for clients (None leaves one unsaid); ``guidelines`` are lines for the agent's system
-    prompt; ``locks`` are JSON pointers into the arguments naming what a call touches."""
+    prompt; ``locks`` are JSON pointers into the arguments naming what a call touches;
+    ``examples`` are argument objects that go into the schema's ``examples`` (models read them, and
+    ``cordon test`` calls the tool with each)."""
 
     def register(function: Callable) -> Callable:
         if name in TOOLS:
             raise ValueError(f"tool {name!r} is defined twice")
         schema = parameters if parameters is not None else schema_for_function(function)
+        if examples:
+            if not all(isinstance(example, dict) for example in examples):
+                raise ValueError(f"tool {name!r}: each example is a dict of arguments")
+            schema = dict(schema, examples=[dict(example) for example in examples])
         output = output_schema if output_schema is not None else output_schema_for_function(function)
         hints = {"read_only": read_only, "destructive": destructive, "idempotent": idempotent,
                  "open_world": open_world}

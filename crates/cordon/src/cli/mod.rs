@@ -6,6 +6,7 @@ mod approval_prompt;
 mod install;
 mod interrupt;
 mod live_view;
+mod plugin_test;
 pub mod render;
 pub mod stdio_output;
 
@@ -91,6 +92,19 @@ pub enum Command {
         plugin: String,
         /// oci://HOST/REPOSITORY:TAG
         reference: String,
+    },
+    /// Check plugins against the contract, as the host would load them: names and schemas
+    /// (strict-mode form included), each tool called with its schema's `examples`, the hook run
+    /// over a sample call. Exit 1 when one fails. [default: every plugin in --plugins]
+    Test {
+        /// The plugin files (.wasm).
+        files: Vec<PathBuf>,
+        /// Print the reports as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Fail on warnings too (no examples, a schema strict clients cannot use, …).
+        #[arg(long)]
+        deny_warnings: bool,
     },
     /// Start a plugin project in the plugins directory from a working template.
     New {
@@ -224,6 +238,25 @@ impl Cli {
                 };
             }
             Command::Sync => return install::sync(&self.install_paths()).await,
+            Command::Test {
+                files,
+                json,
+                deny_warnings,
+            } => {
+                return plugin_test::run(plugin_test::PluginTest {
+                    files: files.clone(),
+                    plugins_dir: self.plugins.clone(),
+                    // Grants only from an explicit --config: examples run for real.
+                    config: match &self.config {
+                        Some(path) => Config::load(path)?,
+                        None => Config::default(),
+                    },
+                    cache: self.install_paths().cache,
+                    json: *json,
+                    deny_warnings: *deny_warnings,
+                })
+                .await;
+            }
             Command::Push { plugin, reference } => {
                 return install::push(&self.install_paths(), plugin, reference).await;
             }
@@ -291,6 +324,7 @@ impl Cli {
             | Command::Build { .. }
             | Command::Add { .. }
             | Command::Sync
+            | Command::Test { .. }
             | Command::Push { .. } => {
                 unreachable!("handled above")
             }

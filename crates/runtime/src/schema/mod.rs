@@ -9,10 +9,12 @@
 //! check may take is bounded before it runs (work.rs): small checks run where the call is
 //! prepared, larger ones on a blocking thread, and arguments too large for the schema are refused
 //! unchecked, so a costly check never stalls the async workers that serve other calls.
+//! `strict_form.rs` converts a schema to the form strict structured-output clients require.
 
 mod check_graph;
 pub mod cost;
 mod declared_arguments;
+pub mod strict_form;
 pub mod work;
 
 use crate::schema::work::{

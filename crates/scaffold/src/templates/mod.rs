@@ -20,6 +20,10 @@ pub fn create(name: &str, language: Language, dir: &Path) -> Result<PathBuf, Sca
             ("Cargo.toml", rust_manifest(name, &root.join("sdk/rust"))),
             ("src/lib.rs", RUST_LIB.replace("{name}", name)),
             (
+                "tests/conformance.rs",
+                RUST_CONFORMANCE.replace("{name}", name),
+            ),
+            (
                 "README.md",
                 readme(name, "Rust (cargo, the wasm32-wasip2 target)"),
             ),
@@ -51,7 +55,7 @@ pub fn create(name: &str, language: Language, dir: &Path) -> Result<PathBuf, Sca
         Language::C => vec![
             ("app.c", C_APP.replace("{name}", name)),
             ("words.h", C_WORDS.to_string()),
-            ("test_app.c", C_TEST.to_string()),
+            ("test_app.c", C_TEST.replace("{name}", name)),
             (
                 "README.md",
                 readme(name, "C (Zig's clang, wasm32-wasi)")
@@ -105,6 +109,7 @@ const RUST_LIB: &str = r#"//! The `{name}` cordon plugin.
 use cordon_sdk::prelude::*;
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(example = json!({ "text": "one two three" }))]
 struct Args {
     /// The text to count words in.
     text: String,
@@ -137,12 +142,35 @@ mod tests {
 }
 "#;
 
+const RUST_CONFORMANCE: &str = r#"//! `cordon test` on the built plugin, as the host loads it: its schema, its examples called, its
+//! hook run. Build it first: `cordon build plugins/{name}` (from the directory above `plugins/`).
+//! `CORDON` names the cordon binary when it is not on PATH.
+
+#[test]
+fn passes_cordon_test() {
+    let wasm = concat!(env!("CARGO_MANIFEST_DIR"), "/../{name}.wasm");
+    let cordon = std::env::var("CORDON").unwrap_or_else(|_| "cordon".into());
+    let status = std::process::Command::new(&cordon)
+        .args(["test", wasm])
+        .status()
+        .unwrap_or_else(|err| {
+            panic!("cannot run {cordon:?} ({err}): put cordon on PATH (`make install` in its repository) or set CORDON")
+        });
+    assert!(status.success(), "`cordon test {wasm}` failed: its report is above");
+}
+"#;
+
 const PYTHON_APP: &str = r#""""The `{name}` cordon plugin."""
 
 from cordon_sdk import Plugin, tool  # noqa: F401 (Plugin is the component's export)
 
 
-@tool(name="{name}", label="Count words", description="Counts the words in a text.")
+@tool(
+    name="{name}",
+    label="Count words",
+    description="Counts the words in a text.",
+    examples=[{"text": "one two three"}],
+)
 def count_words(text: str) -> str:
     return str(len(text.split()))
 "#;
@@ -150,9 +178,11 @@ def count_words(text: str) -> str:
 const PYTHON_TEST: &str = r#""""Tests for the `{name}` plugin's tool, in plain Python: `python3 test_app.py`."""
 
 import os
+import subprocess
 import sys
 
-sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), "{sdk}"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, "{sdk}"]
 from app import count_words  # noqa: E402
 
 
@@ -161,8 +191,21 @@ def test_counts_words():
     assert count_words("") == "0"
 
 
+def test_passes_cordon_test():
+    """`cordon test` on the built plugin (`cordon build plugins/{name}` first); CORDON names the
+    cordon binary when it is not on PATH."""
+    cordon = os.environ.get("CORDON", "cordon")
+    wasm = os.path.join(HERE, "..", "{name}.wasm")
+    try:
+        ran = subprocess.run([cordon, "test", wasm])
+    except FileNotFoundError:
+        raise AssertionError(f"cannot run {cordon!r}: put cordon on PATH or set CORDON")
+    assert ran.returncode == 0, f"`cordon test {wasm}` failed: its report is above"
+
+
 if __name__ == "__main__":
     test_counts_words()
+    test_passes_cordon_test()
     print("ok")
 "#;
 
@@ -172,6 +215,8 @@ A cordon plugin in {build}. Its example tool counts words; change it into yours.
 
 - Build: `cordon build plugins/{name}` writes `plugins/{name}.wasm`.
 - Try it: `cordon call {name} '{"text": "one two three"}'`.
+- Check it: `cordon test plugins/{name}.wasm` loads it as the host would, checks its schema, calls
+  it with its `examples` and runs its hook, if any; the project's own test runs it too.
 - Grant it what it needs (directories, env vars, HTTP origins) under `[plugins.{name}]` in
   `cordon.toml`; without a grant it gets nothing.
 "#;
@@ -188,6 +233,7 @@ defineTool({
   name: "{name}",
   label: "Count words",
   description: "Counts the words in a text.",
+  examples: [{ text: "one two three" }],
   parameters: {
     type: "object",
     properties: { text: { type: "string", description: "The text to count words in." } },
@@ -201,6 +247,8 @@ defineTool({
 
 const JS_TEST: &str = r#"// Tests for the `{name}` plugin, in plain Node: `npm install` once, then `npm test`.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { runTool } from "cordon-sdk";
 import { countWords } from "./app.js";
@@ -212,6 +260,16 @@ test("counts words", () => {
 
 test("the tool answers as text", async () => {
   assert.equal(await runTool("{name}", { text: "one two three" }), "3");
+});
+
+// `cordon test` on the built plugin (`cordon build plugins/{name}` first); CORDON names the
+// cordon binary when it is not on PATH.
+test("passes cordon test", () => {
+  const cordon = process.env.CORDON ?? "cordon";
+  const wasm = fileURLToPath(new URL("../{name}.wasm", import.meta.url));
+  const ran = spawnSync(cordon, ["test", wasm], { stdio: "inherit" });
+  assert.ifError(ran.error);
+  assert.equal(ran.status, 0, `cordon test ${wasm} failed: its report is above`);
 });
 "#;
 
@@ -225,7 +283,8 @@ const JS_MANIFEST: &str = r#"{
 }
 "#;
 
-const JS_README: &str = r#"- Test it: `npm install` (links the SDK; no download), then `npm test`.
+const JS_README: &str = r#"- Test it: `npm install` (links the SDK; no download), then `npm test` (after `cordon build`:
+  the last test runs `cordon test` on the built plugin).
 - npm packages the plugin imports are bundled into the component by `cordon build`.
 "#;
 
@@ -253,7 +312,8 @@ static const cordon_tool TOOLS[] = {
         .name = "{name}",
         .label = "Count words",
         .description = "Counts the words in a text.",
-        .parameters = "{\"type\": \"object\", \"properties\": {\"text\": {\"type\": \"string\"}}, \"required\": [\"text\"]}",
+        .parameters = "{\"type\": \"object\", \"properties\": {\"text\": {\"type\": \"string\"}}, \"required\": [\"text\"], "
+                      "\"examples\": [{\"text\": \"one two three\"}]}",
         .run = count,
     },
 };
@@ -285,10 +345,12 @@ static size_t count_words(const char *text) {
 #endif
 "#;
 
-const C_TEST: &str = r#"/* Tests for the word counting, natively: `python3 -m ziglang cc test_app.c -o test_app &&
- * ./test_app` (or `zig cc`, or any C compiler). */
+const C_TEST: &str = r#"/* Tests for the word counting, natively, then `cordon test` on the built plugin: in this
+ * directory, `python3 -m ziglang cc test_app.c -o test_app && ./test_app` (or `zig cc`, or any C
+ * compiler), after `cordon build`. CORDON names the cordon binary when it is not on PATH. */
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "words.h"
 
@@ -296,12 +358,21 @@ int main(void) {
     assert(count_words("one two  three") == 3);
     assert(count_words("") == 0);
     assert(count_words("  padded  ") == 1);
+
+    const char *cordon = getenv("CORDON") ? getenv("CORDON") : "cordon";
+    char command[4096];
+    snprintf(command, sizeof command, "\"%s\" test ../{name}.wasm", cordon);
+    if (system(command) != 0) {
+        fprintf(stderr, "`cordon test ../{name}.wasm` failed: its report is above\n");
+        return 1;
+    }
     puts("ok");
     return 0;
 }
 "#;
 
-const C_README: &str = r#"- Test it natively: `python3 -m ziglang cc test_app.c -o test_app && ./test_app` (or `zig cc`,
-  or any C compiler; files named `test_*.c` are not built into the plugin).
+const C_README: &str = r#"- Test it: `python3 -m ziglang cc test_app.c -o test_app && ./test_app` here (or `zig cc`, or any
+  C compiler; files named `test_*.c` are not built into the plugin): the word counting natively,
+  then `cordon test` on the built plugin.
 - The C SDK is `{sdk}/cordon.h`; every `*.c` file here is compiled into the plugin.
 "#;

@@ -1,0 +1,146 @@
+//! `cordon test [PLUGIN.wasm…]`: the conformance run for plugin authors (the checks are the
+//! runtime's `conformance` module). Each file is loaded alone from a scratch directory, with the
+//! grants the config gives its id, and its report printed; the exit status is 0 when every plugin
+//! passed, 1 when one failed (or warned, with `--deny-warnings`), 2 when there was nothing to test.
+
+use anyhow::{Context as _, bail};
+use cordon_runtime::config::Config;
+use cordon_runtime::conformance::{ConformanceReport, Outcome, check_plugin};
+use cordon_runtime::{CompileCache, RuntimeBuilder};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What `cordon test` was asked to do.
+pub struct PluginTest {
+    /// The plugin files; empty means every `*.wasm` in `plugins_dir`.
+    pub files: Vec<PathBuf>,
+    pub plugins_dir: PathBuf,
+    pub config: Config,
+    pub cache: CompileCache,
+    pub json: bool,
+    pub deny_warnings: bool,
+}
+
+pub async fn run(test: PluginTest) -> anyhow::Result<ExitCode> {
+    let files = if test.files.is_empty() {
+        plugins_in(&test.plugins_dir)?
+    } else {
+        test.files.clone()
+    };
+    let mut reports = Vec::new();
+    for file in &files {
+        if !file.is_file() {
+            bail!(
+                "{} is not a file; give the plugin's .wasm (built with `cordon build`)",
+                file.display()
+            );
+        }
+        reports.push(test_one(&test, file).await?);
+    }
+    let passed = reports
+        .iter()
+        .all(|report| report.passed(test.deny_warnings));
+    if test.json {
+        crate::cli::render::stdout_line(&serde_json::to_string_pretty(&reports)?)?;
+    } else {
+        for report in &reports {
+            print_report(report)?;
+        }
+        if reports.len() > 1 {
+            let failed = reports
+                .iter()
+                .filter(|report| !report.passed(test.deny_warnings))
+                .count();
+            crate::cli::render::stdout_line(&format!(
+                "{} plugin(s) tested: {} passed, {failed} failed",
+                reports.len(),
+                reports.len() - failed
+            ))?;
+        }
+    }
+    Ok(if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Loads `file` as the only plugin of a scratch directory and checks it.
+async fn test_one(test: &PluginTest, file: &Path) -> anyhow::Result<ConformanceReport> {
+    let id = cordon_runtime::registry::plugin_id(file);
+    let scratch = tempfile::Builder::new()
+        .prefix("cordon-test-")
+        .tempdir()
+        .context("creating a scratch directory for the plugin under test")?;
+    let copy = scratch.path().join(format!("{id}.wasm"));
+    std::fs::copy(file, &copy)
+        .with_context(|| format!("copying {} to {}", file.display(), copy.display()))?;
+    // Only what concerns this plugin: its grants and limits, no audit log, every tool active.
+    let mut config = test.config.clone();
+    config.audit_path = None;
+    config.batches.tools = None;
+    let pipeline = RuntimeBuilder::new(scratch.path())
+        .config(config)
+        .cache(test.cache.clone())
+        .build()
+        .await
+        .with_context(|| format!("loading {}", file.display()))?;
+    let mut report = check_plugin(&pipeline, copy).await;
+    report.file = file.to_path_buf();
+    Ok(report)
+}
+
+/// Every `*.wasm` directly in `dir`, sorted.
+fn plugins_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir).with_context(|| {
+        format!(
+            "reading the plugins directory {} (give PLUGIN.wasm files, or --plugins DIR)",
+            dir.display()
+        )
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wasm") && path.is_file())
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!(
+            "there is no plugin to test in {} (give PLUGIN.wasm files, or --plugins DIR)",
+            dir.display()
+        );
+    }
+    Ok(files)
+}
+
+fn print_report(report: &ConformanceReport) -> anyhow::Result<()> {
+    let out = crate::cli::render::stdout_line;
+    let about = match (&report.contract, &report.sha256) {
+        (Some(contract), Some(sha256)) => {
+            format!(" (contract {contract}, sha256 {})", &sha256[..12])
+        }
+        _ => String::new(),
+    };
+    out(&format!(
+        "{}: {}{about}",
+        report.plugin,
+        report.file.display()
+    ))?;
+    for finding in &report.findings {
+        let mark = match finding.outcome {
+            Outcome::Pass => "ok  ",
+            Outcome::Warn => "warn",
+            Outcome::Fail => "FAIL",
+        };
+        out(&format!(
+            "  {mark}  {} · {}: {}",
+            finding.subject, finding.check, finding.detail
+        ))?;
+    }
+    let (failed, warned) = (report.count(Outcome::Fail), report.count(Outcome::Warn));
+    let verdict = if failed > 0 { "FAILED" } else { "passed" };
+    out(&format!(
+        "  {verdict}: {failed} failed, {warned} warning(s), {} passed",
+        report.count(Outcome::Pass)
+    ))
+}

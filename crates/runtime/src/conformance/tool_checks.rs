@@ -1,0 +1,174 @@
+//! The checks of one tool: it has a description, its parameters schema has a strict-mode form, and
+//! every entry of its schema's `examples` runs through the whole pipeline (validation, the sandbox
+//! with the grants the operator gave, output limits and the output schema) without breaking the
+//! contract.
+
+use super::{Findings, Outcome};
+use crate::pipeline::{BatchOptions, CallRequest, Pipeline};
+use crate::report::{ErrorKind, ToolResult};
+use crate::sandbox::plugin::ToolInfo;
+use crate::schema::strict_form::strict_form;
+use serde_json::Value;
+use std::time::Instant;
+
+/// At most this many examples of one tool are called.
+pub const MAX_EXAMPLES_CALLED: usize = 10;
+/// Strict-mode problems listed per tool.
+const LISTED_PROBLEMS: usize = 5;
+/// How much of an answer a finding quotes.
+const QUOTED_CHARS: usize = 100;
+
+pub(super) async fn check_tool(
+    pipeline: &Pipeline,
+    tool: &ToolInfo,
+    list: &mut Vec<super::Finding>,
+) {
+    let mut findings = Findings::about(&tool.name, list);
+    if tool.description.trim().is_empty() {
+        findings.add(
+            "description",
+            Outcome::Warn,
+            "it has no description; models choose a tool by its description, so say what it does and when to use it",
+        );
+    }
+    match strict_form(tool.schema.as_json()) {
+        Ok(_) => findings.add(
+            "strict mode",
+            Outcome::Pass,
+            "its parameters schema converts to the form strict clients require",
+        ),
+        Err(problems) => {
+            let listed: Vec<String> = problems
+                .iter()
+                .take(LISTED_PROBLEMS)
+                .map(ToString::to_string)
+                .collect();
+            let more = problems.len().saturating_sub(LISTED_PROBLEMS);
+            let more = if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            };
+            findings.add(
+                "strict mode",
+                Outcome::Warn,
+                format!(
+                    "strict clients (OpenAI's strict function calling, agent SDKs that make MCP tools strict) cannot use its parameters schema: {}{more}",
+                    listed.join("; ")
+                ),
+            );
+        }
+    }
+    let examples = match tool.schema.as_json().get("examples") {
+        Some(Value::Array(examples)) if !examples.is_empty() => examples.clone(),
+        Some(_) => {
+            findings.add(
+                "examples",
+                Outcome::Fail,
+                "\"examples\" in its parameters schema must be a non-empty array of argument objects",
+            );
+            return;
+        }
+        None => {
+            findings.add(
+                "examples",
+                Outcome::Warn,
+                "its parameters schema gives no \"examples\", so it was not called; add a few argument objects under \"examples\" so this test (and models) can see it work",
+            );
+            return;
+        }
+    };
+    if examples.len() > MAX_EXAMPLES_CALLED {
+        findings.add(
+            "examples",
+            Outcome::Warn,
+            format!(
+                "it gives {} examples; the first {MAX_EXAMPLES_CALLED} were called",
+                examples.len()
+            ),
+        );
+    }
+    for (index, example) in examples.iter().take(MAX_EXAMPLES_CALLED).enumerate() {
+        let check = format!("example {}", index + 1);
+        if !example.is_object() {
+            findings.add(
+                &check,
+                Outcome::Fail,
+                format!(
+                    "{} is not a JSON object of arguments",
+                    quote(&example.to_string())
+                ),
+            );
+            continue;
+        }
+        let request = CallRequest::new(
+            format!("conformance-{}-{}", tool.name, index + 1),
+            tool.name.clone(),
+            example.to_string(),
+        );
+        let started = Instant::now();
+        let result = pipeline.call(request, &BatchOptions::default()).await;
+        let millis = started.elapsed().as_secs_f64() * 1000.0;
+        let (outcome, detail) = judge(&result, &format!("{millis:.1} ms"));
+        findings.add(&check, outcome, detail);
+    }
+}
+
+/// Whether a call's result breaks the contract or a limit (fail), is an answer a model would
+/// have to deal with (warn), or is a plain success.
+fn judge(result: &ToolResult, took: &str) -> (Outcome, String) {
+    let text = quote(&result.text());
+    let Some(kind) = result.error_kind.filter(|_| result.is_error) else {
+        let structured = if result.structured.is_some() {
+            " (its structured output matches its output schema)"
+        } else {
+            ""
+        };
+        return (
+            Outcome::Pass,
+            format!("answered in {took}{structured}: {text}"),
+        );
+    };
+    let broke_output_rules = ["structuredOutput", "limitBytes", "blocks"]
+        .iter()
+        .any(|key| result.details.get(*key).is_some());
+    match kind {
+        ErrorKind::InvalidArguments => (
+            Outcome::Fail,
+            format!("its own schema refuses this example: {text}"),
+        ),
+        ErrorKind::ToolError if broke_output_rules => (Outcome::Fail, text),
+        ErrorKind::ToolError => (
+            Outcome::Warn,
+            format!("answered with an error in {took}: {text}"),
+        ),
+        ErrorKind::CapabilityDenied => (
+            Outcome::Warn,
+            format!(
+                "needs a capability it was not granted: {text} (grant it under [plugins.NAME] in a config and pass --config to see it run)"
+            ),
+        ),
+        ErrorKind::Blocked | ErrorKind::NotApproved => {
+            (Outcome::Warn, format!("not run ({kind}): {text}"))
+        }
+        ErrorKind::Trap
+        | ErrorKind::Timeout
+        | ErrorKind::OutOfMemory
+        | ErrorKind::OutOfFuel
+        | ErrorKind::HookFailed
+        | ErrorKind::Cancelled
+        | ErrorKind::NotFound
+        | ErrorKind::NotActive
+        | ErrorKind::Truncated => (Outcome::Fail, format!("{kind} after {took}: {text}")),
+    }
+}
+
+/// `text` on one line, cut to [`QUOTED_CHARS`] characters.
+pub(super) fn quote(text: &str) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= QUOTED_CHARS {
+        return line;
+    }
+    let cut: String = line.chars().take(QUOTED_CHARS).collect();
+    format!("{cut}…")
+}
