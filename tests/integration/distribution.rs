@@ -416,7 +416,14 @@ fn registry_credentials_come_from_the_environment_or_the_docker_config_and_stay_
 
     let out = ws.cordon(&["push", "probe", &reference]);
     assert_ne!(out.code, 0, "anonymous push to a private registry");
+    let registry_host = reference
+        .trim_start_matches("oci://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
     let env = [
+        ("CORDON_REGISTRY", registry_host.as_str()),
         ("CORDON_REGISTRY_USERNAME", "tester"),
         ("CORDON_REGISTRY_PASSWORD", password),
     ];

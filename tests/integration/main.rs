@@ -15,6 +15,7 @@ mod cache;
 mod cli;
 mod contract_v2;
 mod distribution;
+mod distribution_attacks;
 mod embedding;
 mod fs_tools;
 mod fuzz;

@@ -52,7 +52,13 @@ fn run() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(err) => {
-            stdio_output::stderr_line(&format!("error: {err:#}"));
+            // Errors quote what servers, files and plugins said: no control characters reach the
+            // terminal (escape sequences could rewrite the screen or the clipboard).
+            let message = format!("{err:#}");
+            stdio_output::stderr_line(&format!(
+                "error: {}",
+                cordon_runtime::report::budget::without_controls(&message)
+            ));
             ExitCode::from(2)
         }
     }

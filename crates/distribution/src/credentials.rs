@@ -1,5 +1,6 @@
-//! Registry credentials: `CORDON_REGISTRY_USERNAME` and `CORDON_REGISTRY_PASSWORD` when both are
-//! set, else the entry for the registry's host in the docker config file
+//! Registry credentials: `CORDON_REGISTRY_USERNAME` and `CORDON_REGISTRY_PASSWORD` for the one
+//! registry `CORDON_REGISTRY` names (`host[:port]`; other registries never see them), else the
+//! entry for the registry's host in the docker config file
 //! (`$DOCKER_CONFIG/config.json`, or `~/.docker/config.json`: `auths` with a base64
 //! `user:password` in `auth`, or `username` and `password`), else anonymous. Credential helpers
 //! (`credsStore`) are not run: cordon runs no programs on a registry's behalf. Credentials are
@@ -17,7 +18,15 @@ pub fn for_registry(registry: &str) -> RegistryAuth {
         std::env::var("CORDON_REGISTRY_PASSWORD"),
     ) && !user.is_empty()
     {
-        return RegistryAuth::Basic(user, password);
+        match std::env::var("CORDON_REGISTRY") {
+            Ok(named) if host_of(named.trim()) == registry => {
+                return RegistryAuth::Basic(user, password);
+            }
+            Ok(_) => {}
+            Err(_) => tracing::warn!(
+                "CORDON_REGISTRY_USERNAME is set but CORDON_REGISTRY does not name the registry it is for, so it is not sent to {registry}"
+            ),
+        }
     }
     docker_config(registry).unwrap_or(RegistryAuth::Anonymous)
 }

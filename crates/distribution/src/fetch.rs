@@ -4,6 +4,7 @@
 
 use crate::oci;
 use crate::source::Source;
+use crate::transfer;
 use crate::{DistributionError, MAX_COMPONENT_BYTES, sha256_hex};
 
 /// A component fetched and verified.
@@ -38,13 +39,7 @@ pub async fn fetch(source: &Source, expected: Option<&str>) -> Result<Fetched, D
             }
             (download(url).await?, source.clone())
         }
-        Source::File { path } => {
-            let bytes = std::fs::read(path).map_err(|source| DistributionError::Read {
-                path: path.clone(),
-                source,
-            })?;
-            (bytes, source.clone())
-        }
+        Source::File { path } => (read_file(path)?, source.clone()),
     };
     let sha256 = sha256_hex(&bytes);
     if let Some(expected) = expected
@@ -68,12 +63,7 @@ async fn download(url: &str) -> Result<Vec<u8>, DistributionError> {
         url: url.to_string(),
         reason,
     };
-    let client = reqwest::Client::builder()
-        .user_agent(concat!("cordon/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(std::time::Duration::from_secs(30))
-        .build()
-        .map_err(|err| failed(err.to_string()))?;
-    let mut response = client
+    let response = transfer::client()?
         .get(url)
         .send()
         .await
@@ -81,19 +71,36 @@ async fn download(url: &str) -> Result<Vec<u8>, DistributionError> {
     if !response.status().is_success() {
         return Err(failed(format!("HTTP {}", response.status())));
     }
+    transfer::read_capped(response, MAX_COMPONENT_BYTES, url).await
+}
+
+/// A local component: a regular file (not a device or a pipe) of at most the cap, read no further.
+fn read_file(path: &std::path::Path) -> Result<Vec<u8>, DistributionError> {
+    use std::io::Read as _;
+    let read_error = |source| DistributionError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let metadata = file.metadata().map_err(read_error)?;
+    if !metadata.is_file() {
+        return Err(read_error(std::io::Error::other(
+            "not a regular file; give the path of a .wasm file",
+        )));
+    }
+    let too_large = || DistributionError::TooLarge {
+        what: path.display().to_string(),
+        limit: MAX_COMPONENT_BYTES,
+    };
+    if metadata.len() > MAX_COMPONENT_BYTES {
+        return Err(too_large());
+    }
     let mut bytes = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|err| failed(err.to_string()))?
-    {
-        if (bytes.len() + chunk.len()) as u64 > MAX_COMPONENT_BYTES {
-            return Err(DistributionError::TooLarge {
-                what: url.to_string(),
-                limit: MAX_COMPONENT_BYTES,
-            });
-        }
-        bytes.extend_from_slice(&chunk);
+    file.take(MAX_COMPONENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > MAX_COMPONENT_BYTES {
+        return Err(too_large());
     }
     Ok(bytes)
 }

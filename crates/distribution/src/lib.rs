@@ -3,12 +3,14 @@
 //! `fetch.rs` gets a component's bytes from any of them and verifies every digest it was given;
 //! `oci.rs` pulls and pushes the Wasm component artifact layout that `wkg`, Wassette and Spin use
 //! (`wasm_config.rs` writes its config); `credentials.rs` finds registry credentials in the
-//! environment or the docker config file, and never shows them.
+//! environment or the docker config file, and never shows them; `transfer.rs` is HTTP with
+//! timeouts, a redirect policy and capped bodies.
 
 mod credentials;
 mod fetch;
 mod oci;
 mod source;
+mod transfer;
 mod wasm_config;
 
 pub use fetch::{Fetched, fetch};

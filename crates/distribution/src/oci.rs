@@ -1,15 +1,20 @@
 //! OCI registries: pulling a component pushed in the Wasm artifact layout (one
 //! `application/wasm` layer; the config is not needed, so artifacts pushed by `oras push` without
 //! one install too) and pushing one with the layout's config. A reference given by digest is
-//! checked against the manifest's own digest; every blob is checked against its descriptor.
-//! Plain HTTP is used only for a loopback registry.
+//! checked against the manifest's own digest; every blob is checked against its descriptor and read
+//! no further than the size it gives, and the manifest no further than 4 MiB (cordon reads it
+//! itself). Plain HTTP is used only for a loopback registry; credentials go to the registry they
+//! are for, and to its token service only over HTTPS.
 
-use crate::source::is_loopback;
+use crate::source::{is_loopback, url_allowed};
 use crate::wasm_config::{self, CONFIG_MEDIA_TYPE, ComponentSummary, LAYER_MEDIA_TYPE};
-use crate::{DistributionError, MAX_COMPONENT_BYTES, credentials, sha256_hex};
+use crate::{DistributionError, MAX_COMPONENT_BYTES, credentials, sha256_hex, transfer};
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
-use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciImageManifest, OciManifest};
-use oci_client::{Client, Reference};
+use oci_client::manifest::{
+    OCI_IMAGE_INDEX_MEDIA_TYPE, OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest, OciManifest,
+};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference, RegistryOperation};
 
 /// A component pulled from a registry.
 pub struct Pulled {
@@ -44,8 +49,19 @@ fn client_for(reference: &Reference) -> Client {
     };
     Client::new(ClientConfig {
         protocol,
+        connect_timeout: Some(transfer::CONNECT_TIMEOUT),
+        read_timeout: Some(transfer::READ_TIMEOUT),
         ..Default::default()
     })
+}
+
+/// `https`, or `http` for a registry on this machine.
+fn scheme_for(registry: &str) -> &'static str {
+    if is_loopback(registry) {
+        "http"
+    } else {
+        "https"
+    }
 }
 
 fn registry_error(
@@ -60,22 +76,120 @@ fn registry_error(
     }
 }
 
+/// The credentials to use with `reference`'s registry: `auth`, unless the registry's token
+/// service (the `realm` of its Bearer challenge) would receive them over plain HTTP on another
+/// machine, or in a URL that carries credentials of its own; then an error, since they would
+/// travel in clear text to a host nobody named.
+async fn checked_auth(
+    reference: &Reference,
+    reference_text: &str,
+    auth: RegistryAuth,
+) -> Result<RegistryAuth, DistributionError> {
+    if matches!(auth, RegistryAuth::Anonymous) {
+        return Ok(auth);
+    }
+    let registry = reference.resolve_registry();
+    let url = format!("{}://{registry}/v2/", scheme_for(registry));
+    let response = transfer::client()?
+        .get(&url)
+        .send()
+        .await
+        .map_err(|err| registry_error("the version check", reference_text, err))?;
+    let Some(challenge) = response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .and_then(|value| value.to_str().ok())
+    else {
+        return Ok(auth);
+    };
+    let Some(realm) = bearer_realm(challenge) else {
+        return Ok(auth);
+    };
+    let safe = reqwest::Url::parse(&realm).is_ok_and(|url| url_allowed(&url));
+    if !safe {
+        return Err(DistributionError::Registry {
+            what: "the sign-in",
+            reference: format!("oci://{reference_text}"),
+            reason: format!(
+                "its token service {} is not https:// (or is on another machine over plain http://), so the credentials for {registry} are not sent there",
+                crate::source::without_userinfo(&realm)
+            ),
+        });
+    }
+    Ok(auth)
+}
+
+/// The `realm` of a `Bearer realm="…",service="…"` challenge.
+fn bearer_realm(challenge: &str) -> Option<String> {
+    let rest = challenge.trim().strip_prefix("Bearer")?.trim_start();
+    let start = rest.find("realm=\"")? + "realm=\"".len();
+    let end = rest[start..].find('"')? + start;
+    Some(rest[start..end].to_string())
+}
+
+/// The manifest at `reference`, read by cordon itself so its size is capped, with the token the
+/// client signed in with (or the registry's Basic credentials).
+async fn fetch_manifest(
+    client: &Client,
+    reference: &Reference,
+    reference_text: &str,
+    auth: &RegistryAuth,
+) -> Result<Vec<u8>, DistributionError> {
+    let token = client
+        .auth(reference, auth, RegistryOperation::Pull)
+        .await
+        .map_err(|err| registry_error("the sign-in", reference_text, err))?;
+    let registry = reference.resolve_registry();
+    let target = reference.digest().or(reference.tag()).unwrap_or("latest");
+    let url = format!(
+        "{}://{registry}/v2/{}/manifests/{target}",
+        scheme_for(registry),
+        reference.repository()
+    );
+    let mut request = transfer::client()?.get(&url).header(
+        reqwest::header::ACCEPT,
+        [
+            OCI_IMAGE_MEDIA_TYPE,
+            "application/vnd.docker.distribution.manifest.v2+json",
+            OCI_IMAGE_INDEX_MEDIA_TYPE,
+            "application/vnd.docker.distribution.manifest.list.v2+json",
+        ]
+        .join(", "),
+    );
+    request = match (token, auth) {
+        (Some(token), _) => request.bearer_auth(token),
+        (None, RegistryAuth::Basic(user, password)) => request.basic_auth(user, Some(password)),
+        (None, _) => request,
+    };
+    let response = request
+        .send()
+        .await
+        .map_err(|err| registry_error("the manifest pull", reference_text, err))?;
+    if !response.status().is_success() {
+        return Err(registry_error(
+            "the manifest pull",
+            reference_text,
+            format!("HTTP {}", response.status()),
+        ));
+    }
+    transfer::read_capped(
+        response,
+        MAX_MANIFEST_BYTES,
+        &format!("the manifest of oci://{reference_text}"),
+    )
+    .await
+}
+
+/// The most bytes of one manifest read (a Wasm artifact's is well under a kilobyte).
+const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+
 /// Pulls the component at `reference` (`host/repository:tag` or `…@sha256:…`).
 pub async fn pull(reference_text: &str) -> Result<Pulled, DistributionError> {
     let reference = parse(reference_text)?;
     let auth = credentials::for_registry(reference.resolve_registry());
+    let auth = checked_auth(&reference, reference_text, auth).await?;
     let client = client_for(&reference);
-    let (raw, digest) = client
-        .pull_manifest_raw(
-            &reference,
-            &auth,
-            &[
-                OCI_IMAGE_MEDIA_TYPE,
-                "application/vnd.docker.distribution.manifest.v2+json",
-            ],
-        )
-        .await
-        .map_err(|err| registry_error("the manifest pull", reference_text, err))?;
+    let raw = fetch_manifest(&client, &reference, reference_text, &auth).await?;
     let actual = format!("sha256:{}", sha256_hex(&raw));
     if let Some(wanted) = reference.digest()
         && wanted != actual
@@ -85,9 +199,6 @@ pub async fn pull(reference_text: &str) -> Result<Pulled, DistributionError> {
             expected: wanted.trim_start_matches("sha256:").to_string(),
             actual: actual.trim_start_matches("sha256:").to_string(),
         });
-    }
-    if digest != actual {
-        tracing::debug!(%digest, %actual, "the registry's digest header differs from the manifest's");
     }
     let manifest = match serde_json::from_slice::<OciManifest>(&raw) {
         Ok(OciManifest::Image(manifest)) => manifest,
@@ -104,10 +215,10 @@ pub async fn pull(reference_text: &str) -> Result<Pulled, DistributionError> {
         .iter()
         .find(|layer| layer.media_type == LAYER_MEDIA_TYPE)
     else {
-        let found: Vec<&str> = manifest
+        let found: Vec<String> = manifest
             .layers
             .iter()
-            .map(|l| l.media_type.as_str())
+            .map(|l| without_controls(&l.media_type))
             .collect();
         return Err(DistributionError::NotAComponent {
             reference: format!("oci://{reference_text}"),
@@ -124,11 +235,10 @@ pub async fn pull(reference_text: &str) -> Result<Pulled, DistributionError> {
             limit: MAX_COMPONENT_BYTES,
         });
     }
-    let mut bytes = Vec::new();
-    client
-        .pull_blob(&reference, layer, &mut bytes)
-        .await
-        .map_err(|err| registry_error("the layer pull", reference_text, err))?;
+    // Only from this registry: a descriptor's `urls` could send the pull anywhere.
+    let mut layer = layer.clone();
+    layer.urls = None;
+    let bytes = pull_layer(&client, &reference, reference_text, &layer).await?;
     let layer_actual = format!("sha256:{}", sha256_hex(&bytes));
     if layer_actual != layer.digest {
         return Err(DistributionError::DigestMismatch {
@@ -148,7 +258,39 @@ pub async fn pull(reference_text: &str) -> Result<Pulled, DistributionError> {
     })
 }
 
-/// Pushes `bytes` (a component) to `reference` (`host/repository:tag`) in the Wasm layout.
+/// The layer's bytes, refused as soon as they pass the size its descriptor gave.
+async fn pull_layer(
+    client: &Client,
+    reference: &Reference,
+    reference_text: &str,
+    layer: &OciDescriptor,
+) -> Result<Vec<u8>, DistributionError> {
+    use futures_util::StreamExt as _;
+    let mut stream = client
+        .pull_blob_stream(reference, layer)
+        .await
+        .map_err(|err| registry_error("the layer pull", reference_text, err))?;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|err| registry_error("the layer pull", reference_text, err))?;
+        if (bytes.len() + chunk.len()) as u64 > layer.size as u64 {
+            return Err(DistributionError::DigestMismatch {
+                what: format!(
+                    "the component layer of oci://{reference_text} (longer than the {} bytes its descriptor gives)",
+                    layer.size
+                ),
+                expected: layer.digest.trim_start_matches("sha256:").to_string(),
+                actual: "(not read past the size)".into(),
+            });
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+/// Pushes `bytes` (a component) to `reference` (`host/repository:tag`) in the Wasm layout. The
+/// digest reported is that of the manifest bytes cordon sent; a registry that then serves another
+/// manifest under the tag is an error.
 pub async fn push(
     reference_text: &str,
     bytes: Vec<u8>,
@@ -156,7 +298,11 @@ pub async fn push(
 ) -> Result<Pushed, DistributionError> {
     let reference = parse(reference_text)?;
     let auth = credentials::for_registry(reference.resolve_registry());
+    let auth = checked_auth(&reference, reference_text, auth).await?;
     let client = client_for(&reference);
+    client
+        .store_auth_if_needed(reference.resolve_registry(), &auth)
+        .await;
     let component_sha256 = sha256_hex(&bytes);
     let layer_digest = format!("sha256:{component_sha256}");
     let config_json = wasm_config::config(summary, &layer_digest, &wasm_config::now_rfc3339());
@@ -165,21 +311,46 @@ pub async fn push(
         CONFIG_MEDIA_TYPE.into(),
         None,
     );
-    let layers = vec![ImageLayer::new(bytes, LAYER_MEDIA_TYPE.into(), None)];
-    let mut manifest = OciImageManifest::build(&layers, &config, None);
+    let layer = ImageLayer::new(bytes, LAYER_MEDIA_TYPE.into(), None);
+    let mut manifest = OciImageManifest::build(std::slice::from_ref(&layer), &config, None);
     manifest.media_type = Some(OCI_IMAGE_MEDIA_TYPE.to_string());
+    let pushing = |err| registry_error("the push", reference_text, err);
     client
-        .push(&reference, &layers, config, &auth, Some(manifest.clone()))
+        .push_blob(&reference, &layer.data, &layer_digest)
         .await
-        .map_err(|err| registry_error("the push", reference_text, err))?;
-    let raw = serde_json::to_vec(&manifest).expect("a manifest serialises");
-    let (_, digest) = client
-        .pull_manifest_raw(&reference, &auth, &[OCI_IMAGE_MEDIA_TYPE])
+        .map_err(pushing)?;
+    client
+        .push_blob(&reference, &config.data, &manifest.config.digest)
         .await
-        .map_err(|err| registry_error("reading back the pushed manifest of", reference_text, err))
-        .unwrap_or_else(|_| (Default::default(), format!("sha256:{}", sha256_hex(&raw))));
+        .map_err(pushing)?;
+    let body = serde_json::to_vec(&manifest).expect("a manifest serialises");
+    let digest = format!("sha256:{}", sha256_hex(&body));
+    client
+        .push_manifest_raw(
+            &reference,
+            body,
+            reqwest::header::HeaderValue::from_static(OCI_IMAGE_MEDIA_TYPE),
+        )
+        .await
+        .map_err(pushing)?;
+    let served = fetch_manifest(&client, &reference, reference_text, &auth).await?;
+    let served_digest = format!("sha256:{}", sha256_hex(&served));
+    if served_digest != digest {
+        return Err(DistributionError::DigestMismatch {
+            what: format!(
+                "the manifest oci://{reference_text} serves after the push (it is not the one pushed; do not pin it)"
+            ),
+            expected: digest.trim_start_matches("sha256:").to_string(),
+            actual: served_digest.trim_start_matches("sha256:").to_string(),
+        });
+    }
     Ok(Pushed {
         manifest_digest: digest,
         component_sha256,
     })
+}
+
+/// `text` without control characters (a registry's words, shown on a terminal).
+fn without_controls(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
 }

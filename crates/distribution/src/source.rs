@@ -21,7 +21,7 @@ pub enum Source {
 impl Source {
     pub fn parse(text: &str) -> Result<Self, DistributionError> {
         let bad = |reason: &str| DistributionError::BadReference {
-            reference: text.to_string(),
+            reference: without_userinfo(text),
             reason: reason.to_string(),
         };
         if let Some(rest) = text.strip_prefix("oci://") {
@@ -32,6 +32,9 @@ impl Source {
                 return Err(bad(
                     "an OCI reference needs a registry host and a repository",
                 ));
+            }
+            if host.contains('@') {
+                return Err(bad(CREDENTIALS_IN_REFERENCE));
             }
             if let Some((_, digest)) = repository.split_once('@')
                 && !digest.strip_prefix("sha256:").is_some_and(|hex| {
@@ -44,16 +47,14 @@ impl Source {
                 reference: rest.to_string(),
             });
         }
-        if text.starts_with("https://") {
-            return Ok(Self::Url {
-                url: text.to_string(),
-            });
-        }
-        if let Some(rest) = text.strip_prefix("http://") {
-            let host = rest.split(['/', ':']).next().unwrap_or_default();
-            if !is_loopback(host) && !rest.starts_with("[::1]") {
+        if text.starts_with("https://") || text.starts_with("http://") {
+            let url = reqwest::Url::parse(text).map_err(|err| bad(&err.to_string()))?;
+            if !url.username().is_empty() || url.password().is_some() {
+                return Err(bad(CREDENTIALS_IN_REFERENCE));
+            }
+            if !url_allowed(&url) {
                 return Err(bad(
-                    "plain http:// is accepted only for a loopback host (127.0.0.1, localhost); use https://",
+                    "plain http:// is accepted only for this machine (127.0.0.1, [::1], localhost); use https://",
                 ));
             }
             return Ok(Self::Url {
@@ -116,10 +117,44 @@ impl Source {
     }
 }
 
-/// Whether a registry or URL host is this machine (plain HTTP is allowed only there).
-pub fn is_loopback(host: &str) -> bool {
-    let host = host.split(':').next().unwrap_or(host);
-    host == "localhost" || host.starts_with("127.") || host == "[::1]"
+const CREDENTIALS_IN_REFERENCE: &str = "credentials do not go in a reference (they would be written to cordon.lock and shown): give them in CORDON_REGISTRY, CORDON_REGISTRY_USERNAME and CORDON_REGISTRY_PASSWORD, or the docker config";
+
+/// Whether a registry (`host[:port]`) is this machine: a loopback IP address, or `localhost`.
+/// Plain HTTP is used only there.
+pub fn is_loopback(registry: &str) -> bool {
+    let host = match registry.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => registry.split(':').next().unwrap_or_default(),
+    };
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether cordon may fetch from `url` (or follow a redirect there): HTTPS anywhere, plain HTTP only
+/// to this machine, and never with credentials in the URL.
+pub fn url_allowed(url: &reqwest::Url) -> bool {
+    if !url.username().is_empty() || url.password().is_some() {
+        return false;
+    }
+    match url.scheme() {
+        "https" => true,
+        "http" => url.host_str().is_some_and(is_loopback),
+        _ => false,
+    }
+}
+
+/// `text` with any `user:password@` before its host removed, for messages.
+pub fn without_userinfo(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+        None => text.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +183,17 @@ mod tests {
         );
         assert!(Source::parse("http://example.com/a.wasm").is_err());
         assert!(Source::parse("http://127.0.0.1:8000/a.wasm").is_ok());
+        assert!(Source::parse("http://[::1]:8000/a.wasm").is_ok());
+        assert!(Source::parse("http://127.0.0.1:x@192.0.2.2/a.wasm").is_err());
+        assert!(Source::parse("http://127.example.com/a.wasm").is_err());
+        assert!(Source::parse("https://user:pw@example.com/a.wasm").is_err());
+        assert!(Source::parse("oci://user:pw@ghcr.io/acme/fs:1").is_err());
+        let refused = Source::parse("https://user:secret@example.com/a.wasm").unwrap_err();
+        assert!(!refused.to_string().contains("secret"), "{refused}");
+        assert!(
+            is_loopback("127.0.0.1:5000") && is_loopback("localhost") && is_loopback("[::1]:5000")
+        );
+        assert!(!is_loopback("127.attacker.invalid:5000") && !is_loopback("localhost.example.com"));
         assert!(Source::parse("ftp://x/a.wasm").is_err());
         assert_eq!(Source::parse("plugins/x.wasm").unwrap().default_name(), "x");
     }

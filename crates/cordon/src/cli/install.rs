@@ -47,6 +47,7 @@ pub async fn add(
             cordon_distribution::sha256_hex(&existing)
         );
     }
+    let kept = grants_under_the_name(&paths.config, &name, &fetched.sha256, force)?;
     let plugin = inspect(paths, &name, &fetched.bytes).await?;
     install_file(&target, &fetched.bytes)?;
     pin_in_config(&paths.config, &name, &fetched.sha256)?;
@@ -69,10 +70,18 @@ pub async fn add(
     for line in plugin {
         out(&format!("  {line}"))?;
     }
-    out(&format!(
-        "  granted: nothing. Grant what it needs under [plugins.{name}] in {}, then run `cordon lock`.",
-        paths.config.display()
-    ))?;
+    if kept.is_empty() {
+        out(&format!(
+            "  granted: nothing. Grant what it needs under [plugins.{name}] in {}, then run `cordon lock`.",
+            paths.config.display()
+        ))?;
+    } else {
+        out(&format!(
+            "  still granted under [plugins.{name}] in {}: {}. Review them for this component, then run `cordon lock`.",
+            paths.config.display(),
+            kept.join(", ")
+        ))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -88,6 +97,22 @@ pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
     std::fs::create_dir_all(&paths.plugins)
         .with_context(|| format!("creating {}", paths.plugins.display()))?;
     for (name, recorded) in &lock.sources {
+        check_name(name).with_context(|| {
+            format!(
+                "{} records a source under a name that is not a plugin name",
+                paths.lock.display()
+            )
+        })?;
+        if let Some(approved) = lock.plugins.get(name)
+            && approved.sha256 != recorded.sha256
+        {
+            bail!(
+                "{} approves {name} with sha256 {} but records its source with sha256 {}: the lock was edited by hand or is stale; nothing was installed for it (run `cordon add` again, then `cordon lock`)",
+                paths.lock.display(),
+                approved.sha256,
+                recorded.sha256
+            );
+        }
         let target = paths.plugins.join(format!("{name}.wasm"));
         if let Ok(existing) = std::fs::read(&target)
             && cordon_distribution::sha256_hex(&existing) == recorded.sha256
@@ -203,18 +228,19 @@ async fn load_alone(
     name: &str,
     bytes: &[u8],
 ) -> anyhow::Result<std::sync::Arc<cordon_runtime::Plugin>> {
-    let scratch =
-        std::env::temp_dir().join(format!("cordon-inspect-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&scratch)?;
-    let file = scratch.join(format!("{name}.wasm"));
+    // A fresh private directory (random name, created exclusively, mode 0700): nothing another
+    // user planted can be followed or swapped in.
+    let scratch = tempfile::Builder::new()
+        .prefix("cordon-inspect-")
+        .tempdir()
+        .context("creating a scratch directory to inspect the plugin")?;
+    let file = scratch.path().join(format!("{name}.wasm"));
     std::fs::write(&file, bytes)?;
-    let built = RuntimeBuilder::new(&scratch)
+    let pipeline = RuntimeBuilder::new(scratch.path())
         .config(Config::default())
         .cache(paths.cache.clone())
         .build()
-        .await;
-    let _ = std::fs::remove_dir_all(&scratch);
-    let pipeline = built?;
+        .await?;
     if let Some(rejected) = pipeline.registry().rejected().first() {
         bail!(
             "this is not a plugin cordon can load: {}; nothing was installed",
@@ -262,6 +288,45 @@ fn install_file(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     ));
     std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
     std::fs::rename(&temp, target).with_context(|| format!("writing {}", target.display()))
+}
+
+/// What `[plugins.NAME]` already grants. A plugin installed under that name would get it without
+/// the operator choosing to, so that is refused unless the table pins exactly this component
+/// (reinstalling what was granted) or `--force` says to replace the plugin and keep its grants
+/// (which the output then lists for review).
+fn grants_under_the_name(
+    config: &Path,
+    name: &str,
+    sha256: &str,
+    force: bool,
+) -> anyhow::Result<Vec<String>> {
+    let Ok(text) = std::fs::read_to_string(config) else {
+        return Ok(Vec::new());
+    };
+    let document: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("{} is not valid TOML", config.display()))?;
+    let Some(entry) = document
+        .get("plugins")
+        .and_then(|plugins| plugins.get(name))
+        .and_then(toml_edit::Item::as_table_like)
+    else {
+        return Ok(Vec::new());
+    };
+    let pinned = entry.get("sha256").and_then(toml_edit::Item::as_str);
+    let grants: Vec<String> = entry
+        .iter()
+        .map(|(key, _)| key.to_string())
+        .filter(|key| key != "sha256")
+        .collect();
+    if grants.is_empty() || pinned == Some(sha256) || force {
+        return Ok(grants);
+    }
+    bail!(
+        "[plugins.{name}] in {} already grants {} to a plugin named {name}; this component (sha256 {sha256}) would get them without you choosing to. Install it under another name with --name, remove those grants first, or pass --force to replace the plugin and keep them; nothing was installed",
+        config.display(),
+        grants.join(", ")
+    )
 }
 
 /// Sets `[plugins.NAME] sha256` in the config, keeping everything else in the file as it is.

