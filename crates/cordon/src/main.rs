@@ -57,7 +57,7 @@ fn run() -> ExitCode {
             let message = format!("{err:#}");
             stdio_output::stderr_line(&format!(
                 "error: {}",
-                cordon_runtime::report::budget::without_controls(&message)
+                cordon_runtime::report::budget::for_terminal(&message)
             ));
             ExitCode::from(2)
         }

@@ -2,13 +2,15 @@
 //! (`oci://host/repo:tag` or `@sha256:…`), an HTTPS URL pinned by sha256, or a local file.
 //! `fetch.rs` gets a component's bytes from any of them and verifies every digest it was given;
 //! `oci.rs` pulls and pushes the Wasm component artifact layout that `wkg`, Wassette and Spin use
-//! (`wasm_config.rs` writes its config); `credentials.rs` finds registry credentials in the
+//! (`wasm_config.rs` writes its config; `sign_in.rs` signs in with credentials, so cordon decides
+//! where they go); `credentials.rs` finds registry credentials in the
 //! environment or the docker config file, and never shows them; `transfer.rs` is HTTP with
 //! timeouts, a redirect policy and capped bodies.
 
 mod credentials;
 mod fetch;
 mod oci;
+mod sign_in;
 mod source;
 mod transfer;
 mod wasm_config;

@@ -6,7 +6,7 @@
 //! itself). Plain HTTP is used only for a loopback registry; credentials go to the registry they
 //! are for, and to its token service only over HTTPS.
 
-use crate::source::{is_loopback, url_allowed};
+use crate::source::is_loopback;
 use crate::wasm_config::{self, CONFIG_MEDIA_TYPE, ComponentSummary, LAYER_MEDIA_TYPE};
 use crate::{DistributionError, MAX_COMPONENT_BYTES, credentials, sha256_hex, transfer};
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
@@ -32,12 +32,24 @@ pub struct Pushed {
 }
 
 fn parse(reference: &str) -> Result<Reference, DistributionError> {
-    reference
+    let bad = |reason: String| DistributionError::BadReference {
+        reference: format!("oci://{reference}"),
+        reason,
+    };
+    let parsed = reference
         .parse::<Reference>()
-        .map_err(|err| DistributionError::BadReference {
-            reference: format!("oci://{reference}"),
-            reason: err.to_string(),
-        })
+        .map_err(|err| bad(err.to_string()))?;
+    // Docker's rule makes a first part without a dot or a port (`oci://registry/acme/x`) a Docker
+    // Hub repository; cordon goes only to the host written.
+    let written = reference.split('/').next().unwrap_or_default();
+    let same = parsed.registry() == written
+        || (written == "index.docker.io" && parsed.registry() == "docker.io");
+    if !same {
+        return Err(bad(format!(
+            "{written:?} would be read as a Docker Hub repository, not a registry host; write the registry's full host (with a dot or a port, e.g. {written}.local:5000, or docker.io/{written}/…)"
+        )));
+    }
+    Ok(parsed)
 }
 
 fn client_for(reference: &Reference) -> Client {
@@ -76,55 +88,22 @@ fn registry_error(
     }
 }
 
-/// The credentials to use with `reference`'s registry: `auth`, unless the registry's token
-/// service (the `realm` of its Bearer challenge) would receive them over plain HTTP on another
-/// machine, or in a URL that carries credentials of its own; then an error, since they would
-/// travel in clear text to a host nobody named.
-async fn checked_auth(
+/// The credentials for `reference`'s registry, after cordon signed in itself (see sign_in.rs).
+async fn signed_in(
     reference: &Reference,
     reference_text: &str,
-    auth: RegistryAuth,
+    push: bool,
 ) -> Result<RegistryAuth, DistributionError> {
-    if matches!(auth, RegistryAuth::Anonymous) {
-        return Ok(auth);
-    }
     let registry = reference.resolve_registry();
-    let url = format!("{}://{registry}/v2/", scheme_for(registry));
-    let response = transfer::client()?
-        .get(&url)
-        .send()
-        .await
-        .map_err(|err| registry_error("the version check", reference_text, err))?;
-    let Some(challenge) = response
-        .headers()
-        .get(reqwest::header::WWW_AUTHENTICATE)
-        .and_then(|value| value.to_str().ok())
-    else {
-        return Ok(auth);
-    };
-    let Some(realm) = bearer_realm(challenge) else {
-        return Ok(auth);
-    };
-    let safe = reqwest::Url::parse(&realm).is_ok_and(|url| url_allowed(&url));
-    if !safe {
-        return Err(DistributionError::Registry {
-            what: "the sign-in",
-            reference: format!("oci://{reference_text}"),
-            reason: format!(
-                "its token service {} is not https:// (or is on another machine over plain http://), so the credentials for {registry} are not sent there",
-                crate::source::without_userinfo(&realm)
-            ),
-        });
-    }
-    Ok(auth)
-}
-
-/// The `realm` of a `Bearer realm="…",service="…"` challenge.
-fn bearer_realm(challenge: &str) -> Option<String> {
-    let rest = challenge.trim().strip_prefix("Bearer")?.trim_start();
-    let start = rest.find("realm=\"")? + "realm=\"".len();
-    let end = rest[start..].find('"')? + start;
-    Some(rest[start..end].to_string())
+    crate::sign_in::sign_in(
+        registry,
+        scheme_for(registry),
+        reference.repository(),
+        push,
+        credentials::for_registry(registry),
+        reference_text,
+    )
+    .await
 }
 
 /// The manifest at `reference`, read by cordon itself so its size is capped, with the token the
@@ -186,8 +165,7 @@ const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 /// Pulls the component at `reference` (`host/repository:tag` or `…@sha256:…`).
 pub async fn pull(reference_text: &str) -> Result<Pulled, DistributionError> {
     let reference = parse(reference_text)?;
-    let auth = credentials::for_registry(reference.resolve_registry());
-    let auth = checked_auth(&reference, reference_text, auth).await?;
+    let auth = signed_in(&reference, reference_text, false).await?;
     let client = client_for(&reference);
     let raw = fetch_manifest(&client, &reference, reference_text, &auth).await?;
     let actual = format!("sha256:{}", sha256_hex(&raw));
@@ -218,7 +196,7 @@ pub async fn pull(reference_text: &str) -> Result<Pulled, DistributionError> {
         let found: Vec<String> = manifest
             .layers
             .iter()
-            .map(|l| without_controls(&l.media_type))
+            .map(|l| l.media_type.clone())
             .collect();
         return Err(DistributionError::NotAComponent {
             reference: format!("oci://{reference_text}"),
@@ -297,8 +275,7 @@ pub async fn push(
     summary: &ComponentSummary,
 ) -> Result<Pushed, DistributionError> {
     let reference = parse(reference_text)?;
-    let auth = credentials::for_registry(reference.resolve_registry());
-    let auth = checked_auth(&reference, reference_text, auth).await?;
+    let auth = signed_in(&reference, reference_text, true).await?;
     let client = client_for(&reference);
     client
         .store_auth_if_needed(reference.resolve_registry(), &auth)
@@ -348,9 +325,4 @@ pub async fn push(
         manifest_digest: digest,
         component_sha256,
     })
-}
-
-/// `text` without control characters (a registry's words, shown on a terminal).
-fn without_controls(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control()).collect()
 }

@@ -49,8 +49,10 @@ pub async fn add(
     }
     let kept = grants_under_the_name(&paths.config, &name, &fetched.sha256, force)?;
     let plugin = inspect(paths, &name, &fetched.bytes).await?;
+    // Everything that can fail is checked before anything is written.
+    let config_text = pinned_config(&paths.config, &name, &fetched.sha256)?;
     install_file(&target, &fetched.bytes)?;
-    pin_in_config(&paths.config, &name, &fetched.sha256)?;
+    install_file(&paths.config, config_text.as_bytes())?;
     let mut lock = load_lock(&paths.lock)?;
     lock.sources.insert(
         name.clone(),
@@ -64,7 +66,7 @@ pub async fn add(
     out(&format!(
         "installed {} from {} (sha256 {})",
         target.display(),
-        fetched.pinned.to_text(),
+        for_terminal(&fetched.pinned.to_text()),
         fetched.sha256
     ))?;
     for line in plugin {
@@ -113,6 +115,21 @@ pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
                 recorded.sha256
             );
         }
+        // A source the lock does not approve must not pick up grants cordon.toml gives the name.
+        let approved = lock
+            .plugins
+            .get(name)
+            .is_some_and(|plugin| plugin.sha256 == recorded.sha256);
+        if !approved {
+            grants_under_the_name(&paths.config, name, &recorded.sha256, false).with_context(
+                || {
+                    format!(
+                        "{name} is recorded in {} but not approved there",
+                        paths.lock.display()
+                    )
+                },
+            )?;
+        }
         let target = paths.plugins.join(format!("{name}.wasm"));
         if let Ok(existing) = std::fs::read(&target)
             && cordon_distribution::sha256_hex(&existing) == recorded.sha256
@@ -127,7 +144,8 @@ pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
         install_file(&target, &fetched.bytes)?;
         crate::cli::render::stdout_line(&format!(
             "{name}: installed from {} (sha256 {})",
-            recorded.source, recorded.sha256
+            for_terminal(&recorded.source),
+            for_terminal(&recorded.sha256)
         ))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -277,17 +295,28 @@ fn capabilities_it_could_use(imports: &[String]) -> Vec<String> {
     needs
 }
 
-/// Writes `bytes` to `target` atomically (a temp file beside it, then a rename).
+/// Writes `bytes` to `target` atomically: a new temp file beside it (random name, created
+/// exclusively, so nothing planted there is followed), then a rename over the target (which
+/// replaces a symlink there rather than writing through it).
 fn install_file(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = target.parent().unwrap_or(Path::new("."));
+    use std::io::Write as _;
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let temp = dir.join(format!(
-        ".{}.{}.partial",
-        target.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    std::fs::write(&temp, bytes).with_context(|| format!("writing {}", temp.display()))?;
-    std::fs::rename(&temp, target).with_context(|| format!("writing {}", target.display()))
+    let mut temp = tempfile::Builder::new()
+        .prefix(".cordon-")
+        .suffix(".partial")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    temp.write_all(bytes)
+        .and_then(|()| temp.as_file().sync_all())
+        .with_context(|| format!("writing {}", target.display()))?;
+    temp.persist(target)
+        .map_err(|err| err.error)
+        .with_context(|| format!("writing {}", target.display()))?;
+    Ok(())
 }
 
 /// What `[plugins.NAME]` already grants. A plugin installed under that name would get it without
@@ -329,8 +358,8 @@ fn grants_under_the_name(
     )
 }
 
-/// Sets `[plugins.NAME] sha256` in the config, keeping everything else in the file as it is.
-fn pin_in_config(config: &Path, name: &str, sha256: &str) -> anyhow::Result<()> {
+/// The config with `[plugins.NAME] sha256` set, everything else in the file kept as it is.
+fn pinned_config(config: &Path, name: &str, sha256: &str) -> anyhow::Result<String> {
     let text = match std::fs::read_to_string(config) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -354,7 +383,12 @@ fn pin_in_config(config: &Path, name: &str, sha256: &str) -> anyhow::Result<()> 
         .as_table_like_mut()
         .with_context(|| format!("[plugins.{name}] in the config is not a table"))?;
     entry.insert("sha256", toml_edit::value(sha256));
-    install_file(config, document.to_string().as_bytes())
+    Ok(document.to_string())
+}
+
+/// Text from a lock, a registry or a URL, made safe to print (see `report::budget::one_line`).
+fn for_terminal(text: &str) -> String {
+    cordon_runtime::report::budget::one_line(text)
 }
 
 fn load_lock(path: &Path) -> anyhow::Result<Lockfile> {

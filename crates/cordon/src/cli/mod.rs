@@ -105,6 +105,10 @@ pub enum Command {
         /// Fail on warnings too (no examples, a schema strict clients cannot use, …).
         #[arg(long)]
         deny_warnings: bool,
+        /// How long one plugin's examples may take in all; the rest fail as not called.
+        #[arg(long, value_name = "DURATION", default_value = "5m",
+              value_parser = cordon_runtime::config::parse_duration)]
+        time_budget: std::time::Duration,
     },
     /// Start a plugin project in the plugins directory from a working template.
     New {
@@ -242,6 +246,7 @@ impl Cli {
                 files,
                 json,
                 deny_warnings,
+                time_budget,
             } => {
                 return plugin_test::run(plugin_test::PluginTest {
                     files: files.clone(),
@@ -254,6 +259,7 @@ impl Cli {
                     cache: self.install_paths().cache,
                     json: *json,
                     deny_warnings: *deny_warnings,
+                    time_budget: *time_budget,
                 })
                 .await;
             }

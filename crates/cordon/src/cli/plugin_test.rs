@@ -19,6 +19,8 @@ pub struct PluginTest {
     pub cache: CompileCache,
     pub json: bool,
     pub deny_warnings: bool,
+    /// How long one plugin's examples may take in all.
+    pub time_budget: std::time::Duration,
 }
 
 pub async fn run(test: PluginTest) -> anyhow::Result<ExitCode> {
@@ -85,7 +87,7 @@ async fn test_one(test: &PluginTest, file: &Path) -> anyhow::Result<ConformanceR
         .build()
         .await
         .with_context(|| format!("loading {}", file.display()))?;
-    let mut report = check_plugin(&pipeline, copy).await;
+    let mut report = check_plugin(&pipeline, copy, test.time_budget).await;
     report.file = file.to_path_buf();
     Ok(report)
 }
@@ -132,9 +134,13 @@ fn print_report(report: &ConformanceReport) -> anyhow::Result<()> {
             Outcome::Warn => "warn",
             Outcome::Fail => "FAIL",
         };
+        // Names and text come from the plugin: one line each, nothing that drives a terminal.
+        let line = cordon_runtime::report::budget::one_line;
         out(&format!(
             "  {mark}  {} · {}: {}",
-            finding.subject, finding.check, finding.detail
+            line(&finding.subject),
+            line(&finding.check),
+            line(&finding.detail)
         ))?;
     }
     let (failed, warned) = (report.count(Outcome::Fail), report.count(Outcome::Warn));

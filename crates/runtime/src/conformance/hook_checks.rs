@@ -9,18 +9,17 @@ use crate::report::{Content, ToolResult};
 use crate::sandbox::plugin::{AfterDecision, BeforeDecision, CallOptions, HookInfo, Plugin};
 use serde_json::{Value, json};
 
-/// The sample call's id, as the hook sees it.
-const SAMPLE_CALL_ID: &str = "conformance-hook-sample";
-
 pub(super) async fn check_hook(plugin: &Plugin, hook: &HookInfo, list: &mut Vec<super::Finding>) {
     let mut findings = Findings::about("hook", list);
+    // An id like any client's, different every run.
+    let call_id = super::tool_checks::call_id();
     let tool = sample_tool(plugin, hook);
     let arguments = sample_arguments(plugin, &tool);
     let sample = format!("{tool} {}", quote(&arguments.to_string()));
     let options = CallOptions::default();
     if hook.before {
         let decision = plugin
-            .before_tool_call(SAMPLE_CALL_ID, &tool, &arguments, &options)
+            .before_tool_call(&call_id, &tool, &arguments, &options)
             .await;
         let (outcome, detail) = match decision {
             Ok(BeforeDecision::Allow) => {
@@ -69,7 +68,7 @@ pub(super) async fn check_hook(plugin: &Plugin, hook: &HookInfo, list: &mut Vec<
     }
     if hook.after {
         let result = ToolResult::success(
-            SAMPLE_CALL_ID,
+            &call_id,
             &tool,
             vec![Content::text(
                 "sample result: 3 lines, contact alice@example.com",
@@ -77,7 +76,7 @@ pub(super) async fn check_hook(plugin: &Plugin, hook: &HookInfo, list: &mut Vec<
             json!({}),
         );
         let decision = plugin
-            .after_tool_call(SAMPLE_CALL_ID, &tool, &arguments, &result, None, &options)
+            .after_tool_call(&call_id, &tool, &arguments, &result, None, &options)
             .await;
         let (outcome, detail) = match decision {
             Ok(AfterDecision::Keep) => (Outcome::Pass, "kept the sample result".to_string()),

@@ -89,7 +89,14 @@ impl<'a> Findings<'a> {
 
 /// Checks the plugin `file`, loaded into `pipeline` as the only plugin of its directory (a file
 /// the pipeline refused is reported as a failed load, with the reason).
-pub async fn check_plugin(pipeline: &Pipeline, file: PathBuf) -> ConformanceReport {
+/// Examples are called only within `time_budget` (a plugin whose examples all sleep to their
+/// timeout cannot hold a CI job for hours); the rest fail as not called.
+pub async fn check_plugin(
+    pipeline: &Pipeline,
+    file: PathBuf,
+    time_budget: std::time::Duration,
+) -> ConformanceReport {
+    let deadline = std::time::Instant::now() + time_budget;
     let id = crate::registry::plugin_id(&file);
     let mut report = ConformanceReport {
         plugin: id.clone(),
@@ -143,8 +150,16 @@ pub async fn check_plugin(pipeline: &Pipeline, file: PathBuf) -> ConformanceRepo
             "it declares no tools and no hook, so it can do nothing",
         );
     }
+    let mut timed_out = false;
     for tool in &plugin.tools {
-        tool_checks::check_tool(pipeline, tool, &mut report.findings).await;
+        tool_checks::check_tool(
+            pipeline,
+            tool,
+            deadline,
+            &mut timed_out,
+            &mut report.findings,
+        )
+        .await;
     }
     if let Some(hook) = &plugin.hook {
         hook_checks::check_hook(&plugin, hook, &mut report.findings).await;

@@ -18,9 +18,14 @@ const LISTED_PROBLEMS: usize = 5;
 /// How much of an answer a finding quotes.
 const QUOTED_CHARS: usize = 100;
 
+/// Checks one tool; its examples are called only until `deadline` (then the rest fail as not
+/// called), and none once an example of the plugin timed out (`timed_out` says so: the plugin
+/// has failed, and a plugin of many sleeping tools could otherwise hold the run for hours).
 pub(super) async fn check_tool(
     pipeline: &Pipeline,
     tool: &ToolInfo,
+    deadline: Instant,
+    timed_out: &mut bool,
     list: &mut Vec<super::Finding>,
 ) {
     let mut findings = Findings::about(&tool.name, list);
@@ -90,6 +95,22 @@ pub(super) async fn check_tool(
     }
     for (index, example) in examples.iter().take(MAX_EXAMPLES_CALLED).enumerate() {
         let check = format!("example {}", index + 1);
+        if *timed_out {
+            findings.add(
+                &check,
+                Outcome::Warn,
+                "not called: an earlier example of this plugin timed out",
+            );
+            break;
+        }
+        if Instant::now() >= deadline {
+            findings.add(
+                &check,
+                Outcome::Fail,
+                "not called: the run's time budget ran out (--time-budget)",
+            );
+            continue;
+        }
         if !example.is_object() {
             findings.add(
                 &check,
@@ -101,17 +122,37 @@ pub(super) async fn check_tool(
             );
             continue;
         }
-        let request = CallRequest::new(
-            format!("conformance-{}-{}", tool.name, index + 1),
-            tool.name.clone(),
-            example.to_string(),
-        );
+        // An id like any client's, different every run: a plugin cannot tell these calls apart.
+        let request = CallRequest::new(call_id(), tool.name.clone(), example.to_string());
         let started = Instant::now();
         let result = pipeline.call(request, &BatchOptions::default()).await;
         let millis = started.elapsed().as_secs_f64() * 1000.0;
         let (outcome, detail) = judge(&result, &format!("{millis:.1} ms"));
         findings.add(&check, outcome, detail);
+        if result.error_kind == Some(ErrorKind::Timeout) {
+            *timed_out = true;
+            let left = examples.len().min(MAX_EXAMPLES_CALLED) - index - 1;
+            if left > 0 {
+                findings.add(
+                    "examples",
+                    Outcome::Warn,
+                    format!("its other {left} example(s) were not called after it timed out"),
+                );
+            }
+            break;
+        }
     }
+}
+
+/// A call id shaped like a client's (`call_` and 24 hex digits), random for every call.
+pub(super) fn call_id() -> String {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let random = || {
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+    };
+    format!("call_{:016x}{:08x}", random(), random() as u32)
 }
 
 /// Whether a call's result breaks the contract or a limit (fail), is an answer a model would
@@ -165,7 +206,8 @@ fn judge(result: &ToolResult, took: &str) -> (Outcome, String) {
 
 /// `text` on one line, cut to [`QUOTED_CHARS`] characters.
 pub(super) fn quote(text: &str) -> String {
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line =
+        crate::report::budget::one_line(&text.split_whitespace().collect::<Vec<_>>().join(" "));
     if line.chars().count() <= QUOTED_CHARS {
         return line;
     }

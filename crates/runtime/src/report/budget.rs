@@ -118,6 +118,20 @@ pub fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// `text` (lines kept) made safe to print on a terminal: control characters but newline and tab,
+/// and the invisible format characters [`one_line`] names, replaced by U+FFFD.
+pub fn for_terminal(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if (c.is_control() && c != '\n' && c != '\t') || is_invisible_format(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// `text` as one line that cannot drive a terminal or pass for another line of what it is shown
 /// in: control characters, line and paragraph separators, and the invisible format characters
 /// (bidirectional marks, overrides and isolates, zero-width characters, tags) replaced by U+FFFD.
