@@ -92,20 +92,9 @@ async fn test_one(test: &PluginTest, file: &Path) -> anyhow::Result<ConformanceR
     Ok(report)
 }
 
-/// Every `*.wasm` directly in `dir`, sorted.
+/// Every `*.wasm` directly in `dir` (as the registry lists them), at least one.
 fn plugins_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir).with_context(|| {
-        format!(
-            "reading the plugins directory {} (give PLUGIN.wasm files, or --plugins DIR)",
-            dir.display()
-        )
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "wasm") && path.is_file())
-        .collect();
-    files.sort();
+    let files = cordon_runtime::registry::plugin_files(dir)?;
     if files.is_empty() {
         bail!(
             "there is no plugin to test in {} (give PLUGIN.wasm files, or --plugins DIR)",

@@ -224,7 +224,7 @@ impl Registry {
 }
 
 /// `*.wasm` files directly in `dir`, sorted by file name.
-fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, RegistryError> {
+pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, RegistryError> {
     let entries = std::fs::read_dir(dir).map_err(|source| RegistryError::PluginsDir {
         path: dir.to_path_buf(),
         source,

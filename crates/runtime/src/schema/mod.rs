@@ -66,12 +66,7 @@ pub struct Violation {
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
-        write!(f, "at {at}: {}", self.message)
+        write!(f, "at {}: {}", pointer_or_root(&self.pointer), self.message)
     }
 }
 
@@ -261,7 +256,8 @@ fn violation(err: &jsonschema::ValidationError<'_>) -> Violation {
     }
 }
 
-fn pointer_or_root(pointer: &str) -> &str {
+/// A JSON pointer as messages show it: "(root)" for the empty one.
+pub(crate) fn pointer_or_root(pointer: &str) -> &str {
     if pointer.is_empty() {
         "(root)"
     } else {

@@ -74,12 +74,12 @@ pub struct StrictProblem {
 
 impl std::fmt::Display for StrictProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.pointer.is_empty() {
-            "(root)"
-        } else {
-            &self.pointer
-        };
-        write!(f, "at {at}: {}", self.message)
+        write!(
+            f,
+            "at {}: {}",
+            super::pointer_or_root(&self.pointer),
+            self.message
+        )
     }
 }
 
