@@ -3,7 +3,8 @@
 //! is an error; every reply asks for a bounded output and a cut-off names its real cause; token
 //! usage is reported per step and per turn; calls written as text in every shape are recovered
 //! (unknown names become `not_found`, ids stay unique, none is shown as answer text), and a
-//! warning names the switch when recovery is off; a whole reply that times out is not retried.
+//! warning names the switch when recovery is off; a reply that writes one call again and again is
+//! read no further; a whole reply that times out is not retried.
 
 use crate::agent_loop::{CONFIG, assert_mentions, call, openai_tool_messages, run, workspace};
 use crate::model_server::ScriptedModel;
@@ -230,6 +231,47 @@ fn calls_written_as_text_in_every_shape_are_recovered_and_never_shown() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_mentions(&out.stderr, "parse_text_tool_calls = true");
     assert_eq!(model.requests().len(), 1);
+}
+
+#[test]
+fn a_reply_that_repeats_a_call_is_read_no_further() {
+    // The server streams one call over and over, then neither ends the reply nor sends more, as
+    // a local model does that writes the same call until its output limit. Without the cut the
+    // 5 s idle limit would fail the turn; with it the call runs once and the turn goes on.
+    let call =
+        "<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"text\": \"loop\"}}\n</tool_call>\n";
+    let looping = format!("I will echo it.\n{}", call.repeat(30));
+    let model = ScriptedModel::start(json!([
+        { "text": looping, "then_stall": true }, { "text": "Stopped looping." }
+    ]));
+    let ws = probe().config(&format!(
+        "{CONFIG}parse_text_tool_calls = true\ntimeout = \"5s\"\n"
+    ));
+    let out = run(&ws, &model, &["--events", "go"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "Stopped looping.");
+    assert_mentions(&out.stderr, "the rest of the reply was not read");
+    let second = model.body(1);
+    assert_eq!(
+        openai_tool_messages(&second),
+        [("text_call_1".to_string(), "loop".to_string())]
+    );
+    let assistant = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["role"] == "assistant")
+        .unwrap();
+    assert_eq!(assistant["content"], "I will echo it.", "{assistant}");
+    // The server never counted the cut reply, so its usage is cordon's estimate.
+    let replies: Vec<Value> = events(&out.stderr)
+        .into_iter()
+        .filter(|e| e["type"] == "model_reply")
+        .collect();
+    assert!(
+        replies[0]["usage"]["completionTokens"].as_u64().unwrap() > 0,
+        "{replies:?}"
+    );
 }
 
 #[test]

@@ -16,6 +16,9 @@ The script is {"replies": [STEP, ...]}; requests take steps in order. A STEP is 
   {"hang": true}                                   never answers (until the client goes away)
   {"flood_mb": N}                                  a 200 answer of N MiB that never ends a line
                                                    (an event stream when the request streams)
+A streamed reply step may add "then_stall": true: its text is sent, then nothing more (no finish,
+no [DONE]) until the client goes away, as a model would that writes the same call until its
+output limit.
 Any step may add "delay_ms" (wait before answering) and "repeat": true (the step is used for
 every later request too). In reply text, {last_tool_result} becomes the content of the last tool
 result the request carries.
@@ -318,6 +321,10 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 with_usage = bool((body.get("stream_options") or {}).get("include_usage"))
                 for data in openai_events(step, text, prompt, with_usage):
+                    finishing = data["choices"] and data["choices"][0]["finish_reason"]
+                    if step.get("then_stall") and finishing:
+                        time.sleep(3600)
+                        return
                     self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
                     self.wfile.flush()
                 self.wfile.write(b"data: [DONE]\n\n")

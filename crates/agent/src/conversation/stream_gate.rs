@@ -3,15 +3,30 @@
 //! shows it is prose; a line that starts like a call (`{`, `[`, a ``` fence or `<tool_call>`) and
 //! everything after it wait for the end of the reply, and are shown then only if no call was
 //! recovered from them.
+//!
+//! The held text is also searched, as it grows, for a complete call written a second time: a
+//! small model stuck in a loop writes one call over and over until its output limit, and a
+//! repeated call is run once anyway, so the rest of such a reply need not be read ([`StreamGate::enough_at`]).
 
 use crate::conversation::observer::AgentObserver;
+use crate::conversation::text_calls;
+use crate::session::repetition::signature_of;
+use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
+
+/// The held text is searched again once it has grown by this much (or by a quarter, when that
+/// is more), at a line end, so the searching costs a small multiple of the text's length.
+const SEARCH_STEP_BYTES: usize = 256;
+/// Past this much held text a reply is no longer searched for a repeat (a loop shows far earlier).
+const SEARCH_LIMIT_BYTES: usize = 256 << 10;
 
 pub struct StreamGate<'a> {
     inner: &'a dyn AgentObserver,
     /// Off: text passes straight through.
     enabled: bool,
+    /// The tools offered, to recognise calls in held text.
+    offered: Vec<String>,
     state: Mutex<GateState>,
 }
 
@@ -23,15 +38,62 @@ struct GateState {
     prose_line: bool,
     /// Everything from the first line that looked like a call.
     held: Option<String>,
+    /// Bytes of the reply's text passed on so far (all of it before `held`, once held).
+    shown_bytes: usize,
+    /// How much of `held` the last search for a repeated call covered.
+    searched: usize,
+    /// The reply's text up to this byte held a complete call twice.
+    enough_at: Option<usize>,
+}
+
+impl GateState {
+    /// Searches the held text's complete lines for a call written twice, when they have grown
+    /// enough since the last search.
+    fn search_for_repeat(&mut self, offered: &[&str]) {
+        let Some(held) = self.held.as_deref() else {
+            return;
+        };
+        if self.enough_at.is_some() || self.searched > SEARCH_LIMIT_BYTES {
+            return;
+        }
+        let Some(last_line_end) = held.rfind('\n') else {
+            return;
+        };
+        let end = last_line_end + 1;
+        if end < self.searched + SEARCH_STEP_BYTES.max(self.searched / 4) {
+            return;
+        }
+        self.searched = end;
+        if let Some((_, calls)) = text_calls::recover(&held[..end], offered) {
+            let mut seen = HashSet::new();
+            if !calls
+                .iter()
+                .all(|call| seen.insert(signature_of(&call.name, &call.arguments)))
+            {
+                self.enough_at = Some(self.shown_bytes + end);
+            }
+        }
+    }
 }
 
 impl<'a> StreamGate<'a> {
-    pub fn new(inner: &'a dyn AgentObserver, enabled: bool) -> Self {
+    /// `offered`: the names of the tools offered with the request.
+    pub fn new(inner: &'a dyn AgentObserver, enabled: bool, offered: Vec<String>) -> Self {
         Self {
             inner,
             enabled,
+            offered,
             state: Mutex::new(GateState::default()),
         }
+    }
+
+    /// `Some(n)` once the reply's first `n` bytes of text hold a complete call written twice:
+    /// the rest of the reply need not be read.
+    pub fn enough_at(&self) -> Option<usize> {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .enough_at
     }
 
     /// The reply is complete: shows what was held unless calls were recovered from it.
@@ -82,10 +144,16 @@ impl AgentObserver for StreamGate<'_> {
         let mut shown = String::new();
         {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if state.enough_at.is_some() {
+                // The rest of the reply is not wanted (and no longer read).
+                return;
+            }
             let mut rest = text;
             while !rest.is_empty() {
                 if let Some(held) = state.held.as_mut() {
                     held.push_str(rest);
+                    let offered: Vec<&str> = self.offered.iter().map(String::as_str).collect();
+                    state.search_for_repeat(&offered);
                     break;
                 }
                 let (piece, after, line_ends) = match rest.find('\n') {
@@ -100,7 +168,13 @@ impl AgentObserver for StreamGate<'_> {
                     match may_be_call(&state.pending) {
                         Some(true) => {
                             let pending = std::mem::take(&mut state.pending);
+                            state.shown_bytes += shown.len();
                             state.held = Some(pending);
+                            if line_ends {
+                                let offered: Vec<&str> =
+                                    self.offered.iter().map(String::as_str).collect();
+                                state.search_for_repeat(&offered);
+                            }
                         }
                         Some(false) => {
                             shown.push_str(&std::mem::take(&mut state.pending));
@@ -114,6 +188,9 @@ impl AgentObserver for StreamGate<'_> {
                 if line_ends {
                     state.prose_line = false;
                 }
+            }
+            if state.held.is_none() {
+                state.shown_bytes += shown.len();
             }
         }
         if !shown.is_empty() {
@@ -141,7 +218,7 @@ mod tests {
 
     fn stream(pieces: &[&str], recovered: bool) -> (String, String) {
         let screen = Screen::default();
-        let gate = StreamGate::new(&screen, true);
+        let gate = StreamGate::new(&screen, true, vec!["echo".into()]);
         let mut before_end = String::new();
         for piece in pieces {
             gate.text_delta(piece);
@@ -171,5 +248,61 @@ mod tests {
             end, "[1, 2] is a list\ndone",
             "held text is shown when it held no call"
         );
+    }
+
+    /// Feeds `text` in 7-byte pieces, as servers stream; returns the gate's verdict and what was shown.
+    fn feed(text: &str) -> (Option<usize>, String) {
+        let screen = Screen::default();
+        let gate = StreamGate::new(&screen, true, vec!["echo".into(), "read_file".into()]);
+        let mut start = 0;
+        while start < text.len() {
+            let mut end = (start + 7).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            gate.text_delta(&text[start..end]);
+            start = end;
+        }
+        let shown = screen.0.lock().unwrap().clone();
+        (gate.enough_at(), shown)
+    }
+
+    #[test]
+    fn a_call_written_twice_is_enough_and_the_rest_is_dropped() {
+        let call = "{\"name\": \"echo\", \"arguments\": {\"text\": \"loop\"}}\n";
+        let text = format!("Let me echo that.\n{}", call.repeat(40));
+        let (enough, shown) = feed(&text);
+        let enough = enough.expect("a repeated call was noticed");
+        assert_eq!(shown, "Let me echo that.\n");
+        assert!(text[..enough].ends_with('\n'), "cut at a line end");
+        let copies = text[..enough].matches("\"loop\"").count();
+        assert!(
+            (2..=8).contains(&copies),
+            "cut after {copies} copies of 40 (at byte {enough})"
+        );
+        let (_, calls) = text_calls::recover(&text[..enough], &["echo"]).unwrap();
+        assert_eq!(calls.len(), copies, "every copy kept is a whole call");
+
+        // The same in <tool_call> tags, arguments in another key order.
+        let tagged = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"limit\": 2}}\n</tool_call>\n<tool_call>\n{\"arguments\": {\"limit\": 2, \"path\": \"a\"}, \"name\": \"read_file\"}\n</tool_call>\n";
+        let (enough, shown) = feed(&tagged.repeat(10));
+        assert!(enough.is_some());
+        assert_eq!(shown, "");
+    }
+
+    #[test]
+    fn different_calls_and_prose_are_read_to_the_end() {
+        let calls: String = (0..40)
+            .map(|n| format!("{{\"name\": \"echo\", \"arguments\": {{\"text\": \"{n}\"}}}}\n"))
+            .collect();
+        assert_eq!(feed(&calls).0, None);
+        let prose = "The same sentence, again and again.\n".repeat(100);
+        let (enough, shown) = feed(&prose);
+        assert_eq!(enough, None);
+        assert_eq!(shown, prose);
+        // A half-written second copy is not a repeat yet.
+        let call = "{\"name\": \"echo\", \"arguments\": {\"text\": \"one\"}}\n";
+        let text = format!("{call}{}{}", "\n".repeat(300), &call[..30]);
+        assert_eq!(feed(&text).0, None);
     }
 }

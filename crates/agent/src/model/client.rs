@@ -150,13 +150,16 @@ impl ModelClient {
 
     /// Sends the conversation and the offered tools, with `max_tokens` for the reply (`None`:
     /// the provider's default); returns the model's reply. Streamed text goes to `observer` as
-    /// it arrives.
+    /// it arrives; once `text_enough` says the first `n` bytes of the text are all that is
+    /// needed, a streamed reply is read no further and comes back as those bytes of text (no
+    /// usage: the server never finished).
     pub async fn complete(
         &self,
         messages: &[Message],
         tools: &[ToolSpec],
         max_tokens: Option<u32>,
         observer: &dyn AgentObserver,
+        text_enough: &TextEnough<'_>,
         cancel: &CancellationToken,
     ) -> Result<Reply, ModelError> {
         let body = provider::request_body(
@@ -175,7 +178,7 @@ impl ModelClient {
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(ModelError::Cancelled),
-            reply = self.with_retries(&body, observer) => reply,
+            reply = self.with_retries(&body, observer, text_enough) => reply,
         }
     }
 
@@ -183,6 +186,7 @@ impl ModelClient {
         &self,
         body: &bytes::Bytes,
         observer: &dyn AgentObserver,
+        text_enough: &TextEnough<'_>,
     ) -> Result<Reply, ModelError> {
         let policy = RetryPolicy {
             retries: self.settings.retries,
@@ -190,7 +194,7 @@ impl ModelClient {
         };
         let mut retry = 0;
         loop {
-            match self.attempt(body, observer).await {
+            match self.attempt(body, observer, text_enough).await {
                 Ok(reply) => return Ok(reply),
                 Err(Failure::Final(err)) => return Err(err),
                 Err(Failure::Transient {
@@ -218,6 +222,7 @@ impl ModelClient {
         &self,
         body: &bytes::Bytes,
         observer: &dyn AgentObserver,
+        text_enough: &TextEnough<'_>,
     ) -> Result<Reply, Failure> {
         let mut request = self
             .http
@@ -269,7 +274,7 @@ impl ModelClient {
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("text/event-stream"));
         if streamed {
-            self.read_stream(response, observer).await
+            self.read_stream(response, observer, text_enough).await
         } else {
             let body = read_bounded(response, MAX_REPLY_BYTES)
                 .await
@@ -318,12 +323,15 @@ impl ModelClient {
         crate::model::server_window::ask(&self.http, base).await
     }
 
-    /// Reads server-sent events until the provider says the reply is complete. Once text has
-    /// been shown, a broken stream is not retried (it would be shown twice): it is an error.
+    /// Reads server-sent events until the provider says the reply is complete, or until
+    /// `text_enough` says the text so far is enough (the connection is then dropped, which stops
+    /// the server generating). Once text has been shown, a broken stream is not retried (it
+    /// would be shown twice): it is an error.
     async fn read_stream(
         &self,
         mut response: reqwest::Response,
         observer: &dyn AgentObserver,
+        text_enough: &TextEnough<'_>,
     ) -> Result<Reply, Failure> {
         let malformed = |reason: String| {
             Failure::Final(ModelError::Malformed {
@@ -361,6 +369,12 @@ impl ModelClient {
             if complete {
                 break;
             }
+            if let Some(text_bytes) = text_enough()
+                && let Some(reply) = assembler.cut_short(text_bytes)
+            {
+                tracing::info!(text_bytes, "stopped reading a reply that repeats itself");
+                return Ok(reply);
+            }
         }
         if !complete && let Some(event) = decoder.finish() {
             complete =
@@ -368,6 +382,15 @@ impl ModelClient {
         }
         assembler.finish(complete).map_err(malformed)
     }
+}
+
+/// Asked after each streamed chunk: `Some(n)` when the reply's first `n` bytes of text are all
+/// that is needed.
+pub type TextEnough<'a> = dyn Fn() -> Option<usize> + Sync + 'a;
+
+/// For requests whose every byte is wanted.
+pub fn read_whole() -> Option<usize> {
+    None
 }
 
 /// The most bytes of one reply read, streamed or not; a reply past it is malformed.

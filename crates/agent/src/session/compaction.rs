@@ -11,7 +11,7 @@ use crate::context::summary;
 use crate::context::window::Window;
 use crate::conversation::message::Message;
 use crate::conversation::observer::{AgentObserver, CompactionReport, Unobserved};
-use crate::model::client::ModelError;
+use crate::model::client::{ModelError, read_whole};
 use crate::model::provider::ToolSpec;
 use cordon_runtime::config::Compaction;
 use std::sync::Arc;
@@ -144,7 +144,14 @@ impl Agent {
         };
         match self
             .client
-            .complete(&messages, &[], Some(reply_tokens), &Unobserved, cancel)
+            .complete(
+                &messages,
+                &[],
+                Some(reply_tokens),
+                &Unobserved,
+                &read_whole,
+                cancel,
+            )
             .await
         {
             Ok(reply) => {

@@ -9,7 +9,7 @@
 
 mod compaction;
 pub mod contract;
-mod repetition;
+pub(crate) mod repetition;
 mod system_prompt;
 
 use crate::context::ContextBudget;
@@ -363,18 +363,31 @@ impl Agent {
             let (messages, raw) = self
                 .fitted(window, tools, refused, observer, cancel, tally)
                 .await?;
-            let gate = StreamGate::new(&**observer, recovering);
+            let offered = tools.iter().map(|tool| tool.name.clone()).collect();
+            let gate = StreamGate::new(&**observer, recovering, offered);
             let reply_tokens = self.reply_limit(window);
             let outcome = self
                 .client
-                .complete(&messages, tools, reply_tokens, &gate, cancel)
+                .complete(
+                    &messages,
+                    tools,
+                    reply_tokens,
+                    &gate,
+                    &|| gate.enough_at(),
+                    cancel,
+                )
                 .await;
             match outcome {
-                Ok(reply) => {
-                    tally.count(reply.usage);
-                    if let Some(usage) = reply.usage {
+                Ok(mut reply) => {
+                    if gate.enough_at().is_some() {
+                        reply.usage = Some(self.estimated_usage(raw, &reply.text));
+                        observer.warning(
+                            "the model wrote the same tool call twice in one reply; the rest of the reply was not read, and the call runs once",
+                        );
+                    } else if let Some(usage) = reply.usage {
                         self.context.calibrate(raw, usage.prompt_tokens);
                     }
+                    tally.count(reply.usage);
                     let reply = self.recover_text_calls(reply, tools, &**observer);
                     gate.finish(reply.recovered);
                     return Ok(reply.reply);
@@ -395,6 +408,16 @@ impl Agent {
                 }
                 Err(err) => return Err(err.into()),
             }
+        }
+    }
+
+    /// Usage for a reply cut short, which the server never got to count: the request's
+    /// estimate and the text read.
+    fn estimated_usage(&self, raw_sent: u64, text: &str) -> Usage {
+        let counter = self.context.counter();
+        Usage {
+            prompt_tokens: counter.calibrated(raw_sent),
+            completion_tokens: counter.calibrated(counter.raw_text(text)),
         }
     }
 

@@ -112,6 +112,15 @@ impl StreamAssembler {
         }
     }
 
+    /// The reply's first `text_bytes` bytes of text, when the rest of it is not wanted; `None`
+    /// (read on) when a native tool call has begun streaming, since only text can be cut.
+    pub fn cut_short(&mut self, text_bytes: usize) -> Option<Reply> {
+        match self {
+            Self::OpenAi(stream) => stream.cut_short(text_bytes),
+            Self::Anthropic(_) => None,
+        }
+    }
+
     /// The reply assembled so far; `Err` when the stream ended before it said it was complete.
     pub fn finish(self, complete: bool) -> Result<Reply, String> {
         match self {

@@ -254,6 +254,21 @@ impl Stream {
         Ok(())
     }
 
+    /// The text so far, cut at `text_bytes`; `None` once a native tool call has begun.
+    pub fn cut_short(&mut self, text_bytes: usize) -> Option<Reply> {
+        if !self.calls.is_empty() || !self.text.is_char_boundary(text_bytes.min(self.text.len())) {
+            return None;
+        }
+        let mut text = std::mem::take(&mut self.text);
+        text.truncate(text_bytes);
+        Some(Reply {
+            text,
+            tool_calls: Vec::new(),
+            stop: StopReason::Length,
+            usage: None,
+        })
+    }
+
     pub fn finish(self, complete: bool) -> Result<Reply, String> {
         if !complete && self.finish.is_none() {
             return Err("the stream ended before the reply was complete".into());
