@@ -167,11 +167,14 @@ fuzz: host
 
 # One run of every benchmark (crates/cordon/benches/suite/), printed and written to BENCHMARKS.md. ripgrep,
 # which the real-repository section compares with, is installed for it into a cache directory (it
-# is not a dependency of cordon).
+# is not a dependency of cordon). The release build (what `make install` installs) is built too,
+# for the section that sets it beside the development build: ~25 min the first time on 2 cores.
 BENCH_TOOLS := $(HOME)/.cache/cordon-bench-tools
 bench: host fixtures $(BENCH_TOOLS)/bin/rg
 	cargo build -p cordon -p mcp_echo_server
+	cargo build --release --locked -p cordon
 	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_BIN=$(CORDON) CORDON_MCP_ECHO_BIN=$(CARGO_TARGET_DIR)/debug/mcp_echo_server \
+		CORDON_RELEASE_BIN=$(CARGO_TARGET_DIR)/release/cordon \
 		CORDON_BENCH_RG=$(BENCH_TOOLS)/bin/rg cargo bench -p cordon --profile dev --bench suite
 
 $(BENCH_TOOLS)/bin/rg:

@@ -13,7 +13,7 @@ const EMPTY_RUNS: usize = 2;
 const WARM_RUNS: usize = 15;
 
 /// The ten plugins: (plugin id, component file in CORDON_GUEST_DIR).
-const PLUGINS: [(&str, &str); 10] = [
+pub const PLUGINS: [(&str, &str); 10] = [
     ("fs", "fs.wasm"),
     ("guard", "guard.wasm"),
     ("redact", "redact.wasm"),
@@ -97,8 +97,19 @@ pub fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<ColdStart> {
 
 /// One `cordon list` with its compile cache under `cache`; checks every plugin loaded.
 fn list(setup: &Setup, plugins: &Path, cache: &Path, expected: usize) -> anyhow::Result<Duration> {
+    list_with(&setup.cordon_bin, setup, plugins, cache, expected)
+}
+
+/// [`list`] with the `cordon` binary at `bin`.
+pub fn list_with(
+    bin: &Path,
+    setup: &Setup,
+    plugins: &Path,
+    cache: &Path,
+    expected: usize,
+) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    let output = Command::new(&setup.cordon_bin)
+    let output = Command::new(bin)
         .arg("--plugins")
         .arg(plugins)
         .args(["list", "--json"])

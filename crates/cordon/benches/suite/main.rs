@@ -1,13 +1,15 @@
 //! `make bench`: the whole benchmark suite in one run, side by side, printed and written to
 //! BENCHMARKS.md (or to the file `CORDON_BENCH_OUT` names). Sections follow the benchmark issue:
 //! per-call overhead, MCP over stdio, parallel batch, throughput, cold start, interrupt latency,
-//! hook cost, memory, the cost of recording opened paths, and real work on a real-sized repository;
-//! then each target checked against this run's figures. `CORDON_BENCH_ONLY` picks sections (see
+//! hook cost, memory, the cost of recording opened paths, real work on a real-sized repository,
+//! and the installed (release) build beside the development one; then each target checked
+//! against this run's figures. `CORDON_BENCH_ONLY` picks sections (see
 //! [`wanted`]).
 
 mod bare;
 mod batch;
 mod cold_start;
+mod installed_build;
 mod interrupt;
 mod memory;
 mod opened_paths;
@@ -26,7 +28,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Whether section `name` runs: all of them, unless `CORDON_BENCH_ONLY` lists some (comma-separated:
-/// per_call, stdio, batch, throughput, cold_start, interrupt, memory, opened_paths, real_repo).
+/// per_call, stdio, batch, throughput, cold_start, interrupt, memory, opened_paths, real_repo,
+/// installed_build).
 fn wanted(name: &str) -> bool {
     std::env::var("CORDON_BENCH_ONLY").map_or(true, |only| {
         only.split(',').any(|section| section.trim() == name)
@@ -90,6 +93,9 @@ async fn main() -> anyhow::Result<()> {
         true => Some(real_repo::run(&setup, &mut report).await?),
         false => None,
     };
+    if wanted("installed_build") {
+        installed_build::run(&setup, &mut report)?;
+    }
 
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let check = |figure: Option<Duration>, limit: f64, show: fn(Duration) -> String| {

@@ -22,6 +22,8 @@ pub struct Setup {
     pub scratch: tempfile::TempDir,
     pub cordon_bin: PathBuf,
     pub mcp_echo_bin: PathBuf,
+    /// The release build of `cordon` (what `make install` installs), for section 11.
+    pub release_bin: Option<PathBuf>,
 }
 
 impl Setup {
@@ -36,6 +38,7 @@ impl Setup {
             scratch: tempfile::tempdir()?,
             cordon_bin: var("CORDON_BIN")?,
             mcp_echo_bin: var("CORDON_MCP_ECHO_BIN")?,
+            release_bin: std::env::var_os("CORDON_RELEASE_BIN").map(PathBuf::from),
         })
     }
 

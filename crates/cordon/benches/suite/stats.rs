@@ -14,6 +14,11 @@ impl Sample {
         Self { times }
     }
 
+    /// One sample of every run of `samples`.
+    pub fn combined(samples: Vec<Sample>) -> Self {
+        Self::new(samples.into_iter().flat_map(|s| s.times).collect())
+    }
+
     pub fn runs(&self) -> usize {
         self.times.len()
     }

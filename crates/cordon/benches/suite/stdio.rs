@@ -30,8 +30,8 @@ pub fn run(
         .arg(&plugins)
         .arg("serve")
         .current_dir(setup.scratch.path());
-    let cordon = mcp_round_trips(serve)?;
-    let native = mcp_round_trips(Command::new(&setup.mcp_echo_bin))?;
+    let cordon = mcp_round_trips(serve, ROUNDS)?;
+    let native = mcp_round_trips(Command::new(&setup.mcp_echo_bin), ROUNDS)?;
     let pipe = cat_round_trips()?;
     let cordon_median = cordon.median();
 
@@ -119,8 +119,9 @@ impl Drop for Server {
     }
 }
 
-/// Round trips of `tools/call` against an MCP stdio server, after the handshake and a warm-up.
-fn mcp_round_trips(command: Command) -> anyhow::Result<Sample> {
+/// `rounds` round trips of `tools/call` of the echo against an MCP stdio server, after the
+/// handshake and a warm-up.
+pub fn mcp_round_trips(command: Command, rounds: usize) -> anyhow::Result<Sample> {
     let mut server = Server::start(command)?;
     server.request(
         0,
@@ -132,8 +133,8 @@ fn mcp_round_trips(command: Command) -> anyhow::Result<Sample> {
         r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
     )?;
     let params = format!(r#"{{"name":"echo","arguments":{ARGUMENTS}}}"#);
-    let mut times = Vec::with_capacity(ROUNDS);
-    for id in 1..=(WARM_UP + ROUNDS) as u64 {
+    let mut times = Vec::with_capacity(rounds);
+    for id in 1..=(WARM_UP + rounds) as u64 {
         let started = Instant::now();
         let response = server.request(id, "tools/call", &params)?;
         let elapsed = started.elapsed();
