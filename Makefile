@@ -118,8 +118,9 @@ test: test-rust test-mcp test-deploy
 test-rust: host fixtures registry-tools
 	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p fs
 
-# A real OCI registry (CNCF Distribution) and `oras push`, for the `cordon add`/`push` tests: installed
-# into ~/.cache/cordon-tools by tests/registry/install.sh, which fails loudly when it cannot.
+# A real OCI registry (CNCF Distribution), `oras push` and `wkg` (built from crates.io, several minutes
+# the first time), for the `cordon add`/`push` tests: installed into ~/.cache/cordon-tools by
+# tests/registry/install.sh, which fails loudly when it cannot.
 registry-tools:
 	bash tests/registry/install.sh >/dev/null
 

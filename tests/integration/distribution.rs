@@ -1,6 +1,7 @@
 //! Installing and publishing plugins against a real OCI registry (the CNCF Distribution server,
 //! installed by tests/registry/install.sh and started per test on 127.0.0.1): a component pushed
-//! by `oras push` installs with `cordon add` by tag and by digest; a digest that does not match is
+//! by `oras push` installs with `cordon add` by tag and by digest, and components cross with
+//! `wkg` (wasm-pkg-tools) both ways; a digest that does not match is
 //! refused and nothing is written; `cordon add --locked` and `cordon sync` reinstall exactly the
 //! locked set, pinned by digest even when the tag moves; `cordon push` then `cordon add` round
 //! trips in the Wasm component layout; credentials come from the environment or the docker
@@ -130,6 +131,22 @@ impl Registry {
         (serde_json::from_slice(&body).unwrap(), digest)
     }
 
+    /// `wkg oci ARGS…` against this registry (plain HTTP); returns its stdout.
+    fn wkg(&self, args: &[&str]) -> String {
+        let out = Command::new(tools().join("wkg"))
+            .args(["oci", args[0], "--insecure", &self.address])
+            .args(&args[1..])
+            .env("DOCKER_CONFIG", tempfile::tempdir().unwrap().path())
+            .output()
+            .expect("run wkg");
+        assert!(
+            out.status.success(),
+            "wkg oci {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
     fn blob(&self, repository: &str, digest: &str) -> Vec<u8> {
         http_get(
             &self.address,
@@ -243,6 +260,60 @@ fn a_component_pushed_by_oras_installs_by_tag_and_by_digest() {
         std::fs::read(ws.path().join("plugins/probe_pinned.wasm")).unwrap(),
         probe
     );
+}
+
+#[test]
+fn components_cross_with_wkg_both_ways() {
+    let registry = Registry::start(None);
+    let dir = tempfile::tempdir().unwrap();
+    let probe = component("fixture_probe");
+    let file = dir.path().join("probe.wasm");
+    std::fs::write(&file, &probe).unwrap();
+
+    // Pushed by `wkg oci push`, installed by `cordon add`.
+    let pushed = format!("{}/wkg/probe:1.0.0", registry.address);
+    registry.wkg(&["push", &pushed, file.to_str().unwrap()]);
+    let (wkg_manifest, digest) = registry.manifest("wkg/probe", "1.0.0");
+    let ws = Workspace::new();
+    let out = ws.cordon(&["add", &format!("oci://{pushed}")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read(ws.path().join("plugins/probe.wasm")).unwrap(),
+        probe
+    );
+    assert_eq!(
+        lock(&ws)["sources"]["probe"]["source"].as_str().unwrap(),
+        format!("oci://{}/wkg/probe@{digest}", registry.address)
+    );
+    let call = ws.cordon(&["call", "echo", r#"{"text": "via wkg"}"#]);
+    assert!(call.stdout.contains("via wkg"), "{}", call.stderr);
+
+    // Pushed by `cordon push`, pulled by `wkg oci pull`, in the same layout as wkg's own.
+    let published = format!("{}/cordon/probe:1.0.0", registry.address);
+    let out = ws.cordon(&["push", "probe", &format!("oci://{published}")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let pulled = dir.path().join("pulled.wasm");
+    registry.wkg(&["pull", &published, "-o", pulled.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&pulled).unwrap(), probe);
+    let (cordon_manifest, _) = registry.manifest("cordon/probe", "1.0.0");
+    assert_eq!(
+        wkg_manifest["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    for pointer in [
+        "/mediaType",
+        "/config/mediaType",
+        "/layers/0/mediaType",
+        "/layers/0/digest",
+        "/layers/0/size",
+    ] {
+        assert_eq!(
+            cordon_manifest.pointer(pointer),
+            wkg_manifest.pointer(pointer),
+            "{pointer}: cordon {cordon_manifest} wkg {wkg_manifest}"
+        );
+    }
+    assert_eq!(cordon_manifest["layers"].as_array().unwrap().len(), 1);
 }
 
 #[test]

