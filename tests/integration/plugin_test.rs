@@ -187,17 +187,27 @@ fn a_hook_that_crashes_or_hangs_fails() {
     let ws = Workspace::new()
         .plugin("fixture_scripted_hook", "crashing")
         .plugin("fixture_scripted_hook", "hanging")
+        .plugin("fixture_scripted_hook", "fragile")
         .config(
             "[plugins.crashing]\nsettings = { before = \"trap\", after = \"keep\", tag = \"c\" }\n\
-             [plugins.hanging]\nlimits = { timeout = \"1s\" }\nsettings = { before = \"allow\", after = \"spin\", tag = \"h\" }\n",
+             [plugins.hanging]\nlimits = { timeout = \"1s\" }\nsettings = { before = \"allow\", after = \"spin\", tag = \"h\" }\n\
+             [plugins.fragile]\nsettings = { before = \"allow\", after = \"trap_on_error\", tag = \"f\" }\n",
         );
+    let fragile = ws.path().join("plugins/fragile.wasm").display().to_string();
     let crashing = ws
         .path()
         .join("plugins/crashing.wasm")
         .display()
         .to_string();
     let hanging = ws.path().join("plugins/hanging.wasm").display().to_string();
-    let run = ws.cordon(&["--config", "cordon.toml", "test", &crashing, &hanging]);
+    let run = ws.cordon(&[
+        "--config",
+        "cordon.toml",
+        "test",
+        &crashing,
+        &hanging,
+        &fragile,
+    ]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stdout
@@ -211,9 +221,23 @@ fn a_hook_that_crashes_or_hangs_fails() {
         "{}",
         run.stdout
     );
+    // A hook that handles successes but crashes on a failed call's result.
     assert!(
         run.stdout
-            .contains("2 plugin(s) tested: 0 passed, 2 failed"),
+            .contains("ok    hook · after-tool-call: kept the sample result"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "FAIL  hook · after-tool-call (error result): trap on the sample error result"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("3 plugin(s) tested: 0 passed, 3 failed"),
         "{}",
         run.stdout
     );

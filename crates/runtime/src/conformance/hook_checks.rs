@@ -1,11 +1,12 @@
 //! The checks of a plugin's hook: its before-hook and after-hook run over a sample call of a tool
 //! it watches (its own example arguments when it watches one of its own tools) and must answer a
-//! decision the host can use, without trapping or running out of time, memory or fuel. Which
+//! decision the host can use, without trapping or running out of time, memory or fuel; the
+//! after-hook over a successful result and over an error result. Which
 //! decision it takes is the hook's business; the report says what it was.
 
 use super::tool_checks::quote;
 use super::{Findings, Outcome};
-use crate::report::{Content, ToolResult};
+use crate::report::{Content, ErrorKind, ToolResult};
 use crate::sandbox::plugin::{AfterDecision, BeforeDecision, CallOptions, HookInfo, Plugin};
 use serde_json::{Value, json};
 
@@ -67,7 +68,7 @@ pub(super) async fn check_hook(plugin: &Plugin, hook: &HookInfo, list: &mut Vec<
         findings.add("before-tool-call", outcome, detail);
     }
     if hook.after {
-        let result = ToolResult::success(
+        let success = ToolResult::success(
             &call_id,
             &tool,
             vec![Content::text(
@@ -75,28 +76,66 @@ pub(super) async fn check_hook(plugin: &Plugin, hook: &HookInfo, list: &mut Vec<
             )],
             json!({}),
         );
-        let decision = plugin
-            .after_tool_call(&call_id, &tool, &arguments, &result, None, &options)
-            .await;
-        let (outcome, detail) = match decision {
-            Ok(AfterDecision::Keep) => (Outcome::Pass, "kept the sample result".to_string()),
-            Ok(AfterDecision::Replace(replaced)) => (
-                Outcome::Pass,
-                format!(
-                    "replaced the sample result with: {}",
-                    quote(&replaced.text())
-                ),
-            ),
-            Err(failure) => (
-                Outcome::Fail,
-                format!(
-                    "{} on the sample result: {}",
-                    failure.kind,
-                    quote(&failure.message)
-                ),
-            ),
-        };
+        let (outcome, detail) =
+            after_check(plugin, &call_id, &tool, &arguments, &success, "result").await;
         findings.add("after-tool-call", outcome, detail);
+        // Hooks often assume success; a failed call reaches them too.
+        let failure = ToolResult::error(
+            &call_id,
+            &tool,
+            ErrorKind::ToolError,
+            "sample failure: notes/sample.txt: no such file or directory",
+            json!({}),
+        );
+        let (outcome, detail) = after_check(
+            plugin,
+            &call_id,
+            &tool,
+            &arguments,
+            &failure,
+            "error result",
+        )
+        .await;
+        findings.add("after-tool-call (error result)", outcome, detail);
+    }
+}
+
+/// The after-hook over one sample result (`what` names it in the report).
+async fn after_check(
+    plugin: &Plugin,
+    call_id: &str,
+    tool: &str,
+    arguments: &Value,
+    result: &ToolResult,
+    what: &str,
+) -> (Outcome, String) {
+    let decision = plugin
+        .after_tool_call(
+            call_id,
+            tool,
+            arguments,
+            result,
+            None,
+            &CallOptions::default(),
+        )
+        .await;
+    match decision {
+        Ok(AfterDecision::Keep) => (Outcome::Pass, format!("kept the sample {what}")),
+        Ok(AfterDecision::Replace(replaced)) => (
+            Outcome::Pass,
+            format!(
+                "replaced the sample {what} with: {}",
+                quote(&replaced.text())
+            ),
+        ),
+        Err(failure) => (
+            Outcome::Fail,
+            format!(
+                "{} on the sample {what}: {}",
+                failure.kind,
+                quote(&failure.message)
+            ),
+        ),
     }
 }
 
