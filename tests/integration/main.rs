@@ -44,3 +44,4 @@ mod sandbox;
 mod scaffold;
 mod serve_and_conformance_attacks;
 mod strict_schemas;
+mod uninstall;

@@ -4,6 +4,7 @@
 //! writes `plugins/NAME.wasm`, pins it by sha256 under `[plugins.NAME]` in cordon.toml (no
 //! grants), and records its source and digest in cordon.lock; `sync` (or `add --locked`)
 //! installs exactly the recorded set again. Nothing is written unless every digest matches.
+//! (`cordon remove` undoes an `add`: uninstall.rs.)
 
 use anyhow::{Context as _, bail};
 use cordon_distribution::{ComponentSummary, Source, fetch};
@@ -183,12 +184,16 @@ pub async fn push(paths: &InstallPaths, plugin: &str, reference: &str) -> anyhow
     Ok(ExitCode::SUCCESS)
 }
 
-fn check_name(name: &str) -> anyhow::Result<()> {
-    let good = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+/// Lowercase letters, digits and `_`, starting with a letter: a name that is its own file name.
+pub(crate) fn is_plugin_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !good {
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn check_name(name: &str) -> anyhow::Result<()> {
+    if !is_plugin_name(name) {
         bail!(
             "{name:?} is not a plugin name (lowercase letters, digits and _, starting with a letter); choose one with --name"
         );
@@ -298,7 +303,7 @@ fn capabilities_it_could_use(imports: &[String]) -> Vec<String> {
 /// Writes `bytes` to `target` atomically: a new temp file beside it (random name, created
 /// exclusively, so nothing planted there is followed), then a rename over the target (which
 /// replaces a symlink there rather than writing through it).
-fn install_file(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn install_file(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write as _;
     let dir = match target.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -358,16 +363,21 @@ fn grants_under_the_name(
     )
 }
 
-/// The config with `[plugins.NAME] sha256` set, everything else in the file kept as it is.
-fn pinned_config(config: &Path, name: &str, sha256: &str) -> anyhow::Result<String> {
+/// The config file as an editable document that keeps its layout and comments; an empty one when
+/// there is no file yet.
+pub(crate) fn config_document(config: &Path) -> anyhow::Result<toml_edit::DocumentMut> {
     let text = match std::fs::read_to_string(config) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(err) => return Err(err).with_context(|| format!("reading {}", config.display())),
     };
-    let mut document: toml_edit::DocumentMut = text
-        .parse()
-        .with_context(|| format!("{} is not valid TOML", config.display()))?;
+    text.parse()
+        .with_context(|| format!("{} is not valid TOML", config.display()))
+}
+
+/// The config with `[plugins.NAME] sha256` set, everything else in the file kept as it is.
+fn pinned_config(config: &Path, name: &str, sha256: &str) -> anyhow::Result<String> {
+    let mut document = config_document(config)?;
     let plugins = document
         .entry("plugins")
         .or_insert_with(|| {
@@ -391,7 +401,7 @@ fn for_terminal(text: &str) -> String {
     cordon_runtime::report::budget::one_line(text)
 }
 
-fn load_lock(path: &Path) -> anyhow::Result<Lockfile> {
+pub(crate) fn load_lock(path: &Path) -> anyhow::Result<Lockfile> {
     if !path.exists() {
         return Ok(Lockfile::default());
     }

@@ -9,6 +9,7 @@ mod live_view;
 mod plugin_test;
 pub mod render;
 pub mod stdio_output;
+mod uninstall;
 
 use crate::cli::interrupt::interrupt_watcher;
 use anyhow::{Context as _, bail};
@@ -86,6 +87,12 @@ pub enum Command {
     /// Install exactly the plugins cordon.lock records (their sources and sha256), e.g. in CI or
     /// a container's start.
     Sync,
+    /// Uninstall a plugin: delete plugins/NAME.wasm, its [plugins.NAME] table (grants listed) and
+    /// its source and approval in cordon.lock.
+    Remove {
+        /// The plugin's name (its file name without .wasm).
+        name: String,
+    },
     /// Publish a plugin to an OCI registry in the Wasm component artifact layout.
     Push {
         /// A plugin id in the plugins directory, or a path to a .wasm file.
@@ -242,6 +249,7 @@ impl Cli {
                 };
             }
             Command::Sync => return install::sync(&self.install_paths()).await,
+            Command::Remove { name } => return uninstall::remove(&self.install_paths(), name),
             Command::Test {
                 files,
                 json,
@@ -330,6 +338,7 @@ impl Cli {
             | Command::Build { .. }
             | Command::Add { .. }
             | Command::Sync
+            | Command::Remove { .. }
             | Command::Test { .. }
             | Command::Push { .. } => {
                 unreachable!("handled above")

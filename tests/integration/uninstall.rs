@@ -1,0 +1,85 @@
+//! `cordon remove`: a plugin installed with `cordon add`, granted and approved, comes out of
+//! plugins/, cordon.toml (the rest of the file kept as written) and cordon.lock, the grants it
+//! held are listed, a locked run still starts, and a name with nothing behind it is an error.
+
+use crate::support::{Workspace, guest_dir};
+
+#[test]
+fn remove_undoes_add_and_lists_the_grants_it_drops() {
+    let ws = Workspace::new();
+    std::fs::copy(
+        guest_dir().join("fixture_probe.wasm"),
+        ws.path().join("probe.wasm"),
+    )
+    .unwrap();
+    std::fs::copy(guest_dir().join("guard.wasm"), ws.path().join("guard.wasm")).unwrap();
+    for file in ["probe.wasm", "guard.wasm"] {
+        let out = ws.cordon(&["add", file]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    // The operator grants probe something, keeps a comment, and orders the hooks.
+    let config_path = ws.path().join("cordon.toml");
+    let config = std::fs::read_to_string(&config_path).unwrap();
+    let config = config.replace(
+        "[plugins.probe]\n",
+        "# probe reads HOME\n[plugins.probe]\nenv = [\"HOME\"]\n",
+    ) + "\n[hooks]\norder = [\"probe\", \"guard\"]\n";
+    std::fs::write(&config_path, &config).unwrap();
+    let out = ws.cordon(&["lock"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lock = std::fs::read_to_string(ws.path().join("cordon.lock")).unwrap();
+    assert!(
+        lock.contains("[plugins.probe]") && lock.contains("[sources.probe]"),
+        "{lock}"
+    );
+
+    let out = ws.cordon(&["remove", "probe"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for line in [
+        "removed probe",
+        "deleted plugins/probe.wasm",
+        "dropped [plugins.probe] from cordon.toml, with its grants: env",
+        "dropped its source and approval from ./cordon.lock",
+        "still named in [hooks] order in cordon.toml",
+    ] {
+        assert!(out.stdout.contains(line), "{line:?} in {}", out.stdout);
+    }
+    assert!(!ws.path().join("plugins/probe.wasm").exists());
+    assert!(ws.path().join("plugins/guard.wasm").exists());
+    let config: toml::Value =
+        toml::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    assert!(config["plugins"].get("probe").is_none(), "{config}");
+    assert!(config["plugins"].get("guard").is_some(), "{config}");
+    let lock: toml::Value =
+        toml::from_str(&std::fs::read_to_string(ws.path().join("cordon.lock")).unwrap()).unwrap();
+    assert!(lock["plugins"].get("probe").is_none(), "{lock}");
+    assert!(lock["sources"].get("probe").is_none(), "{lock}");
+    assert!(lock["sources"].get("guard").is_some(), "{lock}");
+
+    // The hook order still names probe, so the approved deployment is unchanged: taking it out
+    // there is a change `cordon lock` approves, and then a locked run starts without probe.
+    let text = std::fs::read_to_string(&config_path)
+        .unwrap()
+        .replace("order = [\"probe\", \"guard\"]", "order = [\"guard\"]");
+    std::fs::write(&config_path, text).unwrap();
+    assert_eq!(ws.cordon(&["lock"]).code, 0);
+    let out = ws.cordon(&["--locked", "list"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("echo"), "{}", out.stdout);
+
+    let out = ws.cordon(&["remove", "probe"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("there is no plugin probe"),
+        "{}",
+        out.stderr
+    );
+    let out = ws.cordon(&["remove", "../guard"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("is not a plugin name"),
+        "{}",
+        out.stderr
+    );
+    assert!(ws.path().join("plugins/guard.wasm").exists());
+}
