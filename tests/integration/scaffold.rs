@@ -113,6 +113,33 @@ fn build_says_what_is_missing() {
         "{}",
         no_zig.stderr
     );
+
+    // The SDKs and contract come from the checkout cordon was built from, or CORDON_SOURCE_ROOT:
+    // one that does not hold them is named, and nothing is created.
+    let nowhere = ws.path().join("not-a-checkout");
+    let moved = ws.cordon_with_env(
+        &["new", "stray", "--lang", "python"],
+        &[("CORDON_SOURCE_ROOT", nowhere.to_str().unwrap())],
+    );
+    assert_eq!(moved.code, 2, "{}", moved.stderr);
+    assert!(
+        moved.stderr.contains(&format!(
+            "CORDON_SOURCE_ROOT names {}, which does not hold cordon's contract and SDKs",
+            nowhere.display()
+        )),
+        "{}",
+        moved.stderr
+    );
+    assert!(!ws.path().join("plugins/stray").exists());
+    let here = ws.cordon_with_env(
+        &["new", "placed", "--lang", "python"],
+        &[(
+            "CORDON_SOURCE_ROOT",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
+        )],
+    );
+    assert_eq!(here.code, 0, "{}", here.stderr);
+    assert!(ws.path().join("plugins/placed/app.py").is_file());
 }
 
 #[test]

@@ -52,7 +52,7 @@ pub fn build(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
         tool: "Zig (the C compiler cordon builds C plugins with)".into(),
         install: format!("install it with: {ZIG_INSTALL}"),
     })?;
-    let root = source_root();
+    let root = source_root()?;
     let (resolve, world) = contract(&root)?;
     let work = tempfile::tempdir().map_err(ScaffoldError::io("create", &std::env::temp_dir()))?;
     let bindings = work.path().join("bindings");

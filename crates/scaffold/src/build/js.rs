@@ -17,7 +17,7 @@ pub fn build(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
         "node",
         "install Node.js 20 or later with npm (Debian: apt-get install nodejs npm)",
     )?;
-    let sdk = source_root().join("sdk/js");
+    let sdk = source_root()?.join("sdk/js");
     if !sdk
         .join("node_modules/@bytecodealliance/componentize-js/package.json")
         .is_file()

@@ -80,7 +80,7 @@ fn build_python(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
         tool: "componentize-py".into(),
         install: "install it with: python3 -m pip install componentize-py==0.25.1".into(),
     })?;
-    let root = source_root();
+    let root = source_root()?;
     run(Command::new(componentize)
         .arg("-d")
         .arg(root.join("wit/plugin-0.2.0"))

@@ -21,6 +21,12 @@ pub enum ScaffoldError {
         path.display()
     )]
     UnknownLanguage { path: PathBuf },
+    /// The SDKs and contract `cordon new` and `cordon build` use are not where cordon looked.
+    #[error(
+        "{whence} {}, which does not hold cordon's contract and SDKs (wit/plugin-0.2.0, sdk/); set CORDON_SOURCE_ROOT to a cordon checkout",
+        root.display()
+    )]
+    NoSources { root: PathBuf, whence: &'static str },
     /// A tool the build needs is missing; `install` says how to get it.
     #[error("{tool} is not installed; {install}")]
     MissingTool { tool: String, install: String },
@@ -102,9 +108,28 @@ impl Language {
     }
 }
 
-/// Where this cordon's own sources are (the SDKs and the WIT contract the templates build against).
-pub(crate) fn source_root() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+/// Where this cordon's own sources are (the SDKs and the WIT contract the templates build
+/// against): `CORDON_SOURCE_ROOT` when set, else the checkout cordon was built from. Checked to
+/// hold both, so a checkout that moved or was deleted is named instead of failing deep in a build.
+pub(crate) fn source_root() -> Result<PathBuf, ScaffoldError> {
+    let (root, from_env) = match std::env::var_os("CORDON_SOURCE_ROOT") {
+        Some(root) => (PathBuf::from(root), true),
+        None => (
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")),
+            false,
+        ),
+    };
+    if root.join("wit/plugin-0.2.0").is_dir() && root.join("sdk").is_dir() {
+        return Ok(root);
+    }
+    let root = std::path::absolute(&root).unwrap_or(root);
+    Err(ScaffoldError::NoSources {
+        root,
+        whence: match from_env {
+            true => "CORDON_SOURCE_ROOT names",
+            false => "cordon was built from the checkout at",
+        },
+    })
 }
 
 /// A program in the venv `make` installs the build tools into (`~/.cache/cordon-build-venv`), if

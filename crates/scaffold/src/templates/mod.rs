@@ -14,7 +14,7 @@ pub fn create(name: &str, language: Language, dir: &Path) -> Result<PathBuf, Sca
     if project.exists() {
         return Err(ScaffoldError::AlreadyExists { path: project });
     }
-    let root = source_root();
+    let root = source_root()?;
     let files: Vec<(&str, String)> = match language {
         Language::Rust => vec![
             ("Cargo.toml", rust_manifest(name, &root.join("sdk/rust"))),
