@@ -156,6 +156,9 @@ pub struct Reply {
     pub stop: StopReason,
     /// The API's token count for this request and reply, when it sent one.
     pub usage: Option<Usage>,
+    /// Streaming stopped early because the text already held everything needed (a call written
+    /// twice); the rest of the reply was never read, and the server never counted its usage.
+    pub cut_short: bool,
 }
 
 impl Reply {

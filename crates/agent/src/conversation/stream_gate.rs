@@ -4,22 +4,26 @@
 //! everything after it wait for the end of the reply, and are shown then only if no call was
 //! recovered from them.
 //!
-//! The held text is also searched, as it grows, for a complete call written a second time: a
-//! small model stuck in a loop writes one call over and over until its output limit, and a
-//! repeated call is run once anyway, so the rest of such a reply need not be read ([`StreamGate::enough_at`]).
+//! The text is also searched, as the held part grows, for calls that repeat: a small model stuck
+//! in a loop writes one call (or a cycle of a few) over and over until its output limit, and a
+//! repeated call runs once anyway, so the rest of such a reply need not be read
+//! ([`StreamGate::enough_at`]). The search reads the same text the session's recovery reads (the
+//! prose before the held part too), and ends at the line where the second copy is complete.
 
 use crate::conversation::observer::AgentObserver;
-use crate::conversation::text_calls;
+use crate::conversation::text_calls::{self, TextCall};
 use crate::session::repetition::signature_of;
-use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// The held text is searched again once it has grown by this much (or by a quarter, when that
-/// is more), at a line end, so the searching costs a small multiple of the text's length.
-const SEARCH_STEP_BYTES: usize = 256;
-/// Past this much held text a reply is no longer searched for a repeat (a loop shows far earlier).
+/// Up to this much text, the search runs at every line end of the held part, so a cut falls right
+/// after the second copy; past it, once the held part has grown by a quarter, so the searching
+/// costs a small multiple of the text's length.
+const EVERY_LINE_BYTES: usize = 8 << 10;
+/// Past this much text a reply is no longer searched (a loop shows far earlier).
 const SEARCH_LIMIT_BYTES: usize = 256 << 10;
+/// The longest cycle of calls recognised as a loop.
+const LONGEST_CYCLE: usize = 8;
 
 pub struct StreamGate<'a> {
     inner: &'a dyn AgentObserver,
@@ -38,42 +42,61 @@ struct GateState {
     prose_line: bool,
     /// Everything from the first line that looked like a call.
     held: Option<String>,
-    /// Bytes of the reply's text passed on so far (all of it before `held`, once held).
-    shown_bytes: usize,
-    /// How much of `held` the last search for a repeated call covered.
+    /// The text passed on before `held` began (nothing is passed on after).
+    shown: String,
+    /// The end of the last complete line in `held`.
+    held_line_end: usize,
+    /// `held_line_end` at the last search.
     searched: usize,
-    /// The reply's text up to this byte held a complete call twice.
+    /// The reply's text up to this byte ends in calls that repeat.
     enough_at: Option<usize>,
 }
 
 impl GateState {
-    /// Searches the held text's complete lines for a call written twice, when they have grown
-    /// enough since the last search.
-    fn search_for_repeat(&mut self, offered: &[&str]) {
-        let Some(held) = self.held.as_deref() else {
-            return;
-        };
-        if self.enough_at.is_some() || self.searched > SEARCH_LIMIT_BYTES {
-            return;
+    /// Appends to the held part, noting where its last complete line ends.
+    fn hold(&mut self, text: &str) {
+        let held = self.held.get_or_insert_with(String::new);
+        let before = held.len();
+        held.push_str(text);
+        if let Some(newline) = text.rfind('\n') {
+            self.held_line_end = before + newline + 1;
         }
-        let Some(last_line_end) = held.rfind('\n') else {
+    }
+
+    /// Searches the text up to the held part's last complete line for calls that repeat, when
+    /// that line is new and the text has grown enough since the last search.
+    fn search_for_repeat(&mut self, offered: &[&str]) {
+        let (Some(held), None) = (self.held.as_deref(), self.enough_at) else {
             return;
         };
-        let end = last_line_end + 1;
-        if end < self.searched + SEARCH_STEP_BYTES.max(self.searched / 4) {
+        let end = self.held_line_end;
+        let total = self.shown.len() + end;
+        if end == self.searched
+            || total > SEARCH_LIMIT_BYTES
+            || (total > EVERY_LINE_BYTES && end < self.searched + self.searched / 4)
+        {
             return;
         }
         self.searched = end;
-        if let Some((_, calls)) = text_calls::recover(&held[..end], offered) {
-            let mut seen = HashSet::new();
-            if !calls
-                .iter()
-                .all(|call| seen.insert(signature_of(&call.name, &call.arguments)))
-            {
-                self.enough_at = Some(self.shown_bytes + end);
-            }
+        let text = format!("{}{}", self.shown, &held[..end]);
+        if let Some((_, calls)) = text_calls::recover(&text, offered)
+            && ends_in_a_repeat(&calls)
+        {
+            self.enough_at = Some(total);
         }
     }
+}
+
+/// Whether the calls end with a block of one to [`LONGEST_CYCLE`] calls written twice in a row
+/// (A A, or A B A B): a loop, whose copies run once anyway.
+fn ends_in_a_repeat(calls: &[TextCall]) -> bool {
+    let signatures: Vec<String> = calls
+        .iter()
+        .rev()
+        .take(2 * LONGEST_CYCLE)
+        .map(|call| signature_of(&call.name, &call.arguments))
+        .collect();
+    (1..=signatures.len() / 2).any(|cycle| signatures[..cycle] == signatures[cycle..2 * cycle])
 }
 
 impl<'a> StreamGate<'a> {
@@ -144,14 +167,10 @@ impl AgentObserver for StreamGate<'_> {
         let mut shown = String::new();
         {
             let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-            if state.enough_at.is_some() {
-                // The rest of the reply is not wanted (and no longer read).
-                return;
-            }
             let mut rest = text;
             while !rest.is_empty() {
-                if let Some(held) = state.held.as_mut() {
-                    held.push_str(rest);
+                if state.held.is_some() {
+                    state.hold(rest);
                     let offered: Vec<&str> = self.offered.iter().map(String::as_str).collect();
                     state.search_for_repeat(&offered);
                     break;
@@ -168,13 +187,11 @@ impl AgentObserver for StreamGate<'_> {
                     match may_be_call(&state.pending) {
                         Some(true) => {
                             let pending = std::mem::take(&mut state.pending);
-                            state.shown_bytes += shown.len();
-                            state.held = Some(pending);
-                            if line_ends {
-                                let offered: Vec<&str> =
-                                    self.offered.iter().map(String::as_str).collect();
-                                state.search_for_repeat(&offered);
-                            }
+                            state.shown.push_str(&shown);
+                            state.hold(&pending);
+                            let offered: Vec<&str> =
+                                self.offered.iter().map(String::as_str).collect();
+                            state.search_for_repeat(&offered);
                         }
                         Some(false) => {
                             shown.push_str(&std::mem::take(&mut state.pending));
@@ -190,7 +207,7 @@ impl AgentObserver for StreamGate<'_> {
                 }
             }
             if state.held.is_none() {
-                state.shown_bytes += shown.len();
+                state.shown.push_str(&shown);
             }
         }
         if !shown.is_empty() {
@@ -275,19 +292,35 @@ mod tests {
         let enough = enough.expect("a repeated call was noticed");
         assert_eq!(shown, "Let me echo that.\n");
         assert!(text[..enough].ends_with('\n'), "cut at a line end");
-        let copies = text[..enough].matches("\"loop\"").count();
-        assert!(
-            (2..=8).contains(&copies),
-            "cut after {copies} copies of 40 (at byte {enough})"
+        assert_eq!(
+            &text[..enough],
+            format!("Let me echo that.\n{call}{call}"),
+            "cut right after the second copy"
         );
-        let (_, calls) = text_calls::recover(&text[..enough], &["echo"]).unwrap();
-        assert_eq!(calls.len(), copies, "every copy kept is a whole call");
 
         // The same in <tool_call> tags, arguments in another key order.
         let tagged = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"limit\": 2}}\n</tool_call>\n<tool_call>\n{\"arguments\": {\"limit\": 2, \"path\": \"a\"}, \"name\": \"read_file\"}\n</tool_call>\n";
         let (enough, shown) = feed(&tagged.repeat(10));
         assert!(enough.is_some());
         assert_eq!(shown, "");
+    }
+
+    #[test]
+    fn a_cycle_of_calls_is_a_loop_but_a_call_met_again_later_is_not() {
+        let call = |text: &str| {
+            format!("{{\"name\": \"echo\", \"arguments\": {{\"text\": \"{text}\"}}}}\n")
+        };
+        let (a, b, c) = (call("a"), call("b"), call("c"));
+        let cycle = format!("{a}{b}").repeat(5);
+        let (enough, _) = feed(&cycle);
+        assert_eq!(enough, Some(2 * (a.len() + b.len())), "A B A B");
+        // A B A C: A comes back, but nothing repeats as a block, and C would be lost.
+        let (enough, _) = feed(&format!("{a}{b}{a}{c}{}", call("d")));
+        assert_eq!(enough, None);
+        // Prose that mentions the tag makes recovery read only tagged blocks, as the session's
+        // recovery of the whole text would: no cut it could not follow.
+        let (enough, _) = feed(&format!("I'll use a <tool_call> now.\n{}", a.repeat(10)));
+        assert_eq!(enough, None);
     }
 
     #[test]

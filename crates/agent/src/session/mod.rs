@@ -379,7 +379,7 @@ impl Agent {
                 .await;
             match outcome {
                 Ok(mut reply) => {
-                    if gate.enough_at().is_some() {
+                    if reply.cut_short {
                         reply.usage = Some(self.estimated_usage(raw, &reply.text));
                         observer.warning(
                             "the model wrote the same tool call twice in one reply; the rest of the reply was not read, and the call runs once",

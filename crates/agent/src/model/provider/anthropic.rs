@@ -289,6 +289,7 @@ impl Stream {
             tool_calls,
             stop,
             usage: self.usage,
+            cut_short: false,
         })
     }
 }

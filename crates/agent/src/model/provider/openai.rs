@@ -141,6 +141,7 @@ pub fn parse_reply(body: &Value) -> Result<Reply, String> {
         tool_calls,
         stop,
         usage: body.get("usage").and_then(super::usage_in),
+        cut_short: false,
     })
 }
 
@@ -266,6 +267,7 @@ impl Stream {
             tool_calls: Vec::new(),
             stop: StopReason::Length,
             usage: None,
+            cut_short: true,
         })
     }
 
@@ -290,6 +292,7 @@ impl Stream {
             tool_calls,
             stop,
             usage: self.usage,
+            cut_short: false,
         })
     }
 }
