@@ -1,6 +1,7 @@
 //! `cordon remove`: a plugin installed with `cordon add`, granted and approved, comes out of
-//! plugins/, cordon.toml (the rest of the file kept as written) and cordon.lock, the grants it
-//! held are listed, a locked run still starts, and a name with nothing behind it is an error.
+//! plugins/, cordon.toml (the rest of the file kept as written) and cordon.lock's sources, the
+//! grants it held are listed; its approval stays, so a locked run refuses to start until `cordon
+//! lock` approves the set without it; a name with nothing behind it is an error.
 
 use crate::support::{Workspace, guest_dir};
 
@@ -39,8 +40,9 @@ fn remove_undoes_add_and_lists_the_grants_it_drops() {
         "removed probe",
         "deleted plugins/probe.wasm",
         "dropped [plugins.probe] from cordon.toml, with its grants: env",
-        "dropped its source and approval from ./cordon.lock",
+        "dropped its source from ./cordon.lock",
         "still named in [hooks] order in cordon.toml",
+        "./cordon.lock still approves it: `cordon --locked` will not start until `cordon lock`",
     ] {
         assert!(out.stdout.contains(line), "{line:?} in {}", out.stdout);
     }
@@ -52,12 +54,28 @@ fn remove_undoes_add_and_lists_the_grants_it_drops() {
     assert!(config["plugins"].get("guard").is_some(), "{config}");
     let lock: toml::Value =
         toml::from_str(&std::fs::read_to_string(ws.path().join("cordon.lock")).unwrap()).unwrap();
-    assert!(lock["plugins"].get("probe").is_none(), "{lock}");
+    assert!(
+        lock["plugins"].get("probe").is_some(),
+        "still approved: {lock}"
+    );
     assert!(lock["sources"].get("probe").is_none(), "{lock}");
     assert!(lock["sources"].get("guard").is_some(), "{lock}");
 
-    // The hook order still names probe, so the approved deployment is unchanged: taking it out
-    // there is a change `cordon lock` approves, and then a locked run starts without probe.
+    // The approved set lacks probe now: a locked run refuses to start, and a locked remove is refused.
+    let out = ws.cordon(&["--locked", "list"]);
+    assert_ne!(out.code, 0, "{}", out.stdout);
+    assert!(out.stderr.contains("probe"), "{}", out.stderr);
+    let out = ws.cordon(&["--locked", "remove", "guard"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr
+            .contains("--locked keeps exactly the approved set"),
+        "{}",
+        out.stderr
+    );
+    assert!(ws.path().join("plugins/guard.wasm").exists());
+
+    // Taking probe out of the hook order too and approving the set again: a locked run starts.
     let text = std::fs::read_to_string(&config_path)
         .unwrap()
         .replace("order = [\"probe\", \"guard\"]", "order = [\"guard\"]");

@@ -88,7 +88,7 @@ pub enum Command {
     /// a container's start.
     Sync,
     /// Uninstall a plugin: delete plugins/NAME.wasm, its [plugins.NAME] table (grants listed) and
-    /// its source and approval in cordon.lock.
+    /// its source in cordon.lock (its approval stays until `cordon lock`).
     Remove {
         /// The plugin's name (its file name without .wasm).
         name: String,
@@ -249,7 +249,14 @@ impl Cli {
                 };
             }
             Command::Sync => return install::sync(&self.install_paths()).await,
-            Command::Remove { name } => return uninstall::remove(&self.install_paths(), name),
+            Command::Remove { name } => {
+                if self.locked {
+                    bail!(
+                        "--locked keeps exactly the approved set: remove without it, then run `cordon lock`"
+                    );
+                }
+                return uninstall::remove(&self.install_paths(), name);
+            }
             Command::Test {
                 files,
                 json,

@@ -1,8 +1,10 @@
 //! `cordon remove NAME`: the inverse of `cordon add`. Deletes `plugins/NAME.wasm`, the
 //! `[plugins.NAME]` table of cordon.toml (listing the grants it held, so none goes unseen) and
-//! NAME's source and approval in cordon.lock. A name left in `[hooks] order` is reported, not
-//! edited (the order is part of what `cordon lock` approves). Every edit is worked out before
-//! anything is written.
+//! NAME's source in cordon.lock. Its approval stays in the lock: removing a plugin changes the
+//! approved set, so `cordon --locked` refuses to start until `cordon lock` approves the set without
+//! it (a removed guard hook must not quietly mean an unguarded host). A name left in `[hooks]
+//! order` is reported, not edited. The plugin file goes first, so a failure leaves the config and
+//! lock as they were.
 
 use crate::cli::install::{InstallPaths, config_document, install_file, is_plugin_name, load_lock};
 use anyhow::{Context as _, bail};
@@ -17,28 +19,41 @@ pub fn remove(paths: &InstallPaths, name: &str) -> anyhow::Result<ExitCode> {
         );
     }
     let target = paths.plugins.join(format!("{name}.wasm"));
-    let file_there = target.symlink_metadata().is_ok();
+    let file_there = match target.symlink_metadata() {
+        Ok(meta) if meta.is_dir() => bail!(
+            "{} is a directory, not a plugin; nothing was removed",
+            target.display()
+        ),
+        Ok(_) => true,
+        Err(_) => false,
+    };
     let config = config_without(&paths.config, name)?;
     let mut lock = load_lock(&paths.lock)?;
     let had_source = lock.sources.remove(name).is_some();
-    let had_approval = lock.plugins.remove(name).is_some();
-    if !file_there && config.text.is_none() && !had_source && !had_approval {
+    let approved = lock.plugins.contains_key(name);
+    if !file_there && config.text.is_none() && !had_source {
         bail!(
-            "there is no plugin {name}: no {}, no [plugins.{name}] in {}, nothing for it in {}",
+            "there is no plugin {name}: no {}, no [plugins.{name}] in {}, no source for it in {}{}",
             target.display(),
             paths.config.display(),
-            paths.lock.display()
+            paths.lock.display(),
+            match approved {
+                true =>
+                    " (the lock still approves one: run `cordon lock` to approve the set without it)",
+                false => "",
+            }
         );
     }
 
+    if file_there {
+        std::fs::remove_file(&target)
+            .with_context(|| format!("removing {}; nothing else was changed", target.display()))?;
+    }
     if let Some(text) = &config.text {
         install_file(&paths.config, text.as_bytes())?;
     }
-    if had_source || had_approval {
+    if had_source {
         lock.write(&paths.lock)?;
-    }
-    if file_there {
-        std::fs::remove_file(&target).with_context(|| format!("removing {}", target.display()))?;
     }
 
     let out = |line: &str| crate::cli::render::stdout_line(line);
@@ -56,25 +71,22 @@ pub fn remove(paths: &InstallPaths, name: &str) -> anyhow::Result<ExitCode> {
             }
         ))?;
     }
-    match (had_source, had_approval) {
-        (true, true) => out(&format!(
-            "  dropped its source and approval from {}",
-            paths.lock.display()
-        ))?,
-        (true, false) => out(&format!(
+    if had_source {
+        out(&format!(
             "  dropped its source from {}",
             paths.lock.display()
-        ))?,
-        (false, true) => out(&format!(
-            "  dropped its approval from {}",
-            paths.lock.display()
-        ))?,
-        (false, false) => {}
+        ))?;
     }
     if config.in_hook_order {
         out(&format!(
-            "  still named in [hooks] order in {}: take it out there too, then run `cordon lock`",
+            "  still named in [hooks] order in {}: take it out there too",
             paths.config.display()
+        ))?;
+    }
+    if approved {
+        out(&format!(
+            "  {} still approves it: `cordon --locked` will not start until `cordon lock` approves the set without it",
+            paths.lock.display()
         ))?;
     }
     Ok(ExitCode::SUCCESS)

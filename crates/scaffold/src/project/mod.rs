@@ -2,7 +2,7 @@
 //! cordon knows, where this cordon's SDKs and contract live, where `make` installed the build
 //! tools, and the errors of `cordon new` and `cordon build`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 
 /// Why `cordon new` or `cordon build` could not do its job; each says what to do about it.
@@ -113,16 +113,16 @@ impl Language {
 /// hold both, so a checkout that moved or was deleted is named instead of failing deep in a build.
 pub(crate) fn source_root() -> Result<PathBuf, ScaffoldError> {
     let (root, from_env) = match std::env::var_os("CORDON_SOURCE_ROOT") {
-        Some(root) => (PathBuf::from(root), true),
-        None => (
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")),
-            false,
-        ),
+        Some(root) if !root.is_empty() => (PathBuf::from(root), true),
+        _ => (Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."), false),
     };
+    // Absolute and without `..`: templates write it into manifests read from another directory.
+    let root = root
+        .canonicalize()
+        .unwrap_or_else(|_| std::path::absolute(&root).unwrap_or(root));
     if root.join("wit/plugin-0.2.0").is_dir() && root.join("sdk").is_dir() {
         return Ok(root);
     }
-    let root = std::path::absolute(&root).unwrap_or(root);
     Err(ScaffoldError::NoSources {
         root,
         whence: match from_env {
