@@ -65,7 +65,7 @@ impl GateState {
 
     /// Searches the text up to the held part's last complete line for calls that repeat, when
     /// that line is new and the text has grown enough since the last search.
-    fn search_for_repeat(&mut self, offered: &[&str]) {
+    fn search_for_repeat(&mut self, offered: &[String]) {
         let (Some(held), None) = (self.held.as_deref(), self.enough_at) else {
             return;
         };
@@ -79,7 +79,8 @@ impl GateState {
         }
         self.searched = end;
         let text = format!("{}{}", self.shown, &held[..end]);
-        if let Some((_, calls)) = text_calls::recover(&text, offered)
+        let offered: Vec<&str> = offered.iter().map(String::as_str).collect();
+        if let Some((_, calls)) = text_calls::recover(&text, &offered)
             && ends_in_a_repeat(&calls)
         {
             self.enough_at = Some(total);
@@ -171,8 +172,7 @@ impl AgentObserver for StreamGate<'_> {
             while !rest.is_empty() {
                 if state.held.is_some() {
                     state.hold(rest);
-                    let offered: Vec<&str> = self.offered.iter().map(String::as_str).collect();
-                    state.search_for_repeat(&offered);
+                    state.search_for_repeat(&self.offered);
                     break;
                 }
                 let (piece, after, line_ends) = match rest.find('\n') {
@@ -189,9 +189,7 @@ impl AgentObserver for StreamGate<'_> {
                             let pending = std::mem::take(&mut state.pending);
                             state.shown.push_str(&shown);
                             state.hold(&pending);
-                            let offered: Vec<&str> =
-                                self.offered.iter().map(String::as_str).collect();
-                            state.search_for_repeat(&offered);
+                            state.search_for_repeat(&self.offered);
                         }
                         Some(false) => {
                             shown.push_str(&std::mem::take(&mut state.pending));

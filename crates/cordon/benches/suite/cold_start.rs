@@ -6,8 +6,7 @@ use crate::report::{Report, Section};
 use crate::setup::{OPTIONAL_ECHOES, Setup};
 use crate::stats::{Sample, millis};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const EMPTY_RUNS: usize = 2;
 const WARM_RUNS: usize = 15;
@@ -108,17 +107,7 @@ pub fn list_with(
     cache: &Path,
     expected: usize,
 ) -> anyhow::Result<Duration> {
-    let started = Instant::now();
-    let output = Command::new(bin)
-        .arg("--plugins")
-        .arg(plugins)
-        .args(["list", "--json"])
-        .current_dir(setup.scratch.path())
-        .env("XDG_CACHE_HOME", cache)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()?;
-    let elapsed = started.elapsed();
+    let (elapsed, output) = setup.timed_cordon(bin, plugins, cache, &["list", "--json"])?;
     anyhow::ensure!(output.status.success(), "cordon list failed");
     let listing: serde_json::Value = serde_json::from_slice(&output.stdout)?;
     let rejected = listing["rejected"].as_array().map_or(0, Vec::len);

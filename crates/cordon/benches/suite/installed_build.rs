@@ -12,8 +12,8 @@ use crate::setup::Setup;
 use crate::stats::{Sample, micros, millis};
 use crate::stdio;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 /// Whole-process runs of each binary, in alternation.
 const PROCESS_RUNS: usize = 15;
@@ -137,17 +137,8 @@ fn alternate(
 
 /// `cordon call echo ARGUMENTS` as a whole process; checks the echo came back.
 fn one_call(bin: &Path, setup: &Setup, plugins: &Path, cache: &Path) -> anyhow::Result<Duration> {
-    let started = Instant::now();
-    let output = Command::new(bin)
-        .arg("--plugins")
-        .arg(plugins)
-        .args(["call", "echo", ARGUMENTS])
-        .current_dir(setup.scratch.path())
-        .env("XDG_CACHE_HOME", cache)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()?;
-    let elapsed = started.elapsed();
+    let (elapsed, output) =
+        setup.timed_cordon(bin, plugins, cache, &["call", "echo", ARGUMENTS])?;
     anyhow::ensure!(
         output.status.success()
             && String::from_utf8_lossy(&output.stdout).contains("one hundred bytes"),

@@ -6,6 +6,8 @@ use cordon_runtime::CompileCache;
 use cordon_runtime::config::Config;
 use cordon_runtime::{Pipeline, RuntimeBuilder};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Environment variables naming optional components built elsewhere (the C and JavaScript SDKs):
 /// each must export a tool `echo` taking `{"text": string}`. When unset, the file named beside it
@@ -59,6 +61,28 @@ impl Setup {
     /// `~/.cache`), so the Python components compile once per machine, not once per run.
     pub fn cache(&self) -> CompileCache {
         CompileCache::default_location()
+    }
+
+    /// Runs `bin --plugins PLUGINS ARGS…` as a whole process in the scratch folder, with its
+    /// compile cache under `cache`; returns how long it took and what it printed on stdout.
+    pub fn timed_cordon(
+        &self,
+        bin: &Path,
+        plugins: &Path,
+        cache: &Path,
+        args: &[&str],
+    ) -> anyhow::Result<(Duration, Output)> {
+        let started = Instant::now();
+        let output = Command::new(bin)
+            .arg("--plugins")
+            .arg(plugins)
+            .args(args)
+            .current_dir(self.scratch.path())
+            .env("XDG_CACHE_HOME", cache)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()?;
+        Ok((started.elapsed(), output))
     }
 
     /// A fresh plugins directory named `name` holding `plugins` (plugin id, component file).

@@ -348,11 +348,7 @@ fn grants_under_the_name(
         return Ok(Vec::new());
     };
     let pinned = entry.get("sha256").and_then(toml_edit::Item::as_str);
-    let grants: Vec<String> = entry
-        .iter()
-        .map(|(key, _)| key.to_string())
-        .filter(|key| key != "sha256")
-        .collect();
+    let grants = grant_keys(entry);
     if grants.is_empty() || pinned == Some(sha256) || force {
         return Ok(grants);
     }
@@ -361,6 +357,15 @@ fn grants_under_the_name(
         config.display(),
         grants.join(", ")
     )
+}
+
+/// The keys of a `[plugins.NAME]` table that grant something: all but its `sha256` pin.
+pub(crate) fn grant_keys(entry: &dyn toml_edit::TableLike) -> Vec<String> {
+    entry
+        .iter()
+        .map(|(key, _)| key.to_string())
+        .filter(|key| key != "sha256")
+        .collect()
 }
 
 /// The config file as an editable document that keeps its layout and comments; an empty one when

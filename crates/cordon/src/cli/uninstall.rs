@@ -6,7 +6,9 @@
 //! order` is reported, not edited. The plugin file goes first, so a failure leaves the config and
 //! lock as they were.
 
-use crate::cli::install::{InstallPaths, config_document, install_file, is_plugin_name, load_lock};
+use crate::cli::install::{
+    InstallPaths, config_document, grant_keys, install_file, is_plugin_name, load_lock,
+};
 use anyhow::{Context as _, bail};
 use std::path::Path;
 use std::process::ExitCode;
@@ -120,16 +122,7 @@ fn config_without(config: &Path, name: &str) -> anyhow::Result<ConfigEdit> {
             in_hook_order,
         });
     };
-    let grants = removed
-        .as_table_like()
-        .map(|table| {
-            table
-                .iter()
-                .map(|(key, _)| key.to_string())
-                .filter(|key| key != "sha256")
-                .collect()
-        })
-        .unwrap_or_default();
+    let grants = removed.as_table_like().map(grant_keys).unwrap_or_default();
     Ok(ConfigEdit {
         text: Some(document.to_string()),
         grants,
