@@ -27,6 +27,9 @@ JS_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(JS_FIXT
 # C test fixtures (tests/fixtures_c/<name>/*.c).
 C_FIXTURES := $(notdir $(wildcard tests/fixtures_c/*))
 C_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(C_FIXTURES)))
+# Components built with their languages' own toolchains for WIT worlds of their own, with no cordon
+# SDK (tests/fixtures_plain/py_WORLD: componentize-py; js_WORLD: componentize-js).
+PLAIN_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/plain_,$(addsuffix .wasm,$(notdir $(wildcard tests/fixtures_plain/*))))
 JS_TOOLCHAIN := sdk/js/node_modules/.installed
 ZIG_TOOLCHAIN := $(BUILD_VENV)/.zig-installed
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
@@ -74,6 +77,14 @@ $(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
 	$(BUILD_VENV)/bin/pip install --quiet --disable-pip-version-check -r sdk/python/requirements-build.txt
 	touch $@
 
+$(GUEST_DIR)/plain_py_%.wasm: tests/fixtures_plain/py_%/app.py tests/fixtures_plain/py_%/wit/world.wit $(BUILD_VENV)/.installed
+	@mkdir -p $(GUEST_DIR)
+	$(BUILD_VENV)/bin/componentize-py -d tests/fixtures_plain/py_$*/wit -w $* componentize app -p tests/fixtures_plain/py_$* -o $@
+
+$(GUEST_DIR)/plain_js_%.wasm: tests/fixtures_plain/js_%/app.js tests/fixtures_plain/js_%/wit/world.wit | $(JS_TOOLCHAIN)
+	@mkdir -p $(GUEST_DIR)
+	sdk/js/node_modules/.bin/componentize-js tests/fixtures_plain/js_$*/app.js --wit tests/fixtures_plain/js_$*/wit -n $* -d http -d fetch-event -o $@
+
 # JavaScript and C plugins are built with `cordon build` (so the host is built first), rebuilt
 # when their sources, the SDK or the contract change.
 $(GUEST_DIR)/json_query.wasm: $(wildcard plugins/json_query/*.js)
@@ -106,7 +117,7 @@ $(ZIG_TOOLCHAIN): sdk/c/requirements-build.txt $(BUILD_VENV)/.installed
 	touch $@
 
 # One cargo invocation builds the bundled plugins and every fixture, once per test run.
-fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM) $(SDK_PLUGIN_WASM) $(JS_FIXTURE_WASM) $(C_FIXTURE_WASM)
+fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM) $(SDK_PLUGIN_WASM) $(JS_FIXTURE_WASM) $(C_FIXTURE_WASM) $(PLAIN_FIXTURE_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED) $(FIXTURE_PACKAGES))
 	@for name in $(BUNDLED) $(PYTHON_PLUGINS) $(JS_PLUGINS) $(C_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 

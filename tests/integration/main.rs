@@ -36,6 +36,8 @@ mod mcp_stdio;
 mod model_server;
 mod network;
 mod pipeline;
+mod plain_components;
+mod plain_languages;
 mod plugin_test;
 mod python_sdk;
 mod redteam_v2;

@@ -5,7 +5,8 @@
 //! (`wasm_config.rs` writes its config; `sign_in.rs` signs in with credentials, so cordon decides
 //! where they go); `credentials.rs` finds registry credentials in the
 //! environment or the docker config file, and never shows them; `transfer.rs` is HTTP with
-//! timeouts, a redirect policy and capped bodies.
+//! timeouts, a redirect policy and capped bodies; `wassette_policy.rs` reads the permission
+//! policy Wassette keeps beside a component as the cordon grants that allow no more.
 
 mod credentials;
 mod fetch;
@@ -14,6 +15,7 @@ mod sign_in;
 mod source;
 mod transfer;
 mod wasm_config;
+pub mod wassette_policy;
 
 pub use fetch::{Fetched, fetch};
 pub use oci::{Pushed, push};

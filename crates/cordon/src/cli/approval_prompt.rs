@@ -123,6 +123,26 @@ fn question(request: &ApprovalRequest) -> String {
     text
 }
 
+/// Asks the person at the terminal a yes-or-no `question`; no when there is no terminal, at end of
+/// input, or for anything but yes.
+pub fn confirm(question: &str) -> bool {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return false;
+    }
+    let Ok(terminal) = open_terminal() else {
+        return false;
+    };
+    stderr_write(one_line(question).as_bytes());
+    let mut line = String::new();
+    match std::io::BufReader::new(terminal).read_line(&mut line) {
+        Ok(0) | Err(_) => {
+            stderr_write(b"\n");
+            false
+        }
+        Ok(_) => matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes"),
+    }
+}
+
 fn open_terminal() -> std::io::Result<std::fs::File> {
     std::fs::OpenOptions::new().read(true).open("/dev/tty")
 }

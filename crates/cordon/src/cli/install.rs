@@ -22,15 +22,34 @@ pub struct InstallPaths {
     pub cache: CompileCache,
 }
 
+/// What `cordon add` was asked besides the reference.
+pub struct AddOptions<'a> {
+    pub name: Option<&'a str>,
+    pub sha256: Option<&'a str>,
+    pub force: bool,
+    /// A Wassette policy to propose grants from (else one beside a local file, if any).
+    pub policy: Option<&'a Path>,
+    /// `--yes`: apply a policy's grants without asking.
+    pub yes: bool,
+}
+
 /// `cordon add REF`.
 pub async fn add(
     paths: &InstallPaths,
     reference: &str,
-    name: Option<&str>,
-    sha256: Option<&str>,
-    force: bool,
+    options: &AddOptions<'_>,
 ) -> anyhow::Result<ExitCode> {
+    let AddOptions {
+        name,
+        sha256,
+        force,
+        ..
+    } = *options;
     let source = Source::parse(reference)?;
+    let policy = match crate::cli::wassette_import::policy_path(&source, options.policy) {
+        Some(path) => Some((crate::cli::wassette_import::proposal(&path)?, path)),
+        None => None,
+    };
     let name = match name {
         Some(name) => name.to_string(),
         None => source.default_name(),
@@ -51,7 +70,44 @@ pub async fn add(
     let kept = grants_under_the_name(&paths.config, &name, &fetched.sha256, force)?;
     let plugin = inspect(paths, &name, &fetched.bytes).await?;
     // Everything that can fail is checked before anything is written.
-    let config_text = pinned_config(&paths.config, &name, &fetched.sha256)?;
+    let mut document = pinned_config(&paths.config, &name, &fetched.sha256)?;
+    let out = |line: &str| crate::cli::render::stdout_line(line);
+    let mut from_policy = None;
+    if let Some((proposed, path)) = &policy {
+        let shown = for_terminal(&path.display().to_string());
+        out(&format!(
+            "{shown} (a Wassette policy) proposes for [plugins.{name}]:"
+        ))?;
+        for line in crate::cli::wassette_import::describe(proposed) {
+            out(&format!("  {}", for_terminal(&line)))?;
+        }
+        if proposed.is_empty() {
+            out("  nothing cordon can grant as narrowly")?;
+        } else if !kept.is_empty() {
+            out(&format!(
+                "  not applied: [plugins.{name}] already grants {}",
+                kept.join(", ")
+            ))?;
+        } else if options.yes
+            || crate::cli::approval_prompt::confirm(&format!("? grant these to {name}? [y/N] "))
+        {
+            let config_dir = paths
+                .config
+                .parent()
+                .filter(|dir| !dir.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let config_dir = config_dir
+                .canonicalize()
+                .unwrap_or(config_dir.to_path_buf());
+            crate::cli::wassette_import::apply(&mut document, &name, proposed, &config_dir)?;
+            from_policy = Some(shown);
+        } else {
+            out(&format!(
+                "  not applied (run again with --yes, or grant them under [plugins.{name}] yourself)"
+            ))?;
+        }
+    }
+    let config_text = document.to_string();
     install_file(&target, &fetched.bytes)?;
     install_file(&paths.config, config_text.as_bytes())?;
     let mut lock = load_lock(&paths.lock)?;
@@ -63,7 +119,6 @@ pub async fn add(
         },
     );
     lock.write(&paths.lock)?;
-    let out = |line: &str| crate::cli::render::stdout_line(line);
     out(&format!(
         "installed {} from {} (sha256 {})",
         target.display(),
@@ -73,7 +128,12 @@ pub async fn add(
     for line in plugin {
         out(&format!("  {line}"))?;
     }
-    if kept.is_empty() {
+    if let Some(policy) = from_policy {
+        out(&format!(
+            "  granted under [plugins.{name}] in {}: what {policy} allows (above). Review them, then run `cordon lock`.",
+            paths.config.display()
+        ))?;
+    } else if kept.is_empty() {
         out(&format!(
             "  granted: nothing. Grant what it needs under [plugins.{name}] in {}, then run `cordon lock`.",
             paths.config.display()
@@ -381,7 +441,11 @@ pub(crate) fn config_document(config: &Path) -> anyhow::Result<toml_edit::Docume
 }
 
 /// The config with `[plugins.NAME] sha256` set, everything else in the file kept as it is.
-fn pinned_config(config: &Path, name: &str, sha256: &str) -> anyhow::Result<String> {
+fn pinned_config(
+    config: &Path,
+    name: &str,
+    sha256: &str,
+) -> anyhow::Result<toml_edit::DocumentMut> {
     let mut document = config_document(config)?;
     let plugins = document
         .entry("plugins")
@@ -398,7 +462,7 @@ fn pinned_config(config: &Path, name: &str, sha256: &str) -> anyhow::Result<Stri
         .as_table_like_mut()
         .with_context(|| format!("[plugins.{name}] in the config is not a table"))?;
     entry.insert("sha256", toml_edit::value(sha256));
-    Ok(document.to_string())
+    Ok(document)
 }
 
 /// Text from a lock, a registry or a URL, made safe to print (see `report::budget::one_line`).

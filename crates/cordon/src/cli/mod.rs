@@ -10,6 +10,7 @@ mod plugin_test;
 pub mod render;
 pub mod stdio_output;
 mod uninstall;
+mod wassette_import;
 
 use crate::cli::interrupt::interrupt_watcher;
 use anyhow::{Context as _, bail};
@@ -83,6 +84,10 @@ pub enum Command {
         /// Replace a different plugin already installed under that name.
         #[arg(long)]
         force: bool,
+        /// A Wassette permission policy whose grants to propose (default: NAME.policy.yaml or
+        /// policy.yaml beside a local file); applied with --yes or when you say yes.
+        #[arg(long, value_name = "FILE")]
+        policy: Option<PathBuf>,
     },
     /// Install exactly the plugins cordon.lock records (their sources and sha256), e.g. in CI or
     /// a container's start.
@@ -226,6 +231,7 @@ impl Cli {
                 name,
                 sha256,
                 force,
+                policy,
             } => {
                 let paths = self.install_paths();
                 return match (reference, self.locked) {
@@ -237,14 +243,14 @@ impl Cli {
                         "give the plugin to add: oci://HOST/REPOSITORY:TAG, https://…/NAME.wasm --sha256 HEX, or a path"
                     ),
                     (Some(reference), false) => {
-                        install::add(
-                            &paths,
-                            reference,
-                            name.as_deref(),
-                            sha256.as_deref(),
-                            *force,
-                        )
-                        .await
+                        let options = install::AddOptions {
+                            name: name.as_deref(),
+                            sha256: sha256.as_deref(),
+                            force: *force,
+                            policy: policy.as_deref(),
+                            yes: self.yes,
+                        };
+                        install::add(&paths, reference, &options).await
                     }
                 };
             }

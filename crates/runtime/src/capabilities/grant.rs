@@ -10,13 +10,14 @@
 use crate::capabilities::limits::Limits;
 use crate::capabilities::net::HttpGrant;
 use crate::capabilities::tool_glob;
+use crate::capabilities::tool_overrides::ToolOverride;
 use serde_json::Value;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime_wasi::cli::StdoutStream;
 use wasmtime_wasi::filesystem::Dir;
-use wasmtime_wasi::{FsPerms, OpenMode, WasiCtx, WasiCtxBuilder};
+use wasmtime_wasi::{FsPerms, OpenMode, WasiCtxBuilder};
 
 /// The most random bytes one `get-random-bytes` call may ask for.
 pub(crate) const MAX_RANDOM_BYTES: u64 = 1 << 20;
@@ -105,6 +106,11 @@ pub struct PluginGrant {
     pub sha256: Option<[u8; 32]>,
     /// Whether (and over which tools) the plugin's hook may run; `None`: its hook never runs.
     pub hook: Option<HookGrant>,
+    /// What the operator says about the tools of a component that cannot say it itself, by the
+    /// tool name cordon derives (`[plugins.ID.tools.NAME]`).
+    pub tools: std::collections::BTreeMap<String, ToolOverride>,
+    /// The WIT a plain component was built from (`wit = "…"`), read for its doc comments.
+    pub wit: Option<PathBuf>,
 }
 
 impl PluginGrant {
@@ -133,13 +139,14 @@ impl PluginGrant {
             .collect()
     }
 
-    /// The WASI context of one call: the grant's env vars and captured stdio. Its directories are
-    /// not here: they are the handles of [`PluginGrant::open_dirs`], handed out by the call state.
-    pub(crate) fn wasi_context(
+    /// The WASI context of one call, before it is built (a `wasi:cli` command's call adds its
+    /// arguments and stdin): the grant's env vars and captured stdio. Its directories are not
+    /// here: they are the handles of [`PluginGrant::open_dirs`], handed out by the call state.
+    pub(crate) fn wasi_builder(
         &self,
         stdout: impl StdoutStream + 'static,
         stderr: impl StdoutStream + 'static,
-    ) -> WasiCtx {
+    ) -> WasiCtxBuilder {
         let mut builder = WasiCtxBuilder::new();
         builder
             // Files and directories opened under a grant work on the calling thread, like the
@@ -159,7 +166,7 @@ impl PluginGrant {
         for (name, value) in &self.env_set {
             builder.env(name, value);
         }
-        builder.build()
+        builder
     }
 }
 

@@ -1,5 +1,15 @@
-//! Tool-name globs, as hooks declare the tools they watch and as the operator narrows a hook grant:
-//! `*` matches any run of characters, `?` any one character, everything else itself.
+//! Tool names as model APIs accept them, and tool-name globs, as hooks declare the tools they
+//! watch and as the operator narrows a hook grant: `*` matches any run of characters, `?` any one
+//! character, everything else itself.
+
+/// OpenAI's rule for function names (which MCP and Anthropic clients accept too):
+/// `^[a-zA-Z0-9_-]{1,64}$`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
 
 /// Whether any of `globs` matches `tool`; no globs means every tool.
 pub fn any_matches(globs: &[String], tool: &str) -> bool {

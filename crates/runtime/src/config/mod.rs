@@ -10,6 +10,7 @@ mod model;
 mod plugin_section;
 #[cfg(test)]
 mod tests;
+mod tool_section;
 mod units;
 
 use agent_section::RawAgent;

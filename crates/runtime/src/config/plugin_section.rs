@@ -20,6 +20,9 @@ pub(super) struct RawPlugin {
     settings: toml::Table,
     sha256: Option<String>,
     hook: Option<RawHookGrant>,
+    #[serde(default)]
+    tools: BTreeMap<String, super::tool_section::RawToolOverride>,
+    wit: Option<PathBuf>,
 }
 
 /// `hook = true` (every tool the hook declares), `hook = false`, or `hook = ["write_*", ...]`.
@@ -261,7 +264,26 @@ impl RawPlugin {
                 Some(HookGrant { tools })
             }
         };
+        let tools = super::tool_section::validate(self.tools)?;
+        let wit = match &self.wit {
+            None => None,
+            Some(path) => {
+                let full = base.join(path);
+                if !full.exists() {
+                    return Err((
+                        "wit".into(),
+                        format!(
+                            "{} does not exist; give the WIT directory, .wit file or WIT package the component was built from",
+                            full.display()
+                        ),
+                    ));
+                }
+                Some(full)
+            }
+        };
         Ok(PluginGrant {
+            tools,
+            wit,
             dirs,
             env: self.env,
             env_set: self.env_set.into_iter().collect(),

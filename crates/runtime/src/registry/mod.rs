@@ -80,6 +80,16 @@ impl Registry {
         if let Some(lock) = &options.lock_path {
             own_files.push(("the lockfile", lock));
         }
+        // The WIT a plain component's descriptions are read from decides what the model is told.
+        let wit_files: Vec<(String, &Path)> = options
+            .config
+            .plugins
+            .iter()
+            .filter_map(|(id, grant)| {
+                Some((format!("the WIT of plugin {id}"), grant.wit.as_deref()?))
+            })
+            .collect();
+        own_files.extend(wit_files.iter().map(|(what, path)| (what.as_str(), *path)));
         options.config.check_own_files(&own_files)?;
         let settings = EngineSettings {
             fuel: options.config.uses_fuel(),

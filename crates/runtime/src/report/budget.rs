@@ -28,6 +28,9 @@ pub struct ReportBudget {
     logs: AtomicU64,
     progress: AtomicU64,
     warnings: AtomicU64,
+    /// The first thing the host refused the sandbox (a write under a read-only grant, a request no
+    /// grant covers), so a plugin's own error after it can be told apart as `capability_denied`.
+    first_refusal: std::sync::OnceLock<String>,
 }
 
 /// The kinds of record with a count of their own.
@@ -79,6 +82,20 @@ impl ReportBudget {
     /// Counts one warning for the host's log; whether it may still be written.
     pub fn warn(&self) -> bool {
         self.warnings.fetch_add(1, Ordering::Relaxed) < MAX_HOST_WARNINGS
+    }
+
+    /// Remembers what the host refused, if it is the first refusal of this sandbox.
+    pub fn refused(&self, what: impl FnOnce() -> String) {
+        if self.first_refusal.get().is_none() {
+            let _ = self
+                .first_refusal
+                .set(cut(&what(), MAX_RECORDED_PATH_BYTES));
+        }
+    }
+
+    /// The first thing the host refused this sandbox, if anything.
+    pub fn first_refusal(&self) -> Option<&str> {
+        self.first_refusal.get().map(String::as_str)
     }
 
     /// Warnings that were not written.

@@ -241,6 +241,16 @@ impl CallState {
         }
     }
 
+    /// Remembers that the host refused the guest something, if it is the first refusal.
+    pub(crate) fn refused(&self, what: impl FnOnce() -> String) {
+        self.budget.refused(what);
+    }
+
+    /// The first thing the host refused this call (see [`ReportBudget::refused`]).
+    pub(crate) fn first_refusal(&self) -> Option<String> {
+        self.budget.first_refusal().map(str::to_string)
+    }
+
     /// The granted directory handles, for `get-directories`.
     pub(crate) fn preopens(&self) -> &OpenedDirs {
         &self.preopens

@@ -129,6 +129,12 @@ async fn open_at(
             }
         }
     };
+    if let Err(code @ (ErrorCode::NotPermitted | ErrorCode::Access | ErrorCode::ReadOnly)) =
+        &outcome
+    {
+        let asked = mode(open_flags, flags).join(", ");
+        state.refused(|| format!("to open {path:?} ({asked}): {}", code.name()));
+    }
     record(state, guest_path, open_flags, flags, outcome)
 }
 

@@ -59,10 +59,6 @@ const WIDENING: &[(&str, &str)] = &[
         "dependentSchemas",
         "uses dependentSchemas, which strict mode does not accept",
     ),
-    (
-        "prefixItems",
-        "describes a tuple (prefixItems), which strict mode does not accept; use an object",
-    ),
 ];
 
 /// Why a schema has no strict form: where (a JSON pointer into the schema) and what to change.
@@ -155,6 +151,33 @@ impl Conversion {
                 }
                 "anyOf" => {
                     out.insert(key.clone(), self.convert_list(value, pointer, key, depth));
+                }
+                "items" if map.contains_key("prefixItems") => {
+                    // A tuple's `items` (false, or the schema of the items past the prefix) is
+                    // folded into the items below.
+                }
+                "prefixItems" => {
+                    // A tuple: strict mode has no per-position items, so each item may be any of
+                    // the positions' schemas (and any schema past the prefix); the length stays
+                    // (minItems, maxItems) and the host checks each position against the original.
+                    let mut parts = self.convert_list(value, pointer, key, depth);
+                    if let Some(rest @ Value::Object(_)) = map.get("items") {
+                        let at = format!("{pointer}/items");
+                        if let Value::Array(list) = &mut parts {
+                            list.push(self.convert(rest, &at, depth));
+                        }
+                    }
+                    let mut distinct: Vec<Value> = Vec::new();
+                    for part in parts.as_array().into_iter().flatten() {
+                        if !distinct.contains(part) {
+                            distinct.push(part.clone());
+                        }
+                    }
+                    let items = match <[Value; 1]>::try_from(distinct) {
+                        Ok([only]) => only,
+                        Err(many) => serde_json::json!({ "anyOf": many }),
+                    };
+                    out.insert("items".into(), items);
                 }
                 "items" => {
                     let at = format!("{pointer}/items");
@@ -408,6 +431,34 @@ mod tests {
         assert!(
             problems[1].message.contains("additionalProperties"),
             "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn tuples_keep_their_length_and_take_any_position_schema() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "pair": {
+                    "type": "array",
+                    "prefixItems": [{ "type": "string" }, { "type": "integer" }, { "type": "string" }],
+                    "items": false,
+                    "minItems": 3,
+                    "maxItems": 3
+                }
+            },
+            "required": ["pair"]
+        });
+        let strict = strict_form(&schema).unwrap();
+        let pair = &strict["properties"]["pair"];
+        assert!(pair.get("prefixItems").is_none(), "{pair}");
+        assert_eq!(
+            pair["items"],
+            json!({ "anyOf": [{ "type": "string" }, { "type": "integer" }] })
+        );
+        assert_eq!(
+            (pair["minItems"].clone(), pair["maxItems"].clone()),
+            (json!(3), json!(3))
         );
     }
 

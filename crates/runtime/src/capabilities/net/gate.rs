@@ -128,6 +128,12 @@ impl HttpGate {
         self.warn(target, |shown| {
             format!("refused an HTTP request to {shown}: {reason}")
         });
+        self.budget.refused(|| {
+            format!(
+                "an HTTP request to {}: {reason}",
+                cut(&target.origin(), MAX_RECORDED_PATH_BYTES)
+            )
+        });
         self.report(target, false);
         Error::HttpRequestDenied
     }

@@ -33,7 +33,8 @@ impl ToolAnnotations {
     }
 }
 
-/// One tool as `describe` declared it, not yet checked.
+/// One tool as `describe` declared it (or cordon derived it), not yet checked.
+#[derive(Clone)]
 pub struct DeclaredTool {
     pub name: String,
     pub title: String,

@@ -1,28 +1,45 @@
-//! The plugin contract versions the host speaks (`wit/plugin-0.1.0`, `wit/plugin-0.2.0`), side by
-//! side: which one a component targets, its host functions in the linker, and its exports called
-//! through one interface in host terms. The generated bindings stay in this folder.
+//! The contracts the host speaks, side by side: cordon's own WIT (`wit/plugin-0.1.0`,
+//! `wit/plugin-0.2.0`), plain components that export functions of a WIT world of their own, and
+//! `wasi:cli` commands. Which one a component follows, its host functions in the linker, and its
+//! exports called through one interface in host terms. The generated bindings, and every
+//! conversion between WIT values and JSON, stay in this folder.
 
+pub mod command;
 pub(crate) mod content;
 #[macro_use]
 mod same_in_every_version;
 pub mod host_terms;
+mod imports;
+pub(crate) mod plain;
 mod v0_1;
 mod v0_2;
 
+use crate::capabilities::tool_overrides::ToolOverride;
 use crate::report::ToolResult;
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::failure::Failure;
+use command::{CommandPre, CommandRefusal};
 use host_terms::{BeforeDecision, Declared, GuestCall, GuestOutput};
+use plain::{PlainFunctions, PlainInstance, PlainPre, PlainRefusal};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::{Component, InstancePre, Linker};
 
-/// The contract version a plugin targets.
+/// The contract a plugin follows: a version of cordon's own, or none (a plain component, a
+/// command), whose tools cordon derives from the component's types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub enum ContractVersion {
     #[serde(rename = "0.1.0")]
     V0_1,
     #[serde(rename = "0.2.0")]
     V0_2,
+    /// Functions of the component's own WIT world.
+    #[serde(rename = "plain")]
+    Plain,
+    /// A `wasi:cli` command.
+    #[serde(rename = "command")]
+    Command,
 }
 
 impl ContractVersion {
@@ -30,7 +47,15 @@ impl ContractVersion {
         match self {
             Self::V0_1 => "0.1.0",
             Self::V0_2 => "0.2.0",
+            Self::Plain => "plain",
+            Self::Command => "command",
         }
+    }
+
+    /// Whether the plugin was built against cordon's WIT (it may declare a hook, titles,
+    /// guidelines, locks), rather than having its tools derived by cordon.
+    pub fn is_cordon(self) -> bool {
+        matches!(self, Self::V0_1 | Self::V0_2)
     }
 }
 
@@ -48,57 +73,111 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     Ok(())
 }
 
-/// A plugin's component, linked, ready to instantiate for one version of the contract.
+/// A plugin's component, linked, ready to instantiate for the contract it follows.
 pub(crate) enum ContractPre {
     V0_1(v0_1::CordonPluginPre<CallState>),
     V0_2(v0_2::CordonPluginPre<CallState>),
+    Plain(PlainPre),
+    Command(CommandPre),
 }
 
-/// Why a component is not a cordon plugin of any version the host speaks.
+/// Why a component cannot be a plugin under any contract the host speaks.
 #[derive(Debug, thiserror::Error)]
 pub enum WrongWorld {
-    #[error(
-        "it exports neither {} nor {} (it exports: {exports}); build it against wit/plugin-0.2.0 (or 0.1.0), world `cordon-plugin`",
-        v0_2::EXPORT,
-        v0_1::EXPORT
-    )]
-    NoContractExport { exports: String },
     #[error("it does not fit the cordon:plugin@{version} `cordon-plugin` world: {message}")]
     Mismatch {
         version: ContractVersion,
         message: String,
     },
+    #[error("{0}")]
+    Plain(#[from] PlainRefusal),
+    #[error("it is a wasi:cli command, but {0}")]
+    Command(#[from] CommandRefusal),
+    /// Imports no host function satisfies, all of them listed.
+    #[error(
+        "it imports what this host does not provide: {}. cordon provides WASI 0.2 (cli, clocks, filesystem, io, random; sockets are linked but always denied), wasi:http (outgoing, through the plugin's HTTP grants) and cordon:plugin/host",
+        .0.join(", ")
+    )]
+    MissingImports(Vec<String>),
+    #[error("its imports do not match what this host provides: {0}")]
+    ImportMismatch(String),
+}
+
+/// What loading a plain component or a command needs besides the component: the plugin's id, what
+/// the operator says about its tools, and the doc comments it carries (read only for plain
+/// components, since reading them needs the file's bytes).
+pub(crate) struct PlainSetup<'a> {
+    pub plugin: &'a str,
+    pub overrides: &'a BTreeMap<String, ToolOverride>,
+    pub docs: &'a plain::docs::ComponentDocs,
+}
+
+/// Which contract a component follows, from its exports alone.
+pub(crate) fn contract_of(engine: &wasmtime::Engine, component: &Component) -> ContractVersion {
+    let exports: Vec<String> = component
+        .component_type()
+        .exports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
+    if exports.iter().any(|name| name == v0_2::EXPORT) {
+        ContractVersion::V0_2
+    } else if exports.iter().any(|name| name == v0_1::EXPORT) {
+        ContractVersion::V0_1
+    } else if plain::is_command(&exports) {
+        ContractVersion::Command
+    } else {
+        ContractVersion::Plain
+    }
 }
 
 impl ContractPre {
-    /// Links `component` for the contract version it exports (0.2 when it exports both).
+    /// Links `component` for the contract it follows (for cordon's own, 0.2 when it exports both).
     pub fn new(
         linker: &Linker<CallState>,
         component: &Component,
+        setup: &PlainSetup<'_>,
     ) -> Result<(Self, ContractVersion), WrongWorld> {
         let engine = linker.engine();
-        let exports: Vec<String> = component
-            .component_type()
-            .exports(engine)
-            .map(|(name, _)| name.to_string())
-            .collect();
-        let version = if exports.iter().any(|name| name == v0_2::EXPORT) {
-            ContractVersion::V0_2
-        } else if exports.iter().any(|name| name == v0_1::EXPORT) {
-            ContractVersion::V0_1
-        } else {
-            let mut listed = exports.join(", ");
-            if listed.is_empty() {
-                listed = "nothing".into();
-            }
-            return Err(WrongWorld::NoContractExport { exports: listed });
+        let version = contract_of(engine, component);
+        // A plain component's exports are read first: one that offers nothing says so before
+        // its imports are looked at.
+        let functions = match version {
+            ContractVersion::Plain => Some(Arc::new(PlainFunctions::read(
+                engine,
+                component,
+                setup.plugin,
+                setup.overrides,
+                setup.docs,
+            )?)),
+            _ => None,
         };
+        if version.is_cordon() && !setup.overrides.is_empty() {
+            return Err(WrongWorld::Mismatch {
+                version,
+                message: format!(
+                    "[plugins.{}.tools] is for components not built for cordon; this plugin declares its own tools, so remove that table",
+                    setup.plugin
+                ),
+            });
+        }
+        let instance_pre: InstancePre<CallState> =
+            linker.instantiate_pre(component).map_err(|err| {
+                let missing = imports::not_provided(engine, component);
+                if !missing.is_empty() {
+                    return WrongWorld::MissingImports(missing);
+                }
+                match version {
+                    ContractVersion::V0_1 | ContractVersion::V0_2 => WrongWorld::Mismatch {
+                        version,
+                        message: format!("{err:#}"),
+                    },
+                    _ => WrongWorld::ImportMismatch(format!("{err:#}")),
+                }
+            })?;
         let mismatch = |err: wasmtime::Error| WrongWorld::Mismatch {
             version,
             message: format!("{err:#}"),
         };
-        let instance_pre: InstancePre<CallState> =
-            linker.instantiate_pre(component).map_err(mismatch)?;
         let pre = match version {
             ContractVersion::V0_1 => {
                 Self::V0_1(v0_1::CordonPluginPre::new(instance_pre).map_err(mismatch)?)
@@ -106,14 +185,52 @@ impl ContractPre {
             ContractVersion::V0_2 => {
                 Self::V0_2(v0_2::CordonPluginPre::new(instance_pre).map_err(mismatch)?)
             }
+            ContractVersion::Plain => Self::Plain(PlainPre {
+                instance_pre,
+                functions: functions.expect("read above for a plain component"),
+            }),
+            ContractVersion::Command => Self::Command(CommandPre::new(
+                engine,
+                component,
+                instance_pre,
+                setup.plugin,
+                setup.overrides,
+            )?),
         };
         Ok((pre, version))
+    }
+
+    /// What a plain component or a command declares, known without running it; `None` for a
+    /// cordon plugin, which says it in `describe`.
+    pub fn derived_declarations(&self) -> Option<Declared> {
+        match self {
+            Self::V0_1(_) | Self::V0_2(_) => None,
+            Self::Plain(pre) => Some(pre.functions.declared()),
+            Self::Command(pre) => Some(pre.declared()),
+        }
+    }
+
+    /// The command, when this is one.
+    pub fn command(&self) -> Option<&CommandPre> {
+        match self {
+            Self::Command(pre) => Some(pre),
+            _ => None,
+        }
     }
 
     pub async fn instantiate(&self, store: &mut Store<CallState>) -> wasmtime::Result<Instance> {
         Ok(match self {
             Self::V0_1(pre) => Instance::V0_1(pre.instantiate_async(store).await?),
             Self::V0_2(pre) => Instance::V0_2(pre.instantiate_async(store).await?),
+            Self::Plain(pre) => Instance::Plain(PlainInstance {
+                instance: pre.instance_pre.instantiate_async(store).await?,
+                functions: pre.functions.clone(),
+            }),
+            Self::Command(pre) => Instance::Command {
+                instance: pre.instance_pre.instantiate_async(store).await?,
+                run: pre.run_export(),
+                tool: pre.tool().to_string(),
+            },
         })
     }
 }
@@ -122,13 +239,25 @@ impl ContractPre {
 pub(crate) enum Instance {
     V0_1(v0_1::CordonPlugin),
     V0_2(v0_2::CordonPlugin),
+    Plain(PlainInstance),
+    Command {
+        instance: wasmtime::component::Instance,
+        run: wasmtime::component::ComponentExportIndex,
+        tool: String,
+    },
 }
 
 impl Instance {
+    /// `describe` of a cordon plugin; a plain component or a command declares nothing itself (its
+    /// declarations are derived at load, see [`ContractPre::derived_declarations`]).
     pub async fn describe(&self, store: &mut Store<CallState>) -> wasmtime::Result<Declared> {
         match self {
             Self::V0_1(plugin) => v0_1::describe(plugin, store).await,
             Self::V0_2(plugin) => v0_2::describe(plugin, store).await,
+            Self::Plain(_) | Self::Command { .. } => Ok(Declared {
+                tools: Vec::new(),
+                hook: None,
+            }),
         }
     }
 
@@ -141,6 +270,12 @@ impl Instance {
         match self {
             Self::V0_1(plugin) => v0_1::execute(plugin, store, call).await,
             Self::V0_2(plugin) => v0_2::execute(plugin, store, call).await,
+            Self::Plain(plugin) => plugin.execute(store, call).await,
+            Self::Command {
+                instance,
+                run,
+                tool,
+            } => command::run(instance, run, store, tool).await,
         }
     }
 
@@ -152,6 +287,8 @@ impl Instance {
         match self {
             Self::V0_1(plugin) => v0_1::before_tool_call(plugin, store, call).await,
             Self::V0_2(plugin) => v0_2::before_tool_call(plugin, store, call).await,
+            // Never asked: a plugin that declares no hook is never given other tools' calls.
+            Self::Plain(_) | Self::Command { .. } => Ok(BeforeDecision::Allow),
         }
     }
 
@@ -165,6 +302,7 @@ impl Instance {
         match self {
             Self::V0_1(plugin) => v0_1::after_tool_call(plugin, store, call, result).await,
             Self::V0_2(plugin) => v0_2::after_tool_call(plugin, store, call, result).await,
+            Self::Plain(_) | Self::Command { .. } => Ok(None),
         }
     }
 }

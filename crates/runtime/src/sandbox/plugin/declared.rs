@@ -149,13 +149,7 @@ fn is_json_pointer(pointer: &str) -> bool {
             .all(|rest| rest.starts_with('0') || rest.starts_with('1'))
 }
 
-/// OpenAI's rule for function names: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn is_valid_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
+use crate::capabilities::tool_glob::is_valid_tool_name;
 
 #[cfg(test)]
 mod tests {

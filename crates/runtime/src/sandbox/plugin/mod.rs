@@ -15,7 +15,8 @@ use crate::report::ReportSink;
 use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::cache::CompileSource;
 use crate::sandbox::contract::host_terms::{Declared, GuestCall, GuestOutput};
-use crate::sandbox::contract::{ContractPre, ContractVersion, WrongWorld};
+use crate::sandbox::contract::plain::docs::ComponentDocs;
+use crate::sandbox::contract::{ContractPre, ContractVersion, PlainSetup, WrongWorld, contract_of};
 use crate::sandbox::failure::{Failure, human_bytes};
 use crate::sandbox::open_files::ProcessFiles;
 use crate::schema::ArgumentSchema;
@@ -107,6 +108,8 @@ pub enum LoadError {
     },
     #[error("{0}")]
     Dirs(#[from] OpenDirError),
+    #[error("cannot read the WIT at {} (`wit` in its config): {reason}", path.display())]
+    Wit { path: PathBuf, reason: String },
 }
 
 /// What a call needs besides its arguments.
@@ -182,7 +185,42 @@ impl Plugin {
         .await
         .map_err(LoadError::CompileTask)?
         .map_err(LoadError::Compile)?;
-        let (pre, contract) = ContractPre::new(&host.linker, &component)?;
+        // A plain component's doc comments are read from its bytes (not kept by the compile
+        // cache), checked again against the sha256 the file had.
+        let contract = contract_of(&host.engine, &component);
+        let docs = if let Some(wit) = &grant.wit {
+            if contract != ContractVersion::Plain {
+                return Err(LoadError::Wit {
+                    path: wit.clone(),
+                    reason: format!(
+                        "`wit` gives the doc comments of a plain component's functions, and this plugin follows contract {contract}"
+                    ),
+                });
+            }
+            let wit = wit.clone();
+            tokio::task::spawn_blocking(move || {
+                ComponentDocs::from_wit(&wit).map_err(|reason| (wit, reason))
+            })
+            .await
+            .map_err(LoadError::CompileTask)?
+            .map_err(|(path, reason)| LoadError::Wit { path, reason })?
+        } else if contract == ContractVersion::Plain {
+            let file = path.to_path_buf();
+            tokio::task::spawn_blocking(move || match read_unchanged(&file, &sha256) {
+                Ok(bytes) => ComponentDocs::read(&bytes),
+                Err(_) => ComponentDocs::none(),
+            })
+            .await
+            .map_err(LoadError::CompileTask)?
+        } else {
+            ComponentDocs::none()
+        };
+        let setup = PlainSetup {
+            plugin: &id,
+            overrides: &grant.tools,
+            docs: &docs,
+        };
+        let (pre, contract) = ContractPre::new(&host.linker, &component, &setup)?;
         let component_type = component.component_type();
         let imports = component_type
             .imports(&host.engine)
@@ -228,8 +266,12 @@ impl Plugin {
         self.tools.iter().find(|tool| tool.name == name)
     }
 
-    /// `describe`, with nothing granted and a short time limit.
+    /// `describe`, with nothing granted and a short time limit; for a plain component or a
+    /// command, what cordon derived from its types.
     async fn describe(&self) -> Result<Declared, LoadError> {
+        if let Some(declared) = self.pre.derived_declarations() {
+            return Ok(declared);
+        }
         let outcome = self
             .in_sandbox(
                 "describe",
@@ -303,11 +345,15 @@ impl Plugin {
         options: &CallOptions,
     ) -> Result<(GuestOutput, u64), Failure> {
         let owned_call = call.clone();
+        let command_input = match self.pre.command() {
+            Some(command) => Some(command.input(call)?),
+            None => None,
+        };
         let (outcome, budget) = self
             .in_sandbox(
                 &call.id,
                 &call.name,
-                Grants::Granted,
+                Grants::Granted { command_input },
                 options,
                 move |store, plugin| {
                     Box::pin(async move { plugin.execute(store, &owned_call).await })
@@ -332,9 +378,15 @@ impl Plugin {
         };
         let what = format!("before-hook of {}", self.id);
         let (decision, _) = self
-            .in_sandbox(id, &what, Grants::Granted, options, move |store, plugin| {
-                Box::pin(async move { plugin.before_tool_call(store, &owned_call).await })
-            })
+            .in_sandbox(
+                id,
+                &what,
+                Grants::granted(),
+                options,
+                move |store, plugin| {
+                    Box::pin(async move { plugin.before_tool_call(store, &owned_call).await })
+                },
+            )
             .await?;
         Ok(decision)
     }
@@ -358,13 +410,19 @@ impl Plugin {
         let owned_result = result.clone();
         let what = format!("after-hook of {}", self.id);
         let (decision, left) = self
-            .in_sandbox(id, &what, Grants::Granted, options, move |store, plugin| {
-                Box::pin(async move {
-                    plugin
-                        .after_tool_call(store, &owned_call, &owned_result)
-                        .await
-                })
-            })
+            .in_sandbox(
+                id,
+                &what,
+                Grants::granted(),
+                options,
+                move |store, plugin| {
+                    Box::pin(async move {
+                        plugin
+                            .after_tool_call(store, &owned_call, &owned_result)
+                            .await
+                    })
+                },
+            )
             .await?;
         let Some(replacement) = decision else {
             return Ok(AfterDecision::Keep);

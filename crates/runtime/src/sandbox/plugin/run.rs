@@ -10,6 +10,7 @@ use crate::report::budget::ReportBudget;
 use crate::sandbox::call_state::{CallSetup, CallState};
 use crate::sandbox::capture::OutputCapture;
 use crate::sandbox::contract::Instance;
+use crate::sandbox::contract::command::CommandInput;
 use crate::sandbox::failure::{self, Failure};
 use crate::sandbox::open_files::OpenFiles;
 use std::future::Future;
@@ -17,17 +18,25 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::{Store, UpdateDeadline};
+use wasmtime_wasi::p2::pipe::MemoryInputPipe;
 
 /// Extra wall time the outer async timeout allows beyond the epoch deadline; it only fires when
 /// the guest is stuck inside a host call that does not return.
 const HOST_CALL_GRACE: Duration = Duration::from_millis(100);
 
-/// What a sandbox gets: the plugin's grants and limits, or (for `describe`) nothing granted and a
-/// short time limit.
-#[derive(Clone, Copy)]
+/// What a sandbox gets: the plugin's grants and limits (and a command's arguments and stdin), or
+/// (for `describe`) nothing granted and a short time limit.
 pub(super) enum Grants {
-    Granted,
+    Granted { command_input: Option<CommandInput> },
     None,
+}
+
+impl Grants {
+    pub fn granted() -> Self {
+        Self::Granted {
+            command_input: None,
+        }
+    }
 }
 
 pub(super) type BoxedCall<'a, R> = Pin<Box<dyn Future<Output = wasmtime::Result<R>> + Send + 'a>>;
@@ -43,14 +52,40 @@ impl Plugin {
         options: &CallOptions,
         f: impl for<'a> FnOnce(&'a mut Store<CallState>, &'a Instance) -> BoxedCall<'a, R>,
     ) -> Result<(R, u64), Failure> {
-        let stdout = OutputCapture::new(self.grant.limits.stdio_bytes);
+        let is_command = matches!(
+            grants,
+            Grants::Granted {
+                command_input: Some(_)
+            }
+        );
+        // A command's stdout is its result: it may take the output limit, less room for its
+        // stderr, and halved, since it is both the text and the structured output.
+        let stdout_limit = if is_command {
+            self.grant
+                .limits
+                .output_bytes
+                .saturating_sub(self.grant.limits.stdio_bytes)
+                / 2
+        } else {
+            self.grant.limits.stdio_bytes
+        };
+        let stdout = OutputCapture::new(stdout_limit);
         let stderr = OutputCapture::new(self.grant.limits.stdio_bytes);
+        let granted_http = matches!(grants, Grants::Granted { .. });
         let (limits, wasi, preopens) = match grants {
-            Grants::Granted => (
-                self.grant.limits.clone(),
-                self.grant.wasi_context(stdout.clone(), stderr.clone()),
-                self.preopens.clone(),
-            ),
+            Grants::Granted { command_input } => {
+                let mut builder = self.grant.wasi_builder(stdout.clone(), stderr.clone());
+                if let Some(input) = command_input {
+                    builder
+                        .args(&input.argv)
+                        .stdin(MemoryInputPipe::new(input.stdin));
+                }
+                (
+                    self.grant.limits.clone(),
+                    builder.build(),
+                    self.preopens.clone(),
+                )
+            }
             Grants::None => {
                 let limits = Limits {
                     timeout: DESCRIBE_TIMEOUT,
@@ -79,9 +114,10 @@ impl Plugin {
             .reports
             .clone()
             .map(|sink| (sink, call_id.to_string()));
-        let http_grants = match grants {
-            Grants::Granted => self.grant.http.clone(),
-            Grants::None => Vec::new().into(),
+        let http_grants = if granted_http {
+            self.grant.http.clone()
+        } else {
+            Vec::new().into()
         };
         let budget = Arc::new(ReportBudget::default());
         let http_gate = HttpGate::new(GateSetup {

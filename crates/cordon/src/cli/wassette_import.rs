@@ -1,0 +1,120 @@
+//! `cordon add` of a component that comes with a Wassette permission policy (`--policy FILE`, or a
+//! `NAME.policy.yaml` / `policy.yaml` beside a local file): the grants that allow what the policy
+//! allows and no more are shown, with what cordon left out and why, and written into
+//! `[plugins.NAME]` only when approved (`--yes`, or the person at the terminal says yes).
+
+use cordon_distribution::Source;
+use cordon_distribution::wassette_policy::{ProposedGrants, read_policy};
+use std::path::{Path, PathBuf};
+
+/// The policy to read for `source`: the one given, or one beside a local file.
+pub fn policy_path(source: &Source, given: Option<&Path>) -> Option<PathBuf> {
+    if let Some(given) = given {
+        return Some(given.to_path_buf());
+    }
+    let Source::File { path } = source else {
+        return None;
+    };
+    let dir = path.parent()?;
+    let stem = path.file_stem()?.to_string_lossy();
+    [format!("{stem}.policy.yaml"), "policy.yaml".to_string()]
+        .into_iter()
+        .map(|name| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The grants the policy at `path` proposes.
+pub fn proposal(path: &Path) -> anyhow::Result<ProposedGrants> {
+    Ok(read_policy(path)?)
+}
+
+/// The proposal as lines for the terminal: each grant as cordon.toml writes it, then what was
+/// left out.
+pub fn describe(proposed: &ProposedGrants) -> Vec<String> {
+    let mut lines = Vec::new();
+    for dir in &proposed.dirs {
+        lines.push(format!(
+            "dirs: {} at {} ({})",
+            dir.host.display(),
+            dir.guest,
+            if dir.read_write { "rw" } else { "ro" }
+        ));
+    }
+    for origin in &proposed.origins {
+        lines.push(format!("http: {origin}"));
+    }
+    for name in &proposed.env {
+        lines.push(format!("env: {name}"));
+    }
+    if let Some(memory) = &proposed.memory {
+        lines.push(format!("limits.memory: {memory}"));
+    }
+    for left_out in &proposed.left_out {
+        lines.push(format!("left out: {left_out}"));
+    }
+    lines
+}
+
+/// Writes the proposed grants into `[plugins.NAME]` of `document` (host paths under the config's
+/// directory relative to it, as the operator would write them).
+pub fn apply(
+    document: &mut toml_edit::DocumentMut,
+    name: &str,
+    proposed: &ProposedGrants,
+    config_dir: &Path,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let entry = document
+        .entry("plugins")
+        .or_insert_with(|| {
+            let mut table = toml_edit::Table::new();
+            table.set_implicit(true);
+            toml_edit::Item::Table(table)
+        })
+        .as_table_mut()
+        .context("`plugins` in the config is not a table")?
+        .entry(name)
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_like_mut()
+        .with_context(|| format!("[plugins.{name}] in the config is not a table"))?;
+    if !proposed.dirs.is_empty() {
+        let mut dirs = toml_edit::Array::new();
+        for dir in &proposed.dirs {
+            let host = dir
+                .host
+                .strip_prefix(config_dir)
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|_| dir.host.clone());
+            let host = if host.as_os_str().is_empty() {
+                ".".to_string()
+            } else {
+                host.to_string_lossy().into_owned()
+            };
+            let mut table = toml_edit::InlineTable::new();
+            table.insert("host", host.into());
+            table.insert("guest", dir.guest.clone().into());
+            table.insert("mode", if dir.read_write { "rw" } else { "ro" }.into());
+            dirs.push(table);
+        }
+        entry.insert("dirs", toml_edit::value(dirs));
+    }
+    if !proposed.origins.is_empty() {
+        let mut http = toml_edit::Array::new();
+        for origin in &proposed.origins {
+            let mut table = toml_edit::InlineTable::new();
+            table.insert("origin", origin.clone().into());
+            http.push(table);
+        }
+        entry.insert("http", toml_edit::value(http));
+    }
+    if !proposed.env.is_empty() {
+        let env: toml_edit::Array = proposed.env.iter().map(String::as_str).collect();
+        entry.insert("env", toml_edit::value(env));
+    }
+    if let Some(memory) = &proposed.memory {
+        let mut limits = toml_edit::InlineTable::new();
+        limits.insert("memory", memory.clone().into());
+        entry.insert("limits", toml_edit::value(limits));
+    }
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! What the operator says in cordon.toml about the tools of a component that cannot say it itself
+//! (`[plugins.ID.tools.NAME]`, for plain WIT components and `wasi:cli` commands): another name, a
+//! title, a description, hints, examples, the execution mode, or that a function is left out.
+
+use serde_json::Value;
+
+/// The operator's word on one tool, keyed in [`crate::capabilities::grant::PluginGrant::tools`] by
+/// the name cordon derives for it (what `cordon list` shows before any rename).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOverride {
+    /// The name the tool is offered under instead.
+    pub name: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+    /// Example arguments objects, added to the parameters schema (`cordon test` calls them).
+    pub examples: Vec<Value>,
+    /// Run alone in its batch (`execution_mode = "sequential"`).
+    pub sequential: Option<bool>,
+    /// Leave the function out (one whose types JSON cannot carry, or that should not be offered).
+    pub skip: bool,
+}

@@ -1,0 +1,60 @@
+//! Which of a component's imports the host does not provide, all of them at once (wasmtime names
+//! only the first it cannot link). The host links WASI 0.2 (every 0.2.x), `wasi:http` and
+//! `cordon:plugin/host`; the integration tests check this list against a component importing an
+//! interface nobody offers.
+
+/// The packages the linker provides (any 0.2 version), and cordon's own host interfaces.
+const PROVIDED_WASI_PACKAGES: &[&str] = &[
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+    "wasi:http/",
+];
+const PROVIDED_CORDON: &[&str] = &["cordon:plugin/host@0.1.0", "cordon:plugin/host@0.2.0"];
+
+/// The component's imports no part of the host provides, in import order.
+pub fn not_provided(
+    engine: &wasmtime::Engine,
+    component: &wasmtime::component::Component,
+) -> Vec<String> {
+    component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .filter(|name| !is_provided(name))
+        .collect()
+}
+
+fn is_provided(name: &str) -> bool {
+    if PROVIDED_CORDON.contains(&name) {
+        return true;
+    }
+    PROVIDED_WASI_PACKAGES.iter().any(|package| {
+        name.strip_prefix(package)
+            .and_then(|rest| rest.split_once('@'))
+            .is_some_and(|(_, version)| version.starts_with("0.2."))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wasi_0_2_and_cordon_host_are_provided() {
+        for (name, provided) in [
+            ("wasi:filesystem/types@0.2.6", true),
+            ("wasi:http/outgoing-handler@0.2.0", true),
+            ("cordon:plugin/host@0.2.0", true),
+            ("wasi:config/store@0.2.0-draft", false),
+            ("wasi:filesystem/types@0.3.0", false),
+            ("wasi:keyvalue/store@0.2.0-draft", false),
+            ("test:foreign/gadget", false),
+        ] {
+            assert_eq!(is_provided(name), provided, "{name}");
+        }
+    }
+}

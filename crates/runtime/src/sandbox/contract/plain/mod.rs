@@ -1,0 +1,516 @@
+//! The third contract: a component built for a WIT world of its own, with no cordon SDK. Each
+//! function it exports (in its world, or in an exported interface) is a tool: its name, parameters
+//! schema, output schema and description come from the component's types (and the doc comments it
+//! carries), with what the operator adds in `[plugins.ID.tools.NAME]`; each call's JSON arguments
+//! become WIT values and its return value comes back as JSON. Everything above the sandbox sees the
+//! same declared tools, outputs and failures as for an SDK plugin.
+
+pub(crate) mod docs;
+mod json_schema;
+mod json_to_val;
+mod shape;
+mod tool_names;
+mod val_to_json;
+
+use super::host_terms::{
+    Declared, DeclaredTool, ExecutionMode, GuestCall, GuestOutput, ToolAnnotations,
+};
+use crate::capabilities::tool_overrides::ToolOverride;
+use crate::report::{Content, ErrorKind};
+use crate::sandbox::call_state::CallState;
+use crate::sandbox::failure::Failure;
+use serde_json::{Value, json};
+use shape::{Shape, Unsupported, shape_of};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tool_names::{FunctionPath, tool_names};
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Val};
+use wasmtime::{Engine, Store};
+
+pub use shape::MAX_SHAPE_DEPTH;
+
+/// The WIT interface a command exports; any 0.2 version.
+const CLI_RUN_PREFIX: &str = "wasi:cli/run@0.2";
+
+/// Exports a toolchain adds for itself, not functions of the component's world: componentize-py's
+/// pre-initialisation entry point (`exports#init`, in an unnamed instance).
+const TOOLCHAIN_EXPORTS: &[(&str, &str)] = &[("exports", "init")];
+
+/// One exported function offered as a tool.
+pub(crate) struct PlainFunction {
+    pub path: FunctionPath,
+    /// The name the tool is offered under.
+    pub tool: String,
+    export: ComponentExportIndex,
+    params: Vec<(String, Shape)>,
+    result: Option<Shape>,
+    declared: DeclaredTool,
+}
+
+/// A plain component's functions, read at load.
+pub(crate) struct PlainFunctions {
+    functions: Vec<PlainFunction>,
+}
+
+/// Why a component's exports cannot be offered as tools.
+#[derive(Debug, thiserror::Error)]
+pub enum PlainRefusal {
+    #[error(
+        "it exports no functions (it exports: {exports}); a plugin is a component built against wit/plugin-0.2.0 (world `cordon-plugin`), one exporting functions of its own WIT world, or a wasi:cli command"
+    )]
+    NoFunctions { exports: String },
+    #[error(
+        "{}; JSON cannot carry these types. Leave such functions out with `skip = true` in [plugins.{plugin}.tools.NAME] to load the others",
+        .functions.join("; ")
+    )]
+    UnsupportedTypes {
+        plugin: String,
+        functions: Vec<String>,
+    },
+    #[error(
+        "cordon.toml names tools it does not have in [plugins.{plugin}.tools]: {unknown}; its tools are: {known}"
+    )]
+    UnknownOverride {
+        plugin: String,
+        unknown: String,
+        known: String,
+    },
+    #[error("cordon.toml renames {tools} to one name, {name:?}; give each tool a name of its own")]
+    RenamedTwice { tools: String, name: String },
+    #[error("every function it exports is left out with `skip = true`; nothing would be offered")]
+    AllSkipped,
+}
+
+/// Whether the component is a `wasi:cli` command: it exports `wasi:cli/run` and nothing else.
+pub fn is_command(exports: &[String]) -> bool {
+    exports.len() == 1 && exports[0].starts_with(CLI_RUN_PREFIX)
+}
+
+impl PlainFunctions {
+    /// Reads the functions `component` exports, as tools of plugin `plugin`, with the operator's
+    /// `overrides` (keyed by the derived names).
+    pub fn read(
+        engine: &Engine,
+        component: &Component,
+        plugin: &str,
+        overrides: &BTreeMap<String, ToolOverride>,
+        docs: &docs::ComponentDocs,
+    ) -> Result<Self, PlainRefusal> {
+        let exports = exported_functions(engine, component);
+        if exports.is_empty() {
+            let mut listed: Vec<String> = component
+                .component_type()
+                .exports(engine)
+                .map(|(name, _)| name.to_string())
+                .collect();
+            if listed.is_empty() {
+                listed.push("nothing".into());
+            }
+            return Err(PlainRefusal::NoFunctions {
+                exports: listed.join(", "),
+            });
+        }
+        let paths: Vec<FunctionPath> = exports.iter().map(|e| e.path.clone()).collect();
+        let derived = tool_names(&paths);
+        let unknown: Vec<&str> = overrides
+            .keys()
+            .filter(|name| !derived.contains(name))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            let mut known = derived.clone();
+            known.sort();
+            return Err(PlainRefusal::UnknownOverride {
+                plugin: plugin.to_string(),
+                unknown: unknown.join(", "),
+                known: known.join(", "),
+            });
+        }
+        let mut functions = Vec::new();
+        let mut unsupported = Vec::new();
+        for (export, derived_name) in exports.into_iter().zip(derived) {
+            let operator = overrides.get(&derived_name).cloned().unwrap_or_default();
+            if operator.skip {
+                continue;
+            }
+            match read_signature(&export.func) {
+                Ok((params, result)) => {
+                    let tool = operator.name.clone().unwrap_or(derived_name);
+                    let declared = declare(
+                        &export.path,
+                        &tool,
+                        &params,
+                        result.as_ref(),
+                        &operator,
+                        docs,
+                    );
+                    functions.push(PlainFunction {
+                        path: export.path,
+                        tool,
+                        export: export.index,
+                        params,
+                        result,
+                        declared,
+                    });
+                }
+                Err(Unsupported { at, what }) => unsupported.push(format!(
+                    "its function `{}` (tool {derived_name}) has {what} in its {at}",
+                    export.path.display()
+                )),
+            }
+        }
+        if !unsupported.is_empty() {
+            return Err(PlainRefusal::UnsupportedTypes {
+                plugin: plugin.to_string(),
+                functions: unsupported,
+            });
+        }
+        if functions.is_empty() {
+            return Err(PlainRefusal::AllSkipped);
+        }
+        for (index, function) in functions.iter().enumerate() {
+            if let Some(other) = functions[..index].iter().find(|f| f.tool == function.tool) {
+                return Err(PlainRefusal::RenamedTwice {
+                    tools: format!(
+                        "`{}` and `{}`",
+                        other.path.display(),
+                        function.path.display()
+                    ),
+                    name: function.tool.clone(),
+                });
+            }
+        }
+        Ok(Self { functions })
+    }
+
+    pub fn declared(&self) -> Declared {
+        Declared {
+            tools: self.functions.iter().map(|f| f.declared.clone()).collect(),
+            hook: None,
+        }
+    }
+
+    fn function(&self, tool: &str) -> Option<&PlainFunction> {
+        self.functions.iter().find(|function| function.tool == tool)
+    }
+}
+
+/// A plain component linked, ready to instantiate, with its functions.
+pub(crate) struct PlainPre {
+    pub instance_pre: InstancePre<CallState>,
+    pub functions: Arc<PlainFunctions>,
+}
+
+/// One instantiated plain component.
+pub(crate) struct PlainInstance {
+    pub instance: wasmtime::component::Instance,
+    pub functions: Arc<PlainFunctions>,
+}
+
+impl PlainInstance {
+    /// Calls the function behind `call`'s tool with its arguments, and turns what it returned into
+    /// an output (`ok`, or any plain value) or a failure (`err`).
+    pub async fn execute(
+        &self,
+        store: &mut Store<CallState>,
+        call: &GuestCall,
+    ) -> wasmtime::Result<Result<GuestOutput, Failure>> {
+        let Some(function) = self.functions.function(&call.name) else {
+            return Ok(Err(Failure::new(
+                ErrorKind::NotFound,
+                format!("this component has no tool {:?}", call.name),
+                json!({}),
+            )));
+        };
+        let arguments: Value = match serde_json::from_str(&call.arguments) {
+            Ok(arguments) => arguments,
+            Err(err) => {
+                return Ok(Err(Failure::new(
+                    ErrorKind::InvalidArguments,
+                    format!("the arguments are not JSON: {err}"),
+                    json!({}),
+                )));
+            }
+        };
+        let params = match json_to_val::arguments_to_vals(&function.params, &arguments) {
+            Ok(params) => params,
+            Err(mismatch) => {
+                return Ok(Err(Failure::new(
+                    ErrorKind::InvalidArguments,
+                    format!(
+                        "The arguments do not fit `{}`'s WIT types: {mismatch}. Fix that argument and call again.",
+                        function.tool
+                    ),
+                    json!({ "pointer": mismatch.pointer, "problem": mismatch.message }),
+                )));
+            }
+        };
+        let Some(func) = self.instance.get_func(&mut *store, &function.export) else {
+            return Ok(Err(Failure::trap(
+                format!("the component has no export `{}`", function.path.display()),
+                "",
+            )));
+        };
+        let mut results = vec![Val::Bool(false); usize::from(function.result.is_some())];
+        func.call_async(&mut *store, &params, &mut results).await?;
+        let denied = store.data().first_refusal();
+        Ok(outcome(function, results.pop(), denied))
+    }
+}
+
+/// A function export and where it sits.
+struct ExportedFunction {
+    path: FunctionPath,
+    index: ComponentExportIndex,
+    func: wasmtime::component::types::ComponentFunc,
+}
+
+/// Every function the component exports, itself or in exported interfaces (not `wasi:cli/run`),
+/// in export order.
+fn exported_functions(engine: &Engine, component: &Component) -> Vec<ExportedFunction> {
+    let mut functions = Vec::new();
+    for (name, item) in component.component_type().exports(engine) {
+        match item.ty {
+            ComponentItem::ComponentFunc(func) => {
+                if let Some(index) = component.get_export_index(None, name) {
+                    functions.push(ExportedFunction {
+                        path: FunctionPath {
+                            interface: None,
+                            function: name.to_string(),
+                        },
+                        index,
+                        func,
+                    });
+                }
+            }
+            ComponentItem::ComponentInstance(instance) if !name.starts_with(CLI_RUN_PREFIX) => {
+                let Some(instance_index) = component.get_export_index(None, name) else {
+                    continue;
+                };
+                for (function, item) in instance.exports(engine) {
+                    let ComponentItem::ComponentFunc(func) = item.ty else {
+                        continue;
+                    };
+                    if TOOLCHAIN_EXPORTS.contains(&(name, function)) {
+                        continue;
+                    }
+                    if let Some(index) = component.get_export_index(Some(&instance_index), function)
+                    {
+                        functions.push(ExportedFunction {
+                            path: FunctionPath {
+                                interface: Some(name.to_string()),
+                                function: function.to_string(),
+                            },
+                            index,
+                            func,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    functions
+}
+
+type Signature = (Vec<(String, Shape)>, Option<Shape>);
+
+fn read_signature(
+    func: &wasmtime::component::types::ComponentFunc,
+) -> Result<Signature, Unsupported> {
+    let params = func
+        .params()
+        .map(|(name, ty)| {
+            Ok((
+                name.to_string(),
+                shape_of(&ty, &format!("parameter {name:?}"))?,
+            ))
+        })
+        .collect::<Result<Vec<_>, Unsupported>>()?;
+    let result = match func.results().next() {
+        Some(ty) => Some(shape_of(&ty, "result")?),
+        None => None,
+    };
+    Ok((params, result))
+}
+
+/// The tool as declared to everything above the sandbox.
+fn declare(
+    path: &FunctionPath,
+    tool: &str,
+    params: &[(String, Shape)],
+    result: Option<&Shape>,
+    operator: &ToolOverride,
+    docs: &docs::ComponentDocs,
+) -> DeclaredTool {
+    let mut params = params.to_vec();
+    let mut result = result.cloned();
+    docs.lay_over(path, &mut params, result.as_mut());
+    let mut parameters = json_schema::parameters_schema(&params);
+    if !operator.examples.is_empty() {
+        parameters["examples"] = Value::Array(operator.examples.clone());
+    }
+    let description = operator
+        .description
+        .clone()
+        .or_else(|| docs.function(path).map(str::to_string))
+        .unwrap_or_else(|| signature_description(path, &params, result.as_ref()));
+    DeclaredTool {
+        name: tool.to_string(),
+        title: operator.title.clone().unwrap_or_default(),
+        description,
+        parameters: parameters.to_string(),
+        output_schema: success_shape(result.as_ref())
+            .map(|shape| json_schema::output_schema(shape).to_string()),
+        execution_mode: if operator.sequential == Some(true) {
+            ExecutionMode::Sequential
+        } else {
+            ExecutionMode::Parallel
+        },
+        annotations: ToolAnnotations {
+            read_only: operator.read_only,
+            destructive: operator.destructive,
+            idempotent: operator.idempotent,
+            open_world: operator.open_world,
+        },
+        prompt_guidelines: Vec::new(),
+        locks: Vec::new(),
+    }
+}
+
+/// What a successful call carries: the `ok` side of a `result`, or the plain value.
+fn success_shape(result: Option<&Shape>) -> Option<&Shape> {
+    match result? {
+        Shape::Result { ok, .. } => ok.as_deref(),
+        other => Some(other),
+    }
+}
+
+/// A description for a function whose component carries no doc comment: its WIT signature.
+fn signature_description(
+    path: &FunctionPath,
+    params: &[(String, Shape)],
+    result: Option<&Shape>,
+) -> String {
+    let params: Vec<String> = params
+        .iter()
+        .map(|(name, shape)| format!("{}: {}", shape::json_name(name), short_wit(shape)))
+        .collect();
+    let returns = result
+        .map(|shape| format!(" -> {}", short_wit(shape)))
+        .unwrap_or_default();
+    let mut text = format!("Calls `{}({}){returns}`", path.display(), params.join(", "));
+    if matches!(result, Some(Shape::Result { .. })) {
+        text.push_str("; an `err` comes back as an error result");
+    }
+    text.push('.');
+    text
+}
+
+/// The WIT of a type with records, variants, enums and flags named by their kind only, so a
+/// signature stays one readable line (the schema says the rest).
+fn short_wit(shape: &Shape) -> String {
+    match shape {
+        Shape::Record { .. } => "record".into(),
+        Shape::Variant { .. } => "variant".into(),
+        Shape::Enum { .. } => "enum".into(),
+        Shape::Flags { .. } => "flags".into(),
+        Shape::List(item) => format!("list<{}>", short_wit(item)),
+        Shape::FixedList(item, len) => format!("list<{}, {len}>", short_wit(item)),
+        Shape::Option(inner) => format!("option<{}>", short_wit(inner)),
+        Shape::Map(key, value) => format!("map<{}, {}>", short_wit(key), short_wit(value)),
+        Shape::Tuple(items) => format!(
+            "tuple<{}>",
+            items.iter().map(short_wit).collect::<Vec<_>>().join(", ")
+        ),
+        Shape::Result { ok, err } => {
+            let side = |part: &Option<Box<Shape>>| {
+                part.as_deref().map_or_else(|| "_".to_string(), short_wit)
+            };
+            match (ok, err) {
+                (None, None) => "result".into(),
+                _ => format!("result<{}, {}>", side(ok), side(err)),
+            }
+        }
+        other => other.wit(),
+    }
+}
+
+/// The call's output from the function's return value, or the failure an `err` stands for (a
+/// `capability_denied` one when the host refused the call something on the way).
+fn outcome(
+    function: &PlainFunction,
+    returned: Option<Val>,
+    denied: Option<String>,
+) -> Result<GuestOutput, Failure> {
+    let (Some(shape), Some(val)) = (&function.result, returned) else {
+        return Ok(success(None, None));
+    };
+    let json = match val_to_json::val_to_json(shape, &val) {
+        Ok(json) => json,
+        Err(problem) => {
+            return Err(Failure::new(
+                ErrorKind::ToolError,
+                format!(
+                    "`{}` returned a value cordon cannot pass on: {problem}. This is a bug in the tool, not in your request.",
+                    function.tool
+                ),
+                json!({ "problem": problem }),
+            ));
+        }
+    };
+    let Shape::Result { ok, .. } = shape else {
+        return Ok(success(Some(shape), Some(json)));
+    };
+    match json {
+        Value::Object(mut side) if side.contains_key("ok") => {
+            let value = side.remove("ok").filter(|_| ok.is_some());
+            Ok(success(ok.as_deref(), value))
+        }
+        Value::Object(mut side) => {
+            let error = side.remove("err").unwrap_or(Value::Null);
+            let text = match &error {
+                Value::String(text) => text.clone(),
+                Value::Null => format!("`{}` returned an error", function.tool),
+                other => other.to_string(),
+            };
+            Err(match denied {
+                Some(refusal) => Failure::new(
+                    ErrorKind::CapabilityDenied,
+                    format!(
+                        "{text} (the host refused it {refusal}; that is outside what this plugin was granted)"
+                    ),
+                    json!({ "error": error, "refused": refusal }),
+                ),
+                None => Failure::new(ErrorKind::ToolError, text, json!({ "error": error })),
+            })
+        }
+        _ => Ok(success(None, None)),
+    }
+}
+
+/// A successful output: the value as text for the model (a string as itself, anything else as
+/// JSON) and as structured output (a record as itself, anything else under `result`).
+fn success(shape: Option<&Shape>, value: Option<Value>) -> GuestOutput {
+    let (text, structured) = match (shape, value) {
+        (Some(shape), Some(value)) => {
+            let text = match &value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            let structured = match shape {
+                Shape::Record { .. } => value,
+                _ => json!({ "result": value }),
+            };
+            (text, Some(structured.to_string()))
+        }
+        _ => ("done".to_string(), None),
+    };
+    GuestOutput {
+        content: vec![Content::Text { text }],
+        structured,
+        details: String::new(),
+        is_error: false,
+    }
+}

@@ -1,0 +1,33 @@
+// Test fixture: a component written in JavaScript for a WIT world of its own (wit/world.wit),
+// built with componentize-js and no cordon SDK: a record with an option and a char, an enum, a
+// result, and an exception that is a trap.
+
+export function slugify(text, options) {
+  let words = text.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 0);
+  if (options.maxWords !== undefined && options.maxWords !== null) {
+    words = words.slice(0, options.maxWords);
+  }
+  return words.join(options.separator);
+}
+
+export function recase(text, to) {
+  switch (to) {
+    case "lower":
+      return text.toLowerCase();
+    case "upper":
+      return text.toUpperCase();
+    default:
+      return text.replace(/\w\S*/g, (word) => word[0].toUpperCase() + word.slice(1).toLowerCase());
+  }
+}
+
+export function parseCount(text) {
+  if (!/^-?\d+$/.test(text.trim())) {
+    throw `not a whole number: ${JSON.stringify(text)}`;
+  }
+  return Number.parseInt(text, 10);
+}
+
+export function failHard() {
+  null.boom();
+}

@@ -1,0 +1,196 @@
+//! Components written in Python (componentize-py) and JavaScript (componentize-js) for WIT worlds
+//! of their own, with no cordon SDK (tests/fixtures_plain/): listed, described, called with good
+//! and bad arguments, a hook blocking one of their calls, a grant denying a path, a trap, and the
+//! conformance run. One test per component, so each large component compiles once.
+
+use crate::support::{Workspace, kind, text};
+use serde_json::json;
+
+#[test]
+fn a_componentize_py_component_with_its_own_world_is_a_plugin() {
+    let ws = Workspace::new()
+        .plugin("plain_py_words", "words")
+        .plugin("fixture_scripted_hook", "gate")
+        .file("data/poem.txt", "so much depends upon a red wheel barrow\n")
+        .file("secret/diary.txt", "dear diary\n")
+        .config(
+            r#"
+[plugins.words]
+dirs = [{ host = "data", guest = "/data" }]
+limits = { timeout = "10s" }
+
+[plugins.words.tools.summarize]
+examples = [{ text = "one two\nthree" }]
+
+[plugins.gate]
+hook = ["shout"]
+settings = { before = "block", tag = "gate" }
+"#,
+        );
+    let listed = ws.cordon(&["list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let listed = listed.json();
+    let words: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|tool| tool["plugin"] == "words")
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        words,
+        ["count_file", "explode", "shout", "summarize", "top_words"],
+        "{listed}"
+    );
+
+    let summarize = ws.cordon(&["describe", "summarize", "--json"]).json();
+    assert_eq!(summarize["parameters"]["required"], json!(["text"]));
+    assert_eq!(
+        summarize["outputSchema"]["required"],
+        json!(["words", "lines", "longest"]),
+        "{summarize}"
+    );
+    let top = ws.cordon(&["describe", "top_words", "--json"]).json();
+    assert_eq!(top["parameters"]["properties"]["count"]["maximum"], 255);
+
+    let summary = ws.call("summarize", r#"{"text": "the quick brown\nfox"}"#);
+    assert_eq!(
+        summary["structured"],
+        json!({ "words": 4, "lines": 2, "longest": "quick" }),
+        "{summary}"
+    );
+    let empty = ws.call("summarize", r#"{"text": ""}"#);
+    assert_eq!(
+        empty["structured"]["longest"],
+        json!(null),
+        "none is null: {empty}"
+    );
+    let top = ws.call("top_words", r#"{"text": "a b a c a b", "count": 2}"#);
+    assert_eq!(
+        top["structured"]["result"],
+        json!([["a", 3], ["b", 2]]),
+        "{top}"
+    );
+    let bad = ws.call("top_words", r#"{"text": "a", "count": -1}"#);
+    assert_eq!(kind(&bad), "invalid_arguments", "{bad}");
+    assert!(text(&bad).contains("/count"), "{}", text(&bad));
+
+    let blocked = ws.call("shout", r#"{"text": "hi"}"#);
+    assert_eq!(kind(&blocked), "blocked", "{blocked}");
+    assert!(
+        text(&blocked).contains("gate says no"),
+        "{}",
+        text(&blocked)
+    );
+
+    let counted = ws.call("count_file", r#"{"path": "/data/poem.txt"}"#);
+    assert_eq!(text(&counted), "8", "{counted}");
+    let denied = ws.call("count_file", r#"{"path": "/secret/diary.txt"}"#);
+    assert_eq!(kind(&denied), "tool_error", "{denied}");
+    assert!(
+        text(&denied).starts_with("cannot read /secret/diary.txt"),
+        "{}",
+        text(&denied)
+    );
+
+    let exploded = ws.call("explode", "{}");
+    assert_eq!(
+        kind(&exploded),
+        "trap",
+        "an exception is a trap: {exploded}"
+    );
+    assert!(
+        text(&exploded).contains("exploded on purpose"),
+        "{}",
+        text(&exploded)
+    );
+
+    let tested = ws.cordon(&[
+        "--config",
+        "cordon.toml",
+        "test",
+        "plugins/words.wasm",
+        "--json",
+    ]);
+    assert_eq!(tested.code, 0, "{}\n{}", tested.stdout, tested.stderr);
+}
+
+#[test]
+fn a_componentize_js_component_with_its_own_world_is_a_plugin() {
+    let ws = Workspace::new()
+        .plugin("plain_js_text", "text")
+        .plugin("fixture_scripted_hook", "gate")
+        .config(
+            r#"
+[plugins.text.tools.slugify]
+examples = ['{"text": "Hello, World", "options": {"separator": "-", "max_words": null}}']
+
+[plugins.gate]
+hook = ["recase"]
+settings = { before = "block", tag = "gate" }
+"#,
+        );
+    let listed = ws.cordon(&["list", "--json"]).json();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|tool| tool["plugin"] == "text")
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["fail_hard", "parse_count", "recase", "slugify"],
+        "{listed}"
+    );
+
+    let slugify = ws.cordon(&["describe", "slugify", "--json"]).json();
+    let options = &slugify["parameters"]["properties"]["options"];
+    assert_eq!(
+        options["required"],
+        json!(["separator", "max_words"]),
+        "{slugify}"
+    );
+    assert_eq!(options["properties"]["separator"]["maxLength"], 1);
+
+    let slug = ws.call(
+        "slugify",
+        r#"{"text": "Any Component Is A Tool", "options": {"separator": "_", "max_words": 3}}"#,
+    );
+    assert_eq!(text(&slug), "any_component_is", "{slug}");
+    let unlimited = ws.call(
+        "slugify",
+        r#"{"text": "a b", "options": {"separator": ".", "max_words": null}}"#,
+    );
+    assert_eq!(text(&unlimited), "a.b", "{unlimited}");
+    let bad = ws.call(
+        "slugify",
+        r#"{"text": "a", "options": {"separator": "--"}}"#,
+    );
+    assert_eq!(kind(&bad), "invalid_arguments", "{bad}");
+    assert!(text(&bad).contains("/options"), "{}", text(&bad));
+
+    let count = ws.call("parse_count", r#"{"text": "42"}"#);
+    assert_eq!(count["structured"], json!({ "result": 42 }), "{count}");
+    let not_a_number = ws.call("parse_count", r#"{"text": "forty"}"#);
+    assert_eq!(kind(&not_a_number), "tool_error", "{not_a_number}");
+    assert!(
+        text(&not_a_number).contains("not a whole number"),
+        "{}",
+        text(&not_a_number)
+    );
+
+    let blocked = ws.call("recase", r#"{"text": "x", "to": "upper"}"#);
+    assert_eq!(kind(&blocked), "blocked", "{blocked}");
+    let trap = ws.call("fail_hard", "{}");
+    assert_eq!(kind(&trap), "trap", "{trap}");
+
+    let tested = ws.cordon(&[
+        "--config",
+        "cordon.toml",
+        "test",
+        "plugins/text.wasm",
+        "--json",
+    ]);
+    assert_eq!(tested.code, 0, "{}\n{}", tested.stdout, tested.stderr);
+}
