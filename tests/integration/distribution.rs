@@ -5,7 +5,8 @@
 //! refused and nothing is written; `cordon add --locked` and `cordon sync` reinstall exactly the
 //! locked set, pinned by digest even when the tag moves; `cordon push` then `cordon add` round
 //! trips in the Wasm component layout; credentials come from the environment or the docker
-//! config file and never reach the config or the lock.
+//! config file and never reach the config or the lock; a component written for Wassette, pushed
+//! with `wkg`, installs with the grants of its policy.yaml.
 
 use crate::support::{Workspace, guest_dir};
 use serde_json::Value;
@@ -314,6 +315,96 @@ fn components_cross_with_wkg_both_ways() {
         );
     }
     assert_eq!(cordon_manifest["layers"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn a_component_built_for_wassette_installs_with_its_policy_and_works_inside_its_grants() {
+    let registry = Registry::start(None);
+    let dir = tempfile::tempdir().unwrap();
+    let files = component("fixture_wassette_files");
+    let file = dir.path().join("files.wasm");
+    std::fs::write(&file, &files).unwrap();
+    let pushed = format!("{}/examples/files:0.1.0", registry.address);
+    registry.wkg(&["push", &pushed, file.to_str().unwrap()]);
+
+    let ws = Workspace::new()
+        .file("data/report.txt", "quarterly numbers\n")
+        .file("private/key.txt", "secret\n")
+        .file(
+            "policy.yaml",
+            include_str!("../fixtures/wassette_files/policy.yaml"),
+        );
+    let reference = format!("oci://{pushed}");
+    // Not on a terminal and no --yes: the grants are shown, not applied.
+    let shown = ws.cordon(&["add", &reference, "--policy", "policy.yaml"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let data = ws.path().canonicalize().unwrap().join("data");
+    for line in [
+        "(a Wassette policy) proposes for [plugins.files]:".to_string(),
+        format!("dirs: {} at /data (ro)", data.display()),
+        "http: https://api.example.com".to_string(),
+        "env: FILES_GREETING".to_string(),
+        "not applied (run again with --yes".to_string(),
+    ] {
+        assert!(
+            shown.stdout.contains(&line),
+            "{line:?} in:\n{}",
+            shown.stdout
+        );
+    }
+    let config = std::fs::read_to_string(ws.path().join("cordon.toml")).unwrap();
+    assert!(!config.contains("dirs"), "{config}");
+    let ungranted = ws.call("read_file", r#"{"path": "/data/report.txt"}"#);
+    assert_eq!(
+        crate::support::kind(&ungranted),
+        "tool_error",
+        "{ungranted}"
+    );
+
+    let applied = ws.cordon(&["--yes", "add", &reference, "--policy", "policy.yaml"]);
+    assert_eq!(applied.code, 0, "{}", applied.stderr);
+    assert!(
+        applied.stdout.contains("granted under [plugins.files]"),
+        "{}",
+        applied.stdout
+    );
+    let config: toml::Value =
+        toml::from_str(&std::fs::read_to_string(ws.path().join("cordon.toml")).unwrap()).unwrap();
+    let grant = &config["plugins"]["files"];
+    assert_eq!(grant["dirs"][0]["host"].as_str(), Some("data"), "{grant}");
+    assert_eq!(grant["dirs"][0]["mode"].as_str(), Some("ro"), "{grant}");
+    assert_eq!(
+        grant["http"][0]["origin"].as_str(),
+        Some("https://api.example.com")
+    );
+    assert_eq!(grant["sha256"].as_str(), Some(sha256(&files).as_str()));
+    let read = ws.call("read_file", r#"{"path": "/data/report.txt"}"#);
+    assert_eq!(crate::support::text(&read), "quarterly numbers\n", "{read}");
+    let private = ws.call("read_file", r#"{"path": "/private/key.txt"}"#);
+    assert_eq!(crate::support::kind(&private), "tool_error", "{private}");
+    assert!(
+        !crate::support::text(&private).contains("secret"),
+        "{private}"
+    );
+    let listing = ws.call("list_directory", r#"{"path": "/data"}"#);
+    assert_eq!(
+        listing["structured"]["result"][0], "[FILE] report.txt",
+        "{listing}"
+    );
+
+    // A local file with a policy.yaml beside it: the policy is found without --policy.
+    let beside = Workspace::new().file(
+        "component/policy.yaml",
+        "permissions:\n  environment:\n    allow:\n      - key: \"FILES_GREETING\"\n",
+    );
+    std::fs::write(beside.path().join("component/files.wasm"), &files).unwrap();
+    let found = beside.cordon(&["add", "component/files.wasm"]);
+    assert_eq!(found.code, 0, "{}", found.stderr);
+    assert!(
+        found.stdout.contains("env: FILES_GREETING"),
+        "{}",
+        found.stdout
+    );
 }
 
 #[test]

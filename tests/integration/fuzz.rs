@@ -1,6 +1,7 @@
 //! Property tests over the parsers that take untrusted input: cordon.toml, batches of tool calls,
-//! and argument validation against arbitrary schemas. None may panic, whatever the input. CI runs a
-//! short fixed number of cases; `make fuzz` runs many more (PROPTEST_CASES).
+//! argument validation against arbitrary schemas, and arguments converted to the WIT values of a
+//! plain component's functions. None may panic, whatever the input. CI runs a short fixed number of
+//! cases; `make fuzz` runs many more (PROPTEST_CASES).
 
 use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::parse_batch;
@@ -8,6 +9,29 @@ use cordon_runtime::schema::ArgumentSchema;
 use proptest::prelude::*;
 use serde_json::Value;
 use std::path::Path;
+use std::sync::OnceLock;
+
+/// The plain geometry component loaded once for the whole property run.
+struct PlainHost {
+    runtime: tokio::runtime::Runtime,
+    pipeline: cordon_runtime::Pipeline,
+    _workspace: crate::support::Workspace,
+}
+
+fn plain_host() -> &'static PlainHost {
+    static HOST: OnceLock<PlainHost> = OnceLock::new();
+    HOST.get_or_init(|| {
+        let workspace =
+            crate::support::Workspace::new().plugin("fixture_plain_geometry", "geometry");
+        let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+        let pipeline = runtime.block_on(workspace.pipeline());
+        PlainHost {
+            runtime,
+            pipeline,
+            _workspace: workspace,
+        }
+    })
+}
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -116,5 +140,41 @@ proptest! {
                 let _ = compiled.check(&arguments);
             }
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases() / 3, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn plain_component_arguments_never_panic_the_host(
+        tool in prop_oneof![
+            Just("measure"), Just("style_names"), Just("lengths"),
+            Just("checksum"), Just("repeat"), Just("add_small"), Just("centroid")
+        ],
+        arguments in json_value(),
+        wrapped in any::<bool>(),
+    ) {
+        // Bare values, and values under each tool's real parameter names, so some get past the
+        // schema into the conversion.
+        let arguments = match (wrapped, tool) {
+            (false, _) => arguments,
+            (true, "measure") => serde_json::json!({ "shape": arguments, "unit": "metres" }),
+            (true, "style_names") => serde_json::json!({ "style": arguments }),
+            (true, "lengths") => serde_json::json!({ "text": "a bb", "limit": arguments }),
+            (true, "checksum") => serde_json::json!({ "data": arguments }),
+            (true, "repeat") => serde_json::json!({ "c": arguments, "times": 2 }),
+            (true, "add_small") => serde_json::json!({ "a": arguments, "b": 1 }),
+            (true, _) => serde_json::json!({ "points": arguments }),
+        };
+        let host = plain_host();
+        let result = host
+            .runtime
+            .block_on(crate::support::call(&host.pipeline, tool, &arguments.to_string()));
+        let kind = result.error_kind.map(|kind| kind.as_str()).unwrap_or("");
+        prop_assert!(
+            matches!(kind, "" | "invalid_arguments" | "tool_error"),
+            "{tool} {arguments}: {result:?}"
+        );
     }
 }

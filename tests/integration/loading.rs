@@ -48,15 +48,52 @@ fn a_core_module_and_a_broken_component_are_refused() {
     assert!(rejection(&ws, "truncated.wasm").contains("cannot be compiled"));
 }
 
+/// A component exporting a function that takes a resource handle, and one that does not.
+const RESOURCE_COMPONENT: &str = r#"
+(component
+  (type $res (resource (rep i32)))
+  (export $file "file" (type $res))
+  (core module $m (func (export "f") (param i32)))
+  (core instance $i (instantiate $m))
+  (func $take (param "handle" (own $file)) (canon lift (core func $i "f")))
+  (export "take" (func $take))
+  (func $count (param "n" u32) (canon lift (core func $i "f")))
+  (export "count" (func $count))
+)
+"#;
+
 #[test]
-fn a_component_of_another_world_is_refused() {
-    let ws = probe().plugin("fixture_not_a_plugin", "command");
-    let reason = rejection(&ws, "command.wasm");
+fn a_component_that_exports_nothing_json_can_carry_is_refused() {
+    let empty = wat::parse_str("(component)").unwrap();
+    let resource = wat::parse_str(RESOURCE_COMPONENT).unwrap();
+    let ws = probe()
+        .raw_plugin("empty", &empty)
+        .raw_plugin("handles", &resource);
+    let reason = rejection(&ws, "empty.wasm");
     assert!(
-        reason.contains(
-            "it exports neither cordon:plugin/plugin@0.2.0 nor cordon:plugin/plugin@0.1.0 (it exports: wasi:cli/run@0.2.0)"
-        ) && reason.contains("build it against wit/plugin-0.2.0"),
+        reason.contains("it exports no functions (it exports: nothing)")
+            && reason.contains("wit/plugin-0.2.0"),
         "{reason}"
+    );
+    let reason = rejection(&ws, "handles.wasm");
+    assert!(
+        reason.contains("its function `take` (tool take) has an owned resource handle")
+            && reason.contains("parameter \"handle\"")
+            && reason.contains("skip = true"),
+        "{reason}"
+    );
+    let skipped = ws.config("[plugins.handles.tools.take]\nskip = true\n");
+    let listed = skipped.cordon(&["list", "--json"]).json();
+    let plugin = listed["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|plugin| plugin["id"] == "handles")
+        .cloned();
+    assert_eq!(
+        plugin.map(|plugin| plugin["tools"].clone()),
+        Some(serde_json::json!(["count"])),
+        "with the function skipped the rest loads: {listed}"
     );
 }
 
@@ -130,8 +167,8 @@ fn a_component_importing_an_interface_the_host_does_not_offer_is_refused() {
     let ws = probe().plugin("fixture_foreign_import", "foreign");
     let reason = rejection(&ws, "foreign.wasm");
     assert!(
-        reason.contains("test:foreign/gadget"),
-        "the reason names the missing import: {reason}"
+        reason.contains("it imports what this host does not provide: test:foreign/gadget."),
+        "the reason names every missing import: {reason}"
     );
     assert_eq!(text(&ws.call("echo", r#"{"text": "ok"}"#)), "ok");
 }

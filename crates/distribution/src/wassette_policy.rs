@@ -127,7 +127,8 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
         });
     }
     let text = std::fs::read_to_string(path).map_err(read)?;
-    let base = path.parent().unwrap_or(Path::new("."));
+    let full = path.canonicalize().map_err(read)?;
+    let base = full.parent().unwrap_or(Path::new("/"));
     propose(&text, base).map_err(|message| PolicyError::Syntax {
         path: path.to_path_buf(),
         message,

@@ -2,7 +2,8 @@
 //! BENCHMARKS.md (or to the file `CORDON_BENCH_OUT` names). Sections follow the benchmark issue:
 //! per-call overhead, MCP over stdio, parallel batch, throughput, cold start, interrupt latency,
 //! hook cost, memory, the cost of recording opened paths, real work on a real-sized repository,
-//! and the installed (release) build beside the development one; then each target checked
+//! the installed (release) build beside the development one, and a plain component's call beside
+//! an SDK plugin's; then each target checked
 //! against this run's figures. `CORDON_BENCH_ONLY` picks sections (see
 //! [`wanted`]).
 
@@ -14,6 +15,7 @@ mod interrupt;
 mod memory;
 mod opened_paths;
 mod per_call;
+mod plain_components;
 mod real_repo;
 mod repo_tree;
 mod report;
@@ -96,6 +98,10 @@ async fn main() -> anyhow::Result<()> {
     if wanted("installed_build") {
         installed_build::run(&setup, &mut report)?;
     }
+    let plain = match wanted("plain_components") {
+        true => Some(plain_components::run(&setup, &mut report).await?),
+        false => None,
+    };
 
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let check = |figure: Option<Duration>, limit: f64, show: fn(Duration) -> String| {
@@ -187,6 +193,15 @@ async fn main() -> anyhow::Result<()> {
         stats::millis,
     );
     report.target("read_file of 1 MiB (median)", "≤ 2 ms", measured, met);
+    report.target(
+        "plain component's echo beside the SDK echo (median)",
+        "≤ 1.2× the SDK echo",
+        plain.as_ref().map_or_else(
+            || "not measured".into(),
+            |p| format!("{:.2}×", p.echo_ratio),
+        ),
+        plain.as_ref().map(|p| p.echo_ratio <= 1.2),
+    );
 
     let out = std::env::var_os("CORDON_BENCH_OUT")
         .map(PathBuf::from)

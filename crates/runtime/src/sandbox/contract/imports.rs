@@ -13,7 +13,12 @@ const PROVIDED_WASI_PACKAGES: &[&str] = &[
     "wasi:sockets/",
     "wasi:http/",
 ];
-const PROVIDED_CORDON: &[&str] = &["cordon:plugin/host@0.1.0", "cordon:plugin/host@0.2.0"];
+const PROVIDED_CORDON: &[&str] = &[
+    "cordon:plugin/host@0.1.0",
+    "cordon:plugin/types@0.1.0",
+    "cordon:plugin/host@0.2.0",
+    "cordon:plugin/types@0.2.0",
+];
 
 /// The component's imports no part of the host provides, in import order.
 pub fn not_provided(
@@ -49,6 +54,7 @@ mod tests {
             ("wasi:filesystem/types@0.2.6", true),
             ("wasi:http/outgoing-handler@0.2.0", true),
             ("cordon:plugin/host@0.2.0", true),
+            ("cordon:plugin/types@0.1.0", true),
             ("wasi:config/store@0.2.0-draft", false),
             ("wasi:filesystem/types@0.3.0", false),
             ("wasi:keyvalue/store@0.2.0-draft", false),

@@ -246,7 +246,7 @@ impl PlainInstance {
                 )));
             }
         };
-        let Some(func) = self.instance.get_func(&mut *store, &function.export) else {
+        let Some(func) = self.instance.get_func(&mut *store, function.export) else {
             return Ok(Err(Failure::trap(
                 format!("the component has no export `{}`", function.path.display()),
                 "",

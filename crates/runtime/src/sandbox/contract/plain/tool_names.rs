@@ -31,7 +31,7 @@ pub fn tool_names(functions: &[FunctionPath]) -> Vec<String> {
     let levels: Vec<[String; 3]> = functions.iter().map(candidates).collect();
     let mut chosen: Vec<String> = levels.iter().map(|names| names[0].clone()).collect();
     // Qualify, one level at a time, every name more than one function would take.
-    for level in 1..3 {
+    for level in [1, 2] {
         let clashing: Vec<bool> = chosen
             .iter()
             .map(|name| chosen.iter().filter(|other| *other == name).count() > 1)
