@@ -42,6 +42,7 @@ mod redteam_v2;
 mod redteam_v2b;
 mod sandbox;
 mod scaffold;
+mod secret_scrubbing;
 mod serve_and_conformance_attacks;
 mod strict_schemas;
 mod uninstall;
