@@ -590,7 +590,10 @@ async fn run_batch(
 fn read_token(env: Option<&str>) -> anyhow::Result<Option<String>> {
     let Some(name) = env else { return Ok(None) };
     match std::env::var(name) {
-        Ok(token) if !token.trim().is_empty() => Ok(Some(token)),
+        Ok(token) if !token.trim().is_empty() => {
+            cordon_runtime::report::secrets::register(&token);
+            Ok(Some(token))
+        }
         Ok(_) => bail!("--token-env {name}: the environment variable {name} is empty"),
         Err(_) => bail!("--token-env {name}: the environment variable {name} is not set"),
     }
