@@ -45,4 +45,5 @@ mod scaffold;
 mod secret_scrubbing;
 mod serve_and_conformance_attacks;
 mod strict_schemas;
+mod transcript_trust;
 mod uninstall;

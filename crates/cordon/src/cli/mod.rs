@@ -310,6 +310,18 @@ impl Cli {
         } else {
             None
         };
+        if let Command::Run { ref session, .. } | Command::Chat { ref session } = self.command {
+            // Transcripts are the host's own files, like the config, lock and audit log: a plugin
+            // that could rewrite one would write the next session's conversation.
+            let mut own: Vec<(&str, &std::path::Path)> = Vec::new();
+            if let Some(transcript) = &session.transcript {
+                own.push(("the transcript", transcript));
+            }
+            if let Some(resume) = &session.resume {
+                own.push(("the transcript to resume", resume));
+            }
+            config.check_own_files(&own)?;
+        }
         let model = config.model.clone();
         let agent = config.agent.clone();
         let pipeline = self.load_pipeline(config, lock).await?;
