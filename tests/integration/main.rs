@@ -14,6 +14,7 @@ mod c_sdk;
 mod cache;
 mod cli;
 mod contract_v2;
+mod disk_limits;
 mod distribution;
 mod distribution_attacks;
 mod distribution_attacks_2;
