@@ -63,6 +63,15 @@ fn growing_a_file_to_a_sparse_terabyte_counts_and_the_default_limit_applies() {
         "grew to 1048576",
         "{shrink_then_grow}"
     );
+    // One byte written a terabyte past the end makes the same sparse file.
+    for via in ["descriptor", "stream"] {
+        let poked = ws.call(
+            "poke",
+            &format!(r#"{{"file": "poked-{via}", "offset": 1099511627776, "via": "{via}"}}"#),
+        );
+        assert_eq!(kind(&poked), "out_of_disk", "{via}: {poked}");
+        assert_eq!(size_of(&ws, &format!("poked-{via}")), 0);
+    }
 }
 
 #[test]

@@ -138,17 +138,19 @@ struct FileOutput {
 #[wasmtime_wasi::async_trait]
 impl OutputStream for FileOutput {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
-        self.disk
-            .charge_bytes(bytes.len() as u64)
-            .map_err(|limit| StreamError::Trap(limit.into()))?;
+        let end = self
+            .file
+            .metadata()
+            .map_err(|err| StreamError::LastOperationFailed(err.into()))?
+            .len();
         let at = match self.position {
             Position::At(at) => at,
-            Position::End => self
-                .file
-                .metadata()
-                .map_err(|err| StreamError::LastOperationFailed(err.into()))?
-                .len(),
+            Position::End => end,
         };
+        // A write past the end grows the file by the gap too (a sparse file, like set-size).
+        self.disk
+            .charge_bytes(bytes.len() as u64 + at.saturating_sub(end))
+            .map_err(|limit| StreamError::Trap(limit.into()))?;
         self.file
             .write_all_at(&bytes, at)
             .map_err(|err| StreamError::LastOperationFailed(err.into()))?;

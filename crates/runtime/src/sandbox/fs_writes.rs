@@ -1,6 +1,7 @@
 //! The host's gate on what a guest writes and syncs through `wasi:filesystem`, shadowed in the
 //! linker around wasmtime-wasi's own implementation:
-//! - `write` and `set-size` (growing a file counts, sparse or not) are charged to the call's
+//! - `write` (a write past the end counts the gap as well) and `set-size` (growing a file
+//!   counts, sparse or not) are charged to the call's
 //!   disk budget, `create-directory-at`, `link-at` and `symlink-at` to its entry budget
 //!   (disk_budget.rs), before anything reaches the disk; past either the call ends as
 //!   `out_of_disk`;
@@ -53,7 +54,14 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> 
                     Descriptor::File(file) => file.file.clone(),
                     Descriptor::Dir(_) => return Ok((Err(ErrorCode::BadDescriptor),)),
                 };
-                state.disk().charge_bytes(buffer.len() as u64)?;
+                // A write past the end grows the file by the gap too (a sparse file, like set-size).
+                let end = match file.metadata() {
+                    Ok(metadata) => metadata.len(),
+                    Err(err) => return Ok((Err(ErrorCode::from(err)),)),
+                };
+                state
+                    .disk()
+                    .charge_bytes(buffer.len() as u64 + offset.saturating_sub(end))?;
                 let inline = buffer.len() <= INLINE_WRITE_BYTES;
                 let write = move || file.write_at(&buffer, offset);
                 let written = if inline {
