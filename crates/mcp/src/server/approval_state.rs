@@ -227,7 +227,11 @@ mod tests {
         let caller = Caller::stdio();
         let issued = now() - LIFETIME.as_secs() - 5;
         let nonce = "00".repeat(16);
-        states.lock().issued.insert(nonce.clone(), issued);
+        {
+            let mut outstanding = states.lock();
+            outstanding.issued.insert(nonce.clone(), issued);
+            outstanding.order.push_back(nonce.clone());
+        }
         let mac = states.mac(&caller, "q", &nonce, issued);
         assert_eq!(
             states.redeem(&format!("v1.{nonce}.{issued}.{mac}"), &caller, "q"),
