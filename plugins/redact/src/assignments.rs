@@ -99,9 +99,13 @@ fn kind_of(key: &str) -> Option<&'static str> {
     };
     if has("password") || has("passwd") || has("passphrase") || has("passwords") {
         Some("password")
-    } else if has("secret") || has("secrets") || pair("private", "key") {
-        Some("secret")
-    } else if has("credential") || has("credentials") || has("creds") {
+    } else if has("secret")
+        || has("secrets")
+        || pair("private", "key")
+        || has("credential")
+        || has("credentials")
+        || has("creds")
+    {
         Some("secret")
     } else if has("token") {
         Some("token")
