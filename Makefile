@@ -127,7 +127,7 @@ demo: build
 test: test-rust test-mcp test-deploy
 
 test-rust: host fixtures registry-tools
-	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p fs
+	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p fs -p redact
 
 # A real OCI registry (CNCF Distribution), `oras push` and `wkg` (built from crates.io, several minutes
 # the first time), for the `cordon add`/`push` tests: installed into ~/.cache/cordon-tools by

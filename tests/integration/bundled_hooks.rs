@@ -183,3 +183,43 @@ fn guard_settings_replace_the_defaults_and_add_deny_patterns() {
     );
     assert!(text(&result).contains("settings are invalid"), "{result}");
 }
+
+/// An ordinary `.env`, as the red team read it through `fs`: every secret in it is masked, the
+/// settings around them are not.
+const DOT_ENV: &str = "\
+DB_PASSWORD=Zq8-fT2r!kLm
+POSTGRES_PASSWORD=\"pg-L0ng-Pa55\"
+AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+aws_secret_access_key = Je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY
+STRIPE_API_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc
+OPENAI_API_KEY=sk-proj-Xa1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t
+export SECRET_KEY_BASE=9f2c1e0d8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e
+DATABASE_URL=postgres://app:s3cr3t-in-url@db.internal:5432/app
+PASSWORD_MIN_LENGTH=8
+DEBUG=true
+";
+
+#[test]
+fn redact_masks_every_secret_of_an_ordinary_dot_env() {
+    let ws = workspace("").file("repo/app.env", DOT_ENV);
+    let body = text(&ws.call("read_file", r#"{"path": "/repo/app.env"}"#));
+    for secret in [
+        "Zq8-fT2r!kLm",
+        "pg-L0ng-Pa55",
+        "wJalrXUtnFEMI",
+        "Je7MtGbClwBF",
+        "sk_live_4eC39",
+        "sk-proj-Xa1b",
+        "9f2c1e0d8b7a",
+        "s3cr3t-in-url",
+    ] {
+        assert!(!body.contains(secret), "{secret} leaked:\n{body}");
+    }
+    for kept in [
+        "PASSWORD_MIN_LENGTH=8",
+        "DEBUG=true",
+        "postgres://app:[REDACTED:url_password]@db.internal:5432/app",
+    ] {
+        assert!(body.contains(kept), "missing {kept:?}:\n{body}");
+    }
+}

@@ -966,3 +966,68 @@ fn cordon_push_prints_the_digest_of_what_it_pushed_not_what_the_registry_serves(
         out.stderr
     );
 }
+
+/// A registry that takes Basic credentials and answers every upload start with `location`, and
+/// the host `location` points at, which takes whatever it is sent. `push` gives the two servers'
+/// requests after `cordon push` with credentials for the registry.
+fn push_with_upload_location(location_host: &str) -> (Vec<Seen>, Vec<Seen>, String) {
+    let elsewhere = Server::start(location_host, |request| match request.method.as_str() {
+        "PUT" => status(201, &[("Location", "/v2/published/probe/blobs/x")], ""),
+        _ => status(404, &[], "{}"),
+    });
+    let location = format!("http://{}/uploads/u1?state=abc", elsewhere.addr);
+    let registry = Server::start("127.0.0.1:0", move |request| {
+        let path = request.path.split('?').next().unwrap_or_default();
+        if request.header("authorization").is_none() {
+            return status(401, &[("WWW-Authenticate", "Basic realm=\"r\"")], "{}");
+        }
+        match request.method.as_str() {
+            "GET" if path == "/v2/" => ok("{}", "application/json"),
+            "POST" if path.ends_with("/blobs/uploads/") => {
+                status(202, &[("Location", location.as_str())], "")
+            }
+            "PUT" if path.contains("/manifests/") => {
+                status(201, &[("Location", "/v2/published/probe/manifests/1")], "")
+            }
+            _ => status(404, &[], "{}"),
+        }
+    });
+    let ws = Workspace::new().plugin("fixture_probe", "probe");
+    let docker = docker_config(&ws, &registry.addr.to_string(), "alice", "alice-pw-123");
+    let out = ws.cordon_with_env(
+        &[
+            "push",
+            "probe",
+            &format!("oci://{}/published/probe:1", registry.addr),
+        ],
+        &[("DOCKER_CONFIG", docker.as_str())],
+    );
+    (registry.requests(), elsewhere.requests(), out.stderr)
+}
+
+#[test]
+fn push_sends_no_credentials_to_an_upload_location_on_another_port_or_host() {
+    // The registry answers the upload POST with a Location on another host:port: the component's
+    // bytes may go there (it is where the registry stores them), the registry's password may not.
+    for other in ["127.0.0.1:0", "127.0.0.2:0"] {
+        let (registry, elsewhere, stderr) = push_with_upload_location(other);
+        assert!(
+            carried(&registry, "alice", "alice-pw-123"),
+            "the registry itself gets the credentials: {stderr}"
+        );
+        assert!(
+            elsewhere.iter().any(|r| r.method == "PUT"),
+            "the upload went to the Location ({other}): {stderr}"
+        );
+        assert!(
+            elsewhere
+                .iter()
+                .all(|r| r.header("authorization").is_none()),
+            "the upload Location on {other} was sent Authorization: {:?}",
+            elsewhere
+                .iter()
+                .map(|r| r.header("authorization"))
+                .collect::<Vec<_>>()
+        );
+    }
+}

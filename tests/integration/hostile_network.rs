@@ -53,7 +53,8 @@ async fn a_path_prefix_cannot_be_left_with_dot_segments_encodings_or_a_longer_na
     };
     let granted = call(&ws, "http_send", send("GET", "/public/page")).await;
     assert!(
-        text(&granted).starts_with("200: GET /public/page Bearer s3cret"),
+        // The origin reflects the header the host added; the result shows it masked.
+        text(&granted).starts_with("200: GET /public/page [REDACTED:secret]"),
         "{granted}"
     );
     for path in [

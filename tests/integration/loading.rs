@@ -1,6 +1,6 @@
 //! Loading plugins: every kind of bad file is refused with its reason while the good ones work.
 
-use crate::support::{Workspace, probe, text};
+use crate::support::{Workspace, kind, probe, text};
 use sha2::{Digest, Sha256};
 
 /// The `reason` cordon list --json gives for `file` (a file name), or panics.
@@ -123,15 +123,83 @@ fn a_failing_describe_an_invalid_schema_and_an_invalid_name_are_refused() {
 
 #[test]
 fn two_plugins_with_the_same_tool_name_are_reported() {
+    // Neither is configured: file order decides nothing, so neither provides `echo` until
+    // cordon.toml says which one does.
     let ws = probe().plugin("fixture_twin", "twin");
-    let reason = rejection(&ws, "twin.wasm");
+    for file in ["probe.wasm", "twin.wasm"] {
+        let reason = rejection(&ws, file);
+        assert!(
+            reason.contains("its tool \"echo\" is also declared by `probe`, `twin`")
+                && reason.contains("none of them is configured")
+                && reason.contains("[tool_providers] echo ="),
+            "{reason}"
+        );
+    }
+    assert_eq!(kind(&ws.call("echo", r#"{"text": "x"}"#)), "not_found");
+    let both = || probe().plugin("fixture_twin", "twin");
+    let chosen = both().config("[tool_providers]\necho = \"twin\"\n");
     assert!(
-        reason.contains("\"echo\" is already provided by plugin `probe`"),
-        "{reason}"
+        rejection(&chosen, "probe.wasm")
+            .contains("`twin` provides it: [tool_providers] echo = \"twin\"")
     );
     assert_eq!(
-        text(&ws.call("echo", r#"{"text": "from probe"}"#)),
-        "from probe"
+        text(&chosen.call("echo", r#"{"text": "from twin"}"#)),
+        "from twin"
+    );
+    let wrong = both().config("[tool_providers]\necho = \"nobody\"\n");
+    assert!(rejection(&wrong, "twin.wasm").contains("names `nobody`, which does not declare it"));
+}
+
+#[test]
+fn a_grantless_plugin_sorting_first_cannot_take_a_configured_plugins_tool() {
+    // `aaa.wasm` sorts before `fs.wasm` and declares `read_file`: the operator configured `fs`,
+    // so `fs` keeps all its tools and the newcomer is refused, loudly, and shown by `cordon list`.
+    let ws = Workspace::new()
+        .plugin("fs", "fs")
+        .plugin("fixture_tool_thief", "aaa")
+        .file("data/note.txt", "the real note\n")
+        .config("[plugins.fs]\ndirs = [{ host = \"data\", guest = \"/data\" }]\n");
+    let read = ws.call("read_file", r#"{"path": "/data/note.txt"}"#);
+    assert!(text(&read).contains("the real note"), "{read}");
+    let reason = rejection(&ws, "aaa.wasm");
+    assert!(
+        reason.contains("its tool \"read_file\" is also declared by `aaa`, `fs`")
+            && reason.contains("`fs` provides it")
+            && reason.contains("the only one configured"),
+        "{reason}"
+    );
+    let listed = ws.cordon(&["list"]);
+    assert!(
+        listed.stdout.contains("Tool name collisions (1):")
+            && listed
+                .stdout
+                .contains("read_file is declared by aaa, fs: fs provides it"),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        listed.stderr.contains("ERROR")
+            && listed.stderr.contains("tool name collision: `read_file`"),
+        "the load says so loudly: {}",
+        listed.stderr
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ws.cordon(&["list", "--json"]).stdout).unwrap();
+    assert_eq!(json["collisions"][0]["tool"], "read_file");
+    assert_eq!(json["collisions"][0]["provider"], "fs");
+    assert_eq!(
+        json["collisions"][0]["declared_by"],
+        serde_json::json!(["aaa", "fs"])
+    );
+    let tools: Vec<&str> = json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        tools.contains(&"write_file") && tools.contains(&"read_file"),
+        "{tools:?}"
     );
 }
 

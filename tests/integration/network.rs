@@ -33,6 +33,10 @@ async fn serve(redirect_to: Option<SocketAddr>) -> (SocketAddr, Arc<Seen>) {
             seen.authorization.lock().unwrap().push(value);
             "recorded"
         }))
+        .route("/reflect", get(|headers: HeaderMap| async move {
+            let value = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("<none>").to_string();
+            format!("you sent: {value}")
+        }))
         .route("/home", get(|| async { (axum::http::StatusCode::FOUND, [("location", "/text")]) }))
         .route("/away", get(move || { let away = away.clone(); async move { (axum::http::StatusCode::FOUND, [("location", away)]).into_response() } }))
         .route("/big", get(|| async { "x".repeat(200_000) }))
@@ -284,6 +288,29 @@ async fn secrets_are_injected_by_the_host_and_invisible_to_the_guest() {
     assert!(
         !logs.stderr.contains("s3cret-value") && !logs.stdout.contains("s3cret-value"),
         "the secret leaked into output or logs"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_a_granted_origin_reflects_is_masked_in_the_result() {
+    // The origin echoes the header the host added: the guest reads it back, but the result the
+    // model or client sees, and everything cordon prints, has it masked.
+    let (server, _seen) = serve(None).await;
+    let ws = Arc::new(workspace(&format!(
+        "[plugins.http_fetch]\nhttp = [{{ origin = \"http://{server}\", headers = {{ Authorization = \"Bearer ${{env:CORDON_TEST_API_TOKEN}}\" }} }}]\n"
+    )));
+    let env = vec![("CORDON_TEST_API_TOKEN", "reflected-s3cret-value")];
+    let result = call(
+        &ws,
+        "http_fetch",
+        format!(r#"{{"url": "http://{server}/reflect"}}"#),
+        env,
+    )
+    .await;
+    let shown = result.to_string();
+    assert!(
+        shown.contains("you sent: [REDACTED:secret]") && !shown.contains("reflected-s3cret"),
+        "{result}"
     );
 }
 

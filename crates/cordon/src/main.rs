@@ -35,6 +35,8 @@ fn run() -> ExitCode {
         }
     };
     init_logging(cli.verbose);
+    // Registry credentials join the one scrubber every output passes through.
+    cordon_distribution::on_secret(cordon_runtime::report::secrets::register);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

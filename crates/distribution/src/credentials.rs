@@ -4,15 +4,47 @@
 //! (`$DOCKER_CONFIG/config.json`, or `~/.docker/config.json`: `auths` with a base64
 //! `user:password` in `auth`, or `username` and `password`), else anonymous. Credential helpers
 //! (`credsStore`) are not run: cordon runs no programs on a registry's behalf. Credentials are
-//! never logged, written to the lock, or put in an error.
+//! never logged, written to the lock, or put in an error, and each one found (and each token a
+//! token service gives for them) is told to the listener set with [`on_secret`], so the program
+//! can keep it out of everything it prints whatever a registry echoes back.
 
 use base64::Engine as _;
 use oci_client::secrets::RegistryAuth;
 use serde_json::Value;
 use std::path::PathBuf;
 
+static ON_SECRET: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+/// Sets the function told every secret found (a password, its Basic form, a token); once.
+pub fn on_secret(listener: fn(&str)) {
+    let _ = ON_SECRET.set(listener);
+}
+
+/// Tells the listener about `value`.
+pub(crate) fn found_secret(value: &str) {
+    if let Some(listener) = ON_SECRET.get() {
+        listener(value);
+    }
+}
+
+/// Tells the listener about a Basic credential: the password, and `user:password` in base64.
+fn found_basic(auth: &RegistryAuth) {
+    if let RegistryAuth::Basic(user, password) = auth {
+        found_secret(password);
+        found_secret(
+            &base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")),
+        );
+    }
+}
+
 /// The credentials for `registry` (`host[:port]`).
 pub fn for_registry(registry: &str) -> RegistryAuth {
+    let auth = find_for_registry(registry);
+    found_basic(&auth);
+    auth
+}
+
+fn find_for_registry(registry: &str) -> RegistryAuth {
     if let (Ok(user), Ok(password)) = (
         std::env::var("CORDON_REGISTRY_USERNAME"),
         std::env::var("CORDON_REGISTRY_PASSWORD"),

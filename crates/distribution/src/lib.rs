@@ -4,7 +4,8 @@
 //! `oci.rs` pulls and pushes the Wasm component artifact layout that `wkg`, Wassette and Spin use
 //! (`wasm_config.rs` writes its config; `sign_in.rs` signs in with credentials, so cordon decides
 //! where they go); `credentials.rs` finds registry credentials in the
-//! environment or the docker config file, and never shows them; `transfer.rs` is HTTP with
+//! environment or the docker config file, and never shows them; `upload.rs` pushes blobs and
+//! manifests with the credentials for the registry's origin only; `transfer.rs` is HTTP with
 //! timeouts, a redirect policy and capped bodies; `wassette_policy.rs` reads the permission
 //! policy Wassette keeps beside a component as the cordon grants that allow no more.
 
@@ -14,9 +15,11 @@ mod oci;
 mod sign_in;
 mod source;
 mod transfer;
+mod upload;
 mod wasm_config;
 pub mod wassette_policy;
 
+pub use credentials::on_secret;
 pub use fetch::{Fetched, fetch};
 pub use oci::{Pushed, push};
 pub use source::Source;

@@ -4,9 +4,11 @@
 //! checked against the manifest's own digest; every blob is checked against its descriptor and read
 //! no further than the size it gives, and the manifest no further than 4 MiB (cordon reads it
 //! itself). Plain HTTP is used only for a loopback registry; credentials go to the registry they
-//! are for, and to its token service only over HTTPS.
+//! are for (pushes are uploaded by upload.rs, which sends them to the registry's origin only), and
+//! to its token service only over HTTPS.
 
 use crate::source::is_loopback;
+use crate::upload::Upload;
 use crate::wasm_config::{self, CONFIG_MEDIA_TYPE, ComponentSummary, LAYER_MEDIA_TYPE};
 use crate::{DistributionError, MAX_COMPONENT_BYTES, credentials, sha256_hex, transfer};
 use oci_client::client::{ClientConfig, ClientProtocol, Config, ImageLayer};
@@ -292,22 +294,33 @@ pub async fn push(
     let mut manifest = OciImageManifest::build(std::slice::from_ref(&layer), &config, None);
     manifest.media_type = Some(OCI_IMAGE_MEDIA_TYPE.to_string());
     let pushing = |err| registry_error("the push", reference_text, err);
-    client
-        .push_blob(&reference, &layer.data, &layer_digest)
+    // cordon uploads itself, so the credentials go to the registry's origin and nowhere else
+    // (upload.rs): a registry's upload Location on another host gets the bytes, not them.
+    let registry = reference.resolve_registry();
+    let upload = Upload::new(
+        registry,
+        scheme_for(registry),
+        reference.repository(),
+        &auth,
+    )
+    .map_err(pushing)?;
+    upload
+        .blob(&layer.data, &layer_digest)
         .await
         .map_err(pushing)?;
-    client
-        .push_blob(&reference, &config.data, &manifest.config.digest)
+    upload
+        .blob(&config.data, &manifest.config.digest)
         .await
         .map_err(pushing)?;
     let body = serde_json::to_vec(&manifest).expect("a manifest serialises");
     let digest = format!("sha256:{}", sha256_hex(&body));
-    client
-        .push_manifest_raw(
-            &reference,
-            body,
-            reqwest::header::HeaderValue::from_static(OCI_IMAGE_MEDIA_TYPE),
-        )
+    let tag = reference
+        .digest()
+        .or(reference.tag())
+        .unwrap_or("latest")
+        .to_string();
+    upload
+        .manifest(&tag, body, OCI_IMAGE_MEDIA_TYPE)
         .await
         .map_err(pushing)?;
     let served = fetch_manifest(&client, &reference, reference_text, &auth).await?;

@@ -101,6 +101,7 @@ pub async fn sign_in(
                 .and_then(serde_json::Value::as_str)
                 .filter(|token| !token.is_empty())
                 .ok_or_else(|| failed("the token service gave no token".into()))?;
+            crate::credentials::found_secret(token);
             Ok(RegistryAuth::Bearer(token.to_string()))
         }
     }

@@ -1,12 +1,24 @@
-//! The bundled `redact` hook (after): masks secrets in text results before the model sees them:
-//! private key blocks, AWS access keys, GitHub and Slack tokens, bearer tokens and
-//! `password=`-style pairs, in the text and in every string of the structured output and the
-//! details (which clients see too). What it masked is counted in the result's `details.redacted`.
+//! The bundled `redact` hook (after): masks secrets in text results before the model sees them,
+//! in the text and in every string of the structured output and the details (which clients see
+//! too): secrets of a known shape (formats.rs), values assigned to a secret's name
+//! (assignments.rs) and private keys read in part (key_bodies.rs). What it masked is counted in
+//! the result's `details.redacted`.
 
-mod patterns;
+mod assignments;
+#[cfg(test)]
+mod corpus_tests;
+mod formats;
+mod key_bodies;
 
 use cordon_sdk::prelude::*;
 use std::collections::BTreeMap;
+
+/// `text` with every secret masked; `counts` gains one per masked secret, by kind.
+pub fn mask(text: &str, counts: &mut BTreeMap<&'static str, usize>) -> String {
+    let text = formats::mask(text, counts);
+    let text = assignments::mask(&text, counts);
+    key_bodies::mask(&text, counts)
+}
 
 struct Redact;
 
@@ -24,7 +36,7 @@ impl Hook for Redact {
             .content
             .iter()
             .map(|block| match block {
-                Content::Text(text) => Content::Text(patterns::mask(text, &mut counts)),
+                Content::Text(text) => Content::Text(mask(text, &mut counts)),
                 other => other.clone(),
             })
             .collect();
@@ -52,13 +64,13 @@ impl Hook for Redact {
 /// Masks secrets in every string (keys included) of a JSON value.
 fn mask_strings(value: &mut Value, counts: &mut BTreeMap<&'static str, usize>) {
     match value {
-        Value::String(text) => *text = patterns::mask(text, counts),
+        Value::String(text) => *text = mask(text, counts),
         Value::Array(items) => items.iter_mut().for_each(|item| mask_strings(item, counts)),
         Value::Object(object) => {
             let entries = std::mem::take(object);
             for (key, mut item) in entries {
                 mask_strings(&mut item, counts);
-                object.insert(patterns::mask(&key, counts), item);
+                object.insert(mask(&key, counts), item);
             }
         }
         _ => {}

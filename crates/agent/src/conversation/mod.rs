@@ -6,3 +6,4 @@ pub mod observer;
 pub mod stream_gate;
 pub mod text_calls;
 pub mod transcript;
+mod transcript_shape;

@@ -1,6 +1,8 @@
 //! Transcripts: the conversation as JSON lines, one [`Message`] per line, each appended and
 //! handed to the OS as it happens, so a crash or Ctrl-C loses nothing already said. Loading one
-//! to resume tolerates a last line cut off mid-write and answers tool calls left without results.
+//! to resume tolerates a last line cut off mid-write and answers the last step's tool calls left
+//! without results (the session stopped while they ran); a transcript cordon did not write that
+//! way (transcript_shape.rs) is refused.
 
 use crate::conversation::message::{Message, ToolCall, ToolOutcome};
 use cordon_runtime::report::ErrorKind;
@@ -22,6 +24,14 @@ pub enum TranscriptError {
     },
     #[error("{path} line {line} is not a transcript message ({reason}); fix or remove that line")]
     BadLine {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error(
+        "{path} line {line} is not a transcript cordon wrote: {reason}. It was edited (by a plugin with write access, or by hand); resume from a transcript kept outside every plugin's read-write grant"
+    )]
+    NotWritten {
         path: PathBuf,
         line: usize,
         reason: String,
@@ -79,11 +89,11 @@ pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .collect();
-    let mut messages = Vec::new();
+    let mut numbered = Vec::new();
     let mut skipped_partial_line = false;
     for (position, (number, line)) in lines.iter().enumerate() {
         match serde_json::from_str::<Message>(line) {
-            Ok(message) => messages.push(message),
+            Ok(message) => numbered.push((number + 1, message)),
             Err(_) if position + 1 == lines.len() && !text.ends_with('\n') => {
                 skipped_partial_line = true;
             }
@@ -96,6 +106,14 @@ pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
             }
         }
     }
+    if let Some((line, reason)) = crate::conversation::transcript_shape::first_problem(&numbered) {
+        return Err(TranscriptError::NotWritten {
+            path: path.to_path_buf(),
+            line,
+            reason,
+        });
+    }
+    let messages: Vec<Message> = numbered.into_iter().map(|(_, message)| message).collect();
     let repairs = unanswered_calls(&messages)
         .into_iter()
         .map(|call| {

@@ -434,7 +434,10 @@ fn context_exceeded(status: u16, body: &[u8], message: &str) -> Option<ModelErro
 
 fn read_key(var: &str) -> Result<String, ModelError> {
     match std::env::var(var) {
-        Ok(key) if !key.trim().is_empty() => Ok(key.trim().to_string()),
+        Ok(key) if !key.trim().is_empty() => {
+            cordon_runtime::report::secrets::register(key.trim());
+            Ok(key.trim().to_string())
+        }
         _ => Err(ModelError::MissingKey {
             var: var.to_string(),
         }),

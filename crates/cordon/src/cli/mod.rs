@@ -316,6 +316,18 @@ impl Cli {
         } else {
             None
         };
+        if let Command::Run { ref session, .. } | Command::Chat { ref session } = self.command {
+            // Transcripts are the host's own files, like the config, lock and audit log: a plugin
+            // that could rewrite one would write the next session's conversation.
+            let mut own: Vec<(&str, &std::path::Path)> = Vec::new();
+            if let Some(transcript) = &session.transcript {
+                own.push(("the transcript", transcript));
+            }
+            if let Some(resume) = &session.resume {
+                own.push(("the transcript to resume", resume));
+            }
+            config.check_own_files(&own)?;
+        }
         let model = config.model.clone();
         let agent = config.agent.clone();
         let pipeline = self.load_pipeline(config, lock).await?;
@@ -596,7 +608,10 @@ async fn run_batch(
 fn read_token(env: Option<&str>) -> anyhow::Result<Option<String>> {
     let Some(name) = env else { return Ok(None) };
     match std::env::var(name) {
-        Ok(token) if !token.trim().is_empty() => Ok(Some(token)),
+        Ok(token) if !token.trim().is_empty() => {
+            cordon_runtime::report::secrets::register(&token);
+            Ok(Some(token))
+        }
         Ok(_) => bail!("--token-env {name}: the environment variable {name} is empty"),
         Err(_) => bail!("--token-env {name}: the environment variable {name} is not set"),
     }

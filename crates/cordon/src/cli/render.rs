@@ -66,6 +66,7 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
                 "tools": plugin.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
             "rejected": registry.rejected(),
+            "collisions": registry.collisions(),
         });
         return print_json(&value);
     }
@@ -134,6 +135,24 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
                 hook_points(hook),
                 watched(&hook.tools),
                 ungranted_reason(plugin)
+            ));
+        }
+    }
+    if !registry.collisions().is_empty() {
+        out.push_str(&format!(
+            "Tool name collisions ({}):\n",
+            registry.collisions().len()
+        ));
+        for collision in registry.collisions() {
+            out.push_str(&format!(
+                "  {} is declared by {}: {} ({})\n",
+                collision.tool,
+                collision.declared_by.join(", "),
+                match &collision.provider {
+                    Some(provider) => format!("{provider} provides it, the others are refused"),
+                    None => "none of them is loaded".to_string(),
+                },
+                collision.decided_by
             ));
         }
     }

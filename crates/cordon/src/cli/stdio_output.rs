@@ -5,6 +5,7 @@
 //! - stderr (logs, events, the live view) goes through a bounded queue to a writer thread: when
 //!   the queue is full because nobody drains the pipe, lines are dropped and counted, never waited
 //!   for; a write error (the reader went away) stops the writer, and later lines are dropped.
+//! - neither ever shows a configured secret (cordon_runtime::report::secrets scrubs every write).
 //! - stdout (results, answers) is written directly; a reader that went away (`EPIPE`) is not an
 //!   error, so `cordon call ... | head -1` ends quietly instead of panicking.
 
@@ -97,6 +98,7 @@ fn write_stderr(receiver: Receiver<Message>) {
 
 /// Queues `bytes` for stderr without waiting; dropped (and counted) when the queue is full.
 pub fn stderr_write(bytes: &[u8]) {
+    let bytes = &*cordon_runtime::report::secrets::scrub_bytes(bytes);
     let queue = queue();
     if queue.broken.load(Ordering::Relaxed)
         || queue.queued_bytes.load(Ordering::Relaxed) + bytes.len() > QUEUED_BYTES
@@ -148,6 +150,7 @@ pub fn stdout_write(text: &str) -> std::io::Result<()> {
     if STDOUT_GONE.load(Ordering::Relaxed) {
         return Ok(());
     }
+    let text = cordon_runtime::report::secrets::scrub(text);
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

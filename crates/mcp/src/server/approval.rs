@@ -5,13 +5,16 @@
 //! - Up to 2025-11-25 the server asks in the middle of the call (`elicitation/create`). Accept
 //!   approves; decline, cancel, an error or no answer within 5 minutes refuses.
 //! - From 2026-07-28 servers may not send requests; the call stops at the question, which goes
-//!   back as an `InputRequiredResult` (multi round-trip requests) with the question's fingerprint
-//!   as `requestState`. The client asks its user and sends the call again with the answer; the
-//!   answer approves the call only if the retried call asks the same question (same tool, plugin,
-//!   final arguments, askers and reasons), else it is asked again. The first round's refusal is
-//!   in the events and the audit log as `decidedBy: "client (asking)"`.
+//!   back as an `InputRequiredResult` (multi round-trip requests) with a `requestState` only this
+//!   server can issue (approval_state.rs: keyed, bound to the question and the caller, expiring,
+//!   single use). The client asks its user and sends the call again with the answer; the answer
+//!   approves the call only if its state is one this server issued to this caller for the
+//!   question the retried call asks (same tool, plugin, final arguments, askers and reasons), not
+//!   expired and not used before; else it approves nothing and the question is asked again. The
+//!   first round's refusal is in the events and the audit log as `decidedBy: "client (asking)"`.
 //! - A client without elicitation cannot be asked, and `[approval] unattended` decides.
 
+use super::approval_state::{ApprovalStates, Caller};
 use cordon_runtime::pipeline::{Approval, ApprovalRequest, Approver};
 use cordon_runtime::report::budget::one_line;
 use rmcp::RoleServer;
@@ -50,6 +53,8 @@ impl Asking {
         peer: &Peer<RoleServer>,
         meta: &RequestMetaObject,
         params: &CallToolRequestParams,
+        states: &Arc<ApprovalStates>,
+        caller: Caller,
     ) -> Self {
         let revision = meta
             .protocol_version()
@@ -60,7 +65,11 @@ impl Asking {
                 .client_capabilities()
                 .is_some_and(|capabilities| capabilities.elicitation.is_some());
             return if declared {
-                Self::Rounds(Arc::new(Rounds::answered_by(params)))
+                Self::Rounds(Arc::new(Rounds::answered_by(
+                    params,
+                    states.clone(),
+                    caller,
+                )))
             } else {
                 Self::Nobody
             };
@@ -98,14 +107,21 @@ const QUESTION_KEY: &str = "approval";
 /// Asking between rounds: the answer the retried request carries, and the question this round
 /// stopped at.
 pub struct Rounds {
-    /// The fingerprint of the question answered, and whether the user accepted.
+    /// The state the answer came with, and whether the user accepted.
     answer: Option<(String, bool)>,
-    /// The question to send: its fingerprint and its text.
+    /// The question to send: its state and its text.
     pending: std::sync::Mutex<Option<(String, String)>>,
+    /// Where states are issued and redeemed, and who this request's caller is.
+    states: Arc<ApprovalStates>,
+    caller: Caller,
 }
 
 impl Rounds {
-    fn answered_by(params: &CallToolRequestParams) -> Self {
+    fn answered_by(
+        params: &CallToolRequestParams,
+        states: Arc<ApprovalStates>,
+        caller: Caller,
+    ) -> Self {
         let accepted = params
             .input_responses
             .as_ref()
@@ -115,11 +131,13 @@ impl Rounds {
         Self {
             answer,
             pending: std::sync::Mutex::new(None),
+            states,
+            caller,
         }
     }
 
     fn pending(&self) -> Option<InputRequiredResult> {
-        let (fingerprint, question) = self
+        let (state, question) = self
             .pending
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -132,7 +150,7 @@ impl Rounds {
         });
         let mut requests = InputRequests::new();
         requests.insert(QUESTION_KEY.to_string(), InputRequest::Elicitation(request));
-        Some(InputRequiredResult::new(Some(requests), Some(fingerprint)))
+        Some(InputRequiredResult::new(Some(requests), Some(state)))
     }
 }
 
@@ -143,20 +161,29 @@ impl Approver for Rounds {
     ) -> Pin<Box<dyn Future<Output = Option<Approval>> + Send + 'a>> {
         Box::pin(async move {
             let fingerprint = fingerprint(request);
-            if let Some((answered, accepted)) = &self.answer
-                && *answered == fingerprint
-            {
-                return Some(Approval {
-                    approved: *accepted,
-                    decided_by: DECIDED_BY.into(),
-                    reason: (!accepted).then(|| "the user declined".to_string()),
-                });
+            if let Some((state, accepted)) = &self.answer {
+                match self.states.redeem(state, &self.caller, &fingerprint) {
+                    Ok(()) => {
+                        return Some(Approval {
+                            approved: *accepted,
+                            decided_by: DECIDED_BY.into(),
+                            reason: (!accepted).then(|| "the user declined".to_string()),
+                        });
+                    }
+                    // An answer to a question this server did not ask (this caller, this call)
+                    // approves nothing: the question is asked afresh.
+                    Err(refused) => tracing::warn!(
+                        tool = %one_line(&request.tool_name),
+                        "an approval answer was ignored and the question asked again: its requestState {refused}"
+                    ),
+                }
             }
+            let state = self.states.issue(&self.caller, &fingerprint);
             *self
                 .pending
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner()) =
-                Some((fingerprint, question(request)));
+                Some((state, question(request)));
             Some(Approval {
                 approved: false,
                 decided_by: "client (asking)".into(),
@@ -166,7 +193,8 @@ impl Approver for Rounds {
     }
 }
 
-/// What identifies a question: the tool, its plugin, the final arguments and who asked why.
+/// What identifies a question: the tool, its plugin, the final arguments and who asked why (the
+/// state binds it; it is never sent).
 fn fingerprint(request: &ApprovalRequest) -> String {
     use sha2::{Digest, Sha256};
     let asked: Vec<(&str, &str)> = request

@@ -6,6 +6,7 @@
 //! counted and timed for `/metrics` (`crate::metrics`).
 
 mod approval;
+mod approval_state;
 pub(crate) mod in_flight_calls;
 mod logging;
 pub mod results;
@@ -46,6 +47,8 @@ pub struct McpServer {
     in_flight: in_flight_calls::InFlightCalls,
     /// Calls answered, by tool and outcome, and how long they took.
     metrics: Metrics,
+    /// The approval states this process issued (2026-07-28 rounds), under its own key.
+    approval_states: Arc<approval_state::ApprovalStates>,
 }
 
 impl McpServer {
@@ -54,6 +57,9 @@ impl McpServer {
             .active_tools()
             .map(|(_, tool)| results::tool(tool))
             .collect();
+        let approval_states = Arc::new(approval_state::ApprovalStates::new(
+            pipeline.approval_policy().answer_within,
+        ));
         Self {
             pipeline,
             tools: Arc::new(tools),
@@ -61,6 +67,7 @@ impl McpServer {
             approver: None,
             in_flight: Default::default(),
             metrics: Metrics::default(),
+            approval_states,
         }
     }
 
@@ -117,7 +124,23 @@ impl McpServer {
     ) -> approval::Asking {
         match &self.approver {
             Some(approver) => approval::Asking::Elicitation(approver.clone()),
-            None => approval::Asking::for_request(&context.peer, &context.meta, params),
+            None => {
+                // The caller an approval state is bound to: over HTTP its credentials, over stdio
+                // the connection.
+                let caller = match context.extensions.get::<axum::http::request::Parts>() {
+                    Some(parts) => {
+                        approval_state::Caller::http(in_flight_calls::credentials(&parts.headers))
+                    }
+                    None => approval_state::Caller::stdio(),
+                };
+                approval::Asking::for_request(
+                    &context.peer,
+                    &context.meta,
+                    params,
+                    &self.approval_states,
+                    caller,
+                )
+            }
         }
     }
 }
@@ -338,7 +361,7 @@ fn forwarder(
             {
                 progress = progress.with_total(total);
             }
-            let message = text_of(&content);
+            let message = cordon_runtime::report::secrets::scrub(&text_of(&content)).into_owned();
             if !message.is_empty() && !reviewed {
                 progress = progress.with_message(message);
             }
@@ -353,6 +376,7 @@ fn forwarder(
             if reviewed {
                 return;
             }
+            let message = cordon_runtime::report::secrets::scrub(&message).into_owned();
             if let Some(line) = log_level.forward(level, &tool_name, message) {
                 let _ = sender.try_send(Outgoing::Log(line));
             }

@@ -19,6 +19,12 @@ pub struct Limits {
     pub stdio_bytes: u64,
     /// Bounds on outgoing HTTP requests.
     pub http: HttpLimits,
+    /// Bytes one call may write through read-write grants, growing a file by `set-size` included
+    /// (default 256 MiB).
+    pub disk_write_bytes: u64,
+    /// Files, directories and links one call may create through read-write grants (default
+    /// 10,000; every open with `create` counts).
+    pub files_created: u64,
 }
 
 impl Default for Limits {
@@ -30,9 +36,18 @@ impl Default for Limits {
             output_bytes: 16 << 20,
             stdio_bytes: 64 << 10,
             http: HttpLimits::default(),
+            disk_write_bytes: DEFAULT_DISK_WRITE_BYTES,
+            files_created: DEFAULT_FILES_CREATED,
         }
     }
 }
+
+/// Bytes one call may write through read-write grants unless `limits.disk_write` says otherwise.
+pub const DEFAULT_DISK_WRITE_BYTES: u64 = 256 << 20;
+
+/// Entries one call may create through read-write grants unless `limits.files_created` says
+/// otherwise.
+pub const DEFAULT_FILES_CREATED: u64 = 10_000;
 
 /// Elements one table of a plugin may grow to (engine-wide: it sizes the pooling allocator's table
 /// slots). Far above what a language runtime needs; a `table.grow` past it fails and is reported as

@@ -322,7 +322,7 @@ pub(crate) fn digest(bytes: &[u8]) -> String {
 /// Every limit of a grant, in one comparable line.
 fn limits_line(limits: &crate::capabilities::limits::Limits) -> String {
     format!(
-        "limits timeout={}ms memory={} fuel={} output={} stdio={} http_timeout={}ms http_connect_timeout={}ms http_response={} http_requests={} http_connections={}",
+        "limits timeout={}ms memory={} fuel={} output={} stdio={} http_timeout={}ms http_connect_timeout={}ms http_response={} http_requests={} http_connections={} disk_write={} files_created={}",
         limits.timeout.as_millis(),
         limits.memory_bytes,
         limits
@@ -335,6 +335,8 @@ fn limits_line(limits: &crate::capabilities::limits::Limits) -> String {
         limits.http.max_response_bytes,
         limits.http.max_concurrent,
         limits.http.max_open,
+        limits.disk_write_bytes,
+        limits.files_created,
     )
 }
 

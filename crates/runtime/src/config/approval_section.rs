@@ -16,8 +16,12 @@ pub enum Unattended {
     Allow,
 }
 
+/// How long a question put to an MCP client between rounds (2026-07-28) can be answered, unless
+/// `answer_within` says otherwise.
+pub const DEFAULT_ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The operator's approval policy.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalPolicy {
     /// Ask before every call of a tool annotated destructive (and not read-only). Tools without
     /// annotations (every 0.1 plugin's) are not covered: name them in `tools`.
@@ -25,13 +29,32 @@ pub struct ApprovalPolicy {
     /// Ask before every call of the tools these globs match (`*`, `?`).
     pub tools: Vec<String>,
     pub unattended: Unattended,
+    /// How long an MCP client's user has to answer a question sent back between rounds; a later
+    /// answer approves nothing and the question is asked again.
+    pub answer_within: std::time::Duration,
+}
+
+impl Default for ApprovalPolicy {
+    fn default() -> Self {
+        Self {
+            destructive: false,
+            tools: Vec::new(),
+            unattended: Unattended::default(),
+            answer_within: DEFAULT_ANSWER_WITHIN,
+        }
+    }
 }
 
 impl ApprovalPolicy {
     /// The policy as cordon.lock pins it; `None` for the default (ask nobody, deny unattended), so
     /// locks written before `[approval]` existed stay valid.
     pub fn lock_line(&self) -> Option<String> {
-        (*self != Self::default()).then(|| {
+        // The answer window only shortens or lengthens a question's life; what is asked is the same.
+        let asked = Self {
+            answer_within: DEFAULT_ANSWER_WITHIN,
+            ..self.clone()
+        };
+        (asked != Self::default()).then(|| {
             format!(
                 "approval destructive={} tools={} unattended={}",
                 self.destructive,
@@ -51,6 +74,7 @@ pub(super) struct RawApproval {
     destructive: Option<bool>,
     tools: Option<Vec<String>>,
     unattended: Option<Unattended>,
+    answer_within: Option<String>,
 }
 
 impl RawApproval {
@@ -62,10 +86,23 @@ impl RawApproval {
                 format!("{bad:?} is not a tool-name glob (letters, digits, `_`, `-`, `*`, `?`)"),
             ));
         }
+        let answer_within = match self.answer_within {
+            None => DEFAULT_ANSWER_WITHIN,
+            Some(text) => super::units::parse_duration(&text)
+                .ok()
+                .filter(|within| !within.is_zero())
+                .ok_or_else(|| {
+                    (
+                        "answer_within".to_string(),
+                        format!("{text:?} is not a duration above zero (e.g. \"5m\", \"90s\")"),
+                    )
+                })?,
+        };
         Ok(ApprovalPolicy {
             destructive: self.destructive.unwrap_or(false),
             tools,
             unattended: self.unattended.unwrap_or_default(),
+            answer_within,
         })
     }
 }

@@ -64,7 +64,12 @@ impl RawHttpGrant {
                     "the Host header always names the granted origin and cannot be set".into(),
                 ));
             }
-            let value = expand_env(template).map_err(|m| (key.clone(), m))?;
+            let (value, parts) = expand_env_parts(template).map_err(|m| (key.clone(), m))?;
+            // The value and each variable in it are secrets: no output of cordon shows them.
+            crate::report::secrets::register(&value);
+            parts
+                .iter()
+                .for_each(|part| crate::report::secrets::register(part));
             let value = http::HeaderValue::from_str(&value)
                 .map_err(|_| (key, "the value is not a valid header value".to_string()))?;
             headers.push(SecretHeader {
@@ -85,8 +90,9 @@ impl RawHttpGrant {
     }
 }
 
-/// Replaces every `${env:NAME}` with the host's value of NAME.
-pub(super) fn expand_env(template: &str) -> Result<String, String> {
+/// `template` with every `${env:NAME}` replaced by the host's value of NAME, and the values put in.
+fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), String> {
+    let mut parts = Vec::new();
     let mut out = String::new();
     let mut rest = template;
     while let Some(start) = rest.find("${env:") {
@@ -99,8 +105,9 @@ pub(super) fn expand_env(template: &str) -> Result<String, String> {
         let value = std::env::var(name)
             .map_err(|_| format!("the environment variable {name} is not set"))?;
         out.push_str(&value);
+        parts.push(value);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    Ok(out)
+    Ok((out, parts))
 }

@@ -88,6 +88,8 @@ pub struct Config {
     pub default_limits: Limits,
     /// Grants by plugin id (the plugin file's stem).
     pub plugins: BTreeMap<String, PluginGrant>,
+    /// Which plugin provides a tool name that several declare (`[tool_providers] NAME = "ID"`).
+    pub tool_providers: BTreeMap<String, String>,
     /// Where it came from, if from a file.
     pub path: Option<PathBuf>,
 }
@@ -106,6 +108,7 @@ impl Default for Config {
             hook_order: Vec::new(),
             default_limits: Limits::default(),
             plugins: BTreeMap::new(),
+            tool_providers: BTreeMap::new(),
             path: None,
         }
     }
@@ -186,6 +189,19 @@ impl Config {
                 format!("{max_open_files} is out of range; use 1 to 1000000"),
             ));
         }
+        let tool_providers = raw.tool_providers;
+        if let Some((tool, id)) = tool_providers.iter().find(|(tool, id)| {
+            !crate::capabilities::tool_glob::is_valid(tool)
+                || tool.contains(['*', '?'])
+                || id.is_empty()
+        }) {
+            return Err(invalid(
+                format!("tool_providers.{tool}"),
+                format!(
+                    "{tool:?} = {id:?} must name one tool and the id of the plugin that provides it (its file name without .wasm)"
+                ),
+            ));
+        }
         let audit_path = raw.audit.path.map(|path| base.join(path));
         layout::check_grants(&plugins, origin, audit_path.as_deref())
             .map_err(|(key, message)| invalid(key, message))?;
@@ -201,6 +217,7 @@ impl Config {
             hook_order: raw.hooks.order,
             default_limits,
             plugins,
+            tool_providers,
             path: Some(origin.to_path_buf()),
         })
     }
@@ -265,6 +282,8 @@ struct RawConfig {
     defaults: RawDefaults,
     #[serde(default)]
     plugins: BTreeMap<String, RawPlugin>,
+    #[serde(default)]
+    tool_providers: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize, Default)]

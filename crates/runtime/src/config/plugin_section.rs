@@ -64,6 +64,8 @@ pub(super) struct RawLimits {
     http_response: Option<String>,
     http_requests: Option<usize>,
     http_connections: Option<usize>,
+    disk_write: Option<String>,
+    files_created: Option<u64>,
 }
 
 impl RawLimits {
@@ -90,6 +92,13 @@ impl RawLimits {
                 ));
             }
             limits.fuel = Some(fuel);
+        }
+        if let Some(text) = &self.disk_write {
+            limits.disk_write_bytes =
+                parse_bytes(text).map_err(|m| ("disk_write".to_string(), m))?;
+        }
+        if let Some(count) = self.files_created {
+            limits.files_created = count;
         }
         if let Some(text) = &self.output {
             limits.output_bytes = parse_bytes(text).map_err(|m| ("output".to_string(), m))?;

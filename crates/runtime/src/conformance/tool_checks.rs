@@ -196,6 +196,7 @@ fn judge(result: &ToolResult, took: &str) -> (Outcome, String) {
         | ErrorKind::Timeout
         | ErrorKind::OutOfMemory
         | ErrorKind::OutOfFuel
+        | ErrorKind::OutOfDisk
         | ErrorKind::HookFailed
         | ErrorKind::Cancelled
         | ErrorKind::NotFound

@@ -116,6 +116,7 @@ impl Pipeline {
                             .unwrap_or_else(|_| request.arguments.clone().into()),
                     });
                     budget::apply(&mut result, &self.inner.settings);
+                    crate::report::secrets::scrub_result(&mut result);
                     self.end(&result, started, &emitter);
                     results[index] = Some(result);
                 }

@@ -52,6 +52,7 @@ impl Pipeline {
             self.after_hooks(&call, result, cancel, emitter).await
         };
         budget::apply(&mut result, &self.inner.settings);
+        crate::report::secrets::scrub_result(&mut result);
         self.end(&result, started, emitter);
         result
     }

@@ -116,6 +116,11 @@ impl Pipeline {
         })
     }
 
+    /// The operator's `[approval]` policy.
+    pub fn approval_policy(&self) -> &crate::config::ApprovalPolicy {
+        &self.inner.settings.approval
+    }
+
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
     }

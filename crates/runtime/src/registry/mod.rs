@@ -1,7 +1,9 @@
 //! Every plugin in the plugins directory, loaded side by side: the tools they provide by name, the
-//! hooks they declare, and the files that were refused and why. A bad file never stops the others.
+//! hooks they declare, and the files that were refused and why. A bad file never stops the others;
+//! a tool name several plugins declare is settled by tool_claims.rs, never by file order.
 
 pub mod declarations;
+pub mod tool_claims;
 
 use crate::capabilities::lock::Lockfile;
 use crate::config::Config;
@@ -63,6 +65,8 @@ pub struct Registry {
     plugins: Vec<Arc<Plugin>>,
     tools: BTreeMap<String, Arc<Plugin>>,
     rejected: Vec<Rejected>,
+    /// Tool names declared by more than one plugin, and who provides each.
+    collisions: Vec<tool_claims::Collision>,
     /// The process-wide sandbox slots every plugin's calls take (`[host] max_sandboxes`).
     sandbox_slots: Arc<tokio::sync::Semaphore>,
     max_sandboxes: usize,
@@ -133,14 +137,33 @@ impl Registry {
             plugins: Vec::new(),
             tools: BTreeMap::new(),
             rejected: Vec::new(),
+            collisions: Vec::new(),
             sandbox_slots: host.sandbox_slots.clone(),
             max_sandboxes: settings.max_instances as usize,
         };
+        let outcomes: Vec<(usize, Result<Plugin, LoadError>)> = outcomes
+            .into_iter()
+            .map(|(index, outcome)| {
+                (
+                    index,
+                    outcome.and_then(|plugin| approved_declarations(plugin, lock.as_deref())),
+                )
+            })
+            .collect();
+        let loaded: Vec<&Plugin> = outcomes
+            .iter()
+            .filter_map(|(_, outcome)| outcome.as_ref().ok())
+            .collect();
+        let (collisions, taken) = tool_claims::settle(&loaded, &options.config);
+        registry.collisions = collisions;
         for (index, outcome) in outcomes {
             let file = &files[index];
-            let outcome = outcome
-                .and_then(|plugin| approved_declarations(plugin, lock.as_deref()))
-                .and_then(|plugin| registry.check_collisions(plugin));
+            let outcome = outcome.map_err(|err| err.to_string()).and_then(|plugin| {
+                match taken.get(&*plugin.id) {
+                    Some(reason) => Err(reason.clone()),
+                    None => Ok(plugin),
+                }
+            });
             match outcome {
                 Ok(plugin) => {
                     tracing::info!(plugin = %plugin.id, tools = plugin.tools.len(), source = ?plugin.compiled, "loaded plugin");
@@ -150,11 +173,11 @@ impl Registry {
                     }
                     registry.plugins.push(plugin);
                 }
-                Err(err) => {
-                    tracing::warn!(file = %file.display(), "rejected plugin: {err}");
+                Err(reason) => {
+                    tracing::warn!(file = %file.display(), "rejected plugin: {reason}");
                     registry.rejected.push(Rejected {
                         file: file.clone(),
-                        reason: err.to_string(),
+                        reason,
                     });
                 }
             }
@@ -177,20 +200,6 @@ impl Registry {
         Ok(registry)
     }
 
-    /// Refuses a plugin whose tool names are already taken by a plugin loaded before it.
-    fn check_collisions(&self, plugin: Plugin) -> Result<Plugin, LoadError> {
-        for tool in &plugin.tools {
-            if let Some(owner) = self.tools.get(&tool.name) {
-                return Err(LoadError::Collision {
-                    tool: tool.name.clone(),
-                    owner: owner.id.to_string(),
-                    owner_path: owner.path.clone(),
-                });
-            }
-        }
-        Ok(plugin)
-    }
-
     pub fn plugins(&self) -> &[Arc<Plugin>] {
         &self.plugins
     }
@@ -202,6 +211,11 @@ impl Registry {
 
     pub fn rejected(&self) -> &[Rejected] {
         &self.rejected
+    }
+
+    /// Tool names declared by more than one plugin, and how each was settled.
+    pub fn collisions(&self) -> &[tool_claims::Collision] {
+        &self.collisions
     }
 
     /// The plugin providing `name`, and the tool.

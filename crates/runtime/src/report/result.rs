@@ -24,6 +24,9 @@ pub enum ErrorKind {
     OutOfMemory,
     /// The plugin used up its fuel (CPU budget).
     OutOfFuel,
+    /// The plugin tried to write or create more through its read-write grants in one call than
+    /// its disk limits allow.
+    OutOfDisk,
     /// The plugin needed a capability the operator did not grant.
     CapabilityDenied,
     /// A before-hook refused the call.
@@ -57,6 +60,7 @@ impl ErrorKind {
             Self::Cancelled => "cancelled",
             Self::NotApproved => "not_approved",
             Self::Truncated => "truncated",
+            Self::OutOfDisk => "out_of_disk",
         }
     }
 }

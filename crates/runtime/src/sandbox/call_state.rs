@@ -1,6 +1,6 @@
 //! The state of one sandboxed call (the wasmtime `Store` data): its WASI context and granted
 //! directory handles, memory limiter, captured stdio, deadline, the record of the files it opens,
-//! the bound on what it makes the host record, and the host functions the plugin imports (`log`,
+//! the bound on what it makes the host record, its disk budget, and the host functions the plugin imports (`log`,
 //! `progress`, `cancelled`, `settings`).
 
 use crate::capabilities::grant::OpenedDirs;
@@ -134,6 +134,8 @@ pub struct CallState {
     /// Bytes the guest may still push through `log` and `progress`.
     push_budget: u64,
     pub push_dropped: bool,
+    /// What the call may still write and create through its read-write grants.
+    disk: Arc<crate::sandbox::disk_budget::DiskBudget>,
 }
 
 /// Everything needed to build a [`CallState`].
@@ -153,6 +155,7 @@ pub struct CallSetup {
     pub cancelled: CancellationToken,
     pub deadline: Instant,
     pub push_budget: u64,
+    pub disk: Arc<crate::sandbox::disk_budget::DiskBudget>,
 }
 
 impl CallState {
@@ -186,7 +189,18 @@ impl CallState {
             deadline: setup.deadline,
             push_budget: setup.push_budget,
             push_dropped: false,
+            disk: setup.disk,
         }
+    }
+
+    /// The call's disk budget (disk_budget.rs).
+    pub(crate) fn disk(&self) -> &Arc<crate::sandbox::disk_budget::DiskBudget> {
+        &self.disk
+    }
+
+    /// What cancels the call (for host work that waits off the async workers).
+    pub(crate) fn cancellation(&self) -> CancellationToken {
+        self.cancelled.clone()
     }
 
     pub fn is_cancelled(&self) -> bool {

@@ -53,6 +53,9 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
             &state.stderr.tail(STDERR_TAIL_LINES),
         );
     }
+    if let Some(limit) = state.disk().exceeded() {
+        return out_of_disk(limit, what);
+    }
     match err.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => {
             let fuel = limits.fuel.unwrap_or(0);
@@ -112,6 +115,32 @@ fn out_of_memory(limits: &Limits, what: &str) -> Failure {
             human_bytes(limits.memory_bytes)
         ),
         json!({ "limitBytes": limits.memory_bytes }),
+    )
+}
+
+fn out_of_disk(limit: crate::sandbox::disk_budget::DiskLimit, what: &str) -> Failure {
+    use crate::sandbox::disk_budget::DiskLimit;
+    let (bound, key, details) = match limit {
+        DiskLimit::Bytes { limit } => (
+            format!(
+                "write more than {} to its granted directories",
+                human_bytes(limit)
+            ),
+            "limits.disk_write",
+            json!({ "limitBytes": limit }),
+        ),
+        DiskLimit::Entries { limit } => (
+            format!("create more than {limit} files, directories and links"),
+            "limits.files_created",
+            json!({ "limitEntries": limit }),
+        ),
+    };
+    Failure::new(
+        ErrorKind::OutOfDisk,
+        format!(
+            "`{what}` tried to {bound} in one call and was stopped; what it wrote before stays. Ask for less output per call, or ask the operator to raise `{key}`."
+        ),
+        details,
     )
 }
 

@@ -3,10 +3,12 @@
 //! blocking-pool thread and back, which was most of the cost of a guest reading many files (the
 //! way language runtimes read: a stream, polled). A granted file is a regular file on a local
 //! disk (fs_gate.rs refuses to open FIFOs and devices), so a read of at most 64 KiB returns at
-//! once: `read-via-stream` and `write-via-stream` are shadowed in the linker to hand out these
-//! streams instead, with the same permission checks.
+//! once: `read-via-stream`, `write-via-stream` and `append-via-stream` are shadowed in the linker
+//! to hand out these streams instead, with the same permission checks; every byte a stream writes
+//! is charged to the call's disk budget first (disk_budget.rs).
 
 use crate::sandbox::call_state::CallState;
+use crate::sandbox::disk_budget::DiskBudget;
 use bytes::Bytes;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -56,7 +58,27 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> 
             };
             let stream: DynOutputStream = Box::new(FileOutput {
                 file,
-                position: offset,
+                position: Position::At(offset),
+                disk: state.disk().clone(),
+            });
+            Ok((Ok(state.table().push(stream)?),))
+        },
+    )?;
+    types.func_wrap(
+        "[method]descriptor.append-via-stream",
+        |mut store: StoreContextMut<'_, CallState>, (descriptor,): (Resource<Descriptor>,)| {
+            let state = store.data_mut();
+            let file = match state.table().get(&descriptor)? {
+                Descriptor::File(file) if file.perms.write_not_permitted() => {
+                    return Ok((Err(ErrorCode::NotPermitted),));
+                }
+                Descriptor::File(file) => file.file.clone(),
+                Descriptor::Dir(_) => return Ok((Err(ErrorCode::BadDescriptor),)),
+            };
+            let stream: DynOutputStream = Box::new(FileOutput {
+                file,
+                position: Position::End,
+                disk: state.disk().clone(),
             });
             Ok((Ok(state.table().push(stream)?),))
         },
@@ -98,19 +120,43 @@ impl Pollable for FileInput {
     async fn ready(&mut self) {}
 }
 
-/// Writes a file from a position, on the calling thread.
+/// Where a stream writes next.
+enum Position {
+    At(u64),
+    /// At the end of the file, wherever it is when each write comes.
+    End,
+}
+
+/// Writes a file from a position (or at its end), on the calling thread, within the call's disk
+/// budget: a write past it ends the call.
 struct FileOutput {
     file: Arc<std::fs::File>,
-    position: u64,
+    position: Position,
+    disk: Arc<DiskBudget>,
 }
 
 #[wasmtime_wasi::async_trait]
 impl OutputStream for FileOutput {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
+        let end = self
+            .file
+            .metadata()
+            .map_err(|err| StreamError::LastOperationFailed(err.into()))?
+            .len();
+        let at = match self.position {
+            Position::At(at) => at,
+            Position::End => end,
+        };
+        // A write past the end grows the file by the gap too (a sparse file, like set-size).
+        self.disk
+            .charge_bytes(bytes.len() as u64 + at.saturating_sub(end))
+            .map_err(|limit| StreamError::Trap(limit.into()))?;
         self.file
-            .write_all_at(&bytes, self.position)
+            .write_all_at(&bytes, at)
             .map_err(|err| StreamError::LastOperationFailed(err.into()))?;
-        self.position += bytes.len() as u64;
+        if let Position::At(at) = &mut self.position {
+            *at += bytes.len() as u64;
+        }
         Ok(())
     }
 

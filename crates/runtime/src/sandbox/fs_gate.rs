@@ -8,6 +8,7 @@
 //!   `quota`, so no plugin can exhaust the host's file descriptors) and reported for the audit log
 //!   and events: the path as the guest sees it (cut to a length), what it asked for, and whether the
 //!   host opened or refused it, up to a number of records per sandbox (the rest are counted);
+//! - an open with `create` is charged to the call's entry budget (disk_budget.rs);
 //! - dropping a descriptor gives its slot back.
 //!
 //! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
@@ -94,6 +95,10 @@ async fn open_at(
             MAX_RECORDED_PATH_BYTES,
         )
     });
+    // Creating counts against the call's entry budget (disk_budget.rs); past it the call ends.
+    if open_flags.contains(OpenFlags::CREATE) {
+        state.disk().charge_entry()?;
+    }
     let outcome = match state.open_files().take() {
         Err(reason) => {
             state.warn_limited(&format!(

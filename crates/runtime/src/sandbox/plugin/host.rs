@@ -48,6 +48,9 @@ impl PluginHost {
         crate::sandbox::resource_budget::shadow_in_linker(&mut linker)?;
         // File streams read and write on the calling thread (see file_streams.rs).
         crate::sandbox::file_streams::shadow_in_linker(&mut linker)?;
+        // Writes and creations charged to the call's disk budget, syncs off the async workers
+        // (see fs_writes.rs).
+        crate::sandbox::fs_writes::shadow_in_linker(&mut linker)?;
         // Directory listings read with their types from the directory (see dir_listing.rs).
         crate::sandbox::dir_listing::shadow_in_linker(&mut linker)?;
         // The contract's host functions, for every version the host speaks.

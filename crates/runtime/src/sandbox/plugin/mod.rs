@@ -97,15 +97,6 @@ pub enum LoadError {
     InvalidHookGlobs { count: usize, limit: usize },
     #[error("tool {tool:?}: {reason}")]
     InvalidTool { tool: String, reason: String },
-    #[error(
-        "its tool {tool:?} is already provided by plugin `{owner}` ({}); tool names must be unique, so rename one of them or remove one file",
-        owner_path.display()
-    )]
-    Collision {
-        tool: String,
-        owner: String,
-        owner_path: PathBuf,
-    },
     #[error("{0}")]
     Dirs(#[from] OpenDirError),
     #[error("cannot read the WIT at {} (`wit` in its config): {reason}", path.display())]

@@ -144,6 +144,10 @@ impl Plugin {
             cancelled: options.cancel.clone(),
             deadline: started + limits.timeout,
             push_budget: limits.output_bytes,
+            disk: Arc::new(crate::sandbox::disk_budget::DiskBudget::new(
+                limits.disk_write_bytes,
+                limits.files_created,
+            )),
         });
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);

@@ -1,0 +1,168 @@
+//! What a transcript cordon wrote looks like, checked before a session resumes from one: at most
+//! one system prompt, and only as the first line (cordon writes it before anything else); each
+//! tool result answers a call of the assistant message before it, by id and name, no more often
+//! than that call was made; a compaction summarises only lines before it. Anything else was not
+//! written by cordon (a plugin or a person edited the file), and resuming from it would send the
+//! model a conversation that never happened, so it is refused, not repaired.
+
+use crate::conversation::message::{Message, ToolCall};
+use std::collections::HashMap;
+
+/// The first line (counting from 1) that breaks the shape, and how.
+pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
+    // The calls of the latest assistant message not answered yet: id → (name, answers left).
+    let mut open: HashMap<&str, (&str, usize)> = HashMap::new();
+    let mut seen_conversation = false;
+    for (position, (line, message)) in messages.iter().enumerate() {
+        let line = *line;
+        match message {
+            Message::System { .. } => {
+                if seen_conversation {
+                    return Some((
+                        line,
+                        "a system prompt after the conversation started; cordon writes the system prompt only as the first line".into(),
+                    ));
+                }
+            }
+            Message::User { .. } => {}
+            Message::Assistant { tool_calls, .. } => {
+                open = calls_by_id(tool_calls);
+            }
+            Message::Tool(outcome) => match open.get_mut(outcome.tool_call_id.as_str()) {
+                Some((name, left)) if *left > 0 && *name == outcome.tool_name => *left -= 1,
+                Some((name, _)) if *name != outcome.tool_name => {
+                    return Some((
+                        line,
+                        format!(
+                            "a result of tool {:?} for call {:?}, which called {name:?}",
+                            outcome.tool_name, outcome.tool_call_id
+                        ),
+                    ));
+                }
+                _ => {
+                    return Some((
+                        line,
+                        format!(
+                            "a tool result for call {:?}, which the assistant message before it did not make (or which was answered already)",
+                            outcome.tool_call_id
+                        ),
+                    ));
+                }
+            },
+            Message::Compaction { through, .. } => {
+                if *through > position {
+                    return Some((
+                        line,
+                        format!("a compaction of lines up to {through}, which come after it"),
+                    ));
+                }
+            }
+            Message::TurnEnd { .. } => {}
+        }
+        if message.is_conversation() {
+            seen_conversation = true;
+        }
+    }
+    None
+}
+
+fn calls_by_id(calls: &[ToolCall]) -> HashMap<&str, (&str, usize)> {
+    let mut open: HashMap<&str, (&str, usize)> = HashMap::new();
+    for call in calls {
+        open.entry(call.id.as_str())
+            .or_insert((call.name.as_str(), 0))
+            .1 += 1;
+    }
+    open
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::message::{StopReason, ToolOutcome};
+
+    fn numbered(messages: Vec<Message>) -> Vec<(usize, Message)> {
+        messages
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| (i + 1, m))
+            .collect()
+    }
+
+    fn assistant(calls: &[(&str, &str)]) -> Message {
+        Message::Assistant {
+            content: String::new(),
+            tool_calls: calls
+                .iter()
+                .map(|(id, name)| ToolCall {
+                    id: id.to_string(),
+                    name: name.to_string(),
+                    arguments: "{}".into(),
+                })
+                .collect(),
+            stop: StopReason::ToolCalls,
+            usage: None,
+        }
+    }
+
+    fn result(id: &str, name: &str) -> Message {
+        Message::Tool(ToolOutcome {
+            tool_call_id: id.into(),
+            tool_name: name.into(),
+            is_error: false,
+            error_kind: None,
+            content: "ok".into(),
+        })
+    }
+
+    fn system() -> Message {
+        Message::System {
+            content: "prompt".into(),
+        }
+    }
+
+    fn user() -> Message {
+        Message::User {
+            content: "hi".into(),
+        }
+    }
+
+    #[test]
+    fn what_cordon_writes_is_well_formed() {
+        let written = numbered(vec![
+            system(),
+            user(),
+            assistant(&[("a", "read_file"), ("b", "grep")]),
+            result("a", "read_file"),
+            result("b", "grep"),
+            assistant(&[("c", "read_file")]),
+        ]);
+        assert_eq!(first_problem(&written), None);
+    }
+
+    #[test]
+    fn forged_lines_are_named() {
+        let late_system = numbered(vec![system(), user(), system()]);
+        assert_eq!(first_problem(&late_system).map(|p| p.0), Some(3));
+        let orphan = numbered(vec![system(), user(), result("x", "read_file")]);
+        assert!(first_problem(&orphan).unwrap().1.contains("did not make"));
+        let twice = numbered(vec![
+            user(),
+            assistant(&[("a", "read_file")]),
+            result("a", "read_file"),
+            result("a", "read_file"),
+        ]);
+        assert_eq!(first_problem(&twice).map(|p| p.0), Some(4));
+        let renamed = numbered(vec![
+            user(),
+            assistant(&[("a", "read_file")]),
+            result("a", "write_file"),
+        ]);
+        assert!(
+            first_problem(&renamed)
+                .unwrap()
+                .1
+                .contains("which called \"read_file\"")
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! What one call may do to the disk through its read-write grants: bytes written (every write,
+//! stream write and append, and a file grown by `set-size`, sparse or not, counts) and entries
+//! created (files opened with `create`, directories, hard and symbolic links), each against the
+//! plugin's `limits.disk_write` and `limits.files_created`. A charge past either bound is refused
+//! before anything is written, the call ends (a trap the failure classification reports as
+//! `out_of_disk`), and the host carries on. The budget is shared with the call's file streams,
+//! which outlive the host call that made them.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Which bound a call went past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum DiskLimit {
+    #[error("the call tried to write more than its limit of {limit} bytes to granted directories")]
+    Bytes { limit: u64 },
+    #[error("the call tried to create more than its limit of {limit} files, directories and links")]
+    Entries { limit: u64 },
+}
+
+/// One call's disk use so far, against its limits.
+#[derive(Debug)]
+pub struct DiskBudget {
+    max_bytes: u64,
+    max_entries: u64,
+    written: AtomicU64,
+    created: AtomicU64,
+    exceeded: OnceLock<DiskLimit>,
+}
+
+impl DiskBudget {
+    pub fn new(max_bytes: u64, max_entries: u64) -> Self {
+        Self {
+            max_bytes,
+            max_entries,
+            written: AtomicU64::new(0),
+            created: AtomicU64::new(0),
+            exceeded: OnceLock::new(),
+        }
+    }
+
+    /// Takes `bytes` about to be written; refused (and remembered) past the limit.
+    pub fn charge_bytes(&self, bytes: u64) -> Result<(), DiskLimit> {
+        charge(&self.written, bytes, self.max_bytes).map_err(|()| {
+            self.refuse(DiskLimit::Bytes {
+                limit: self.max_bytes,
+            })
+        })
+    }
+
+    /// Takes one entry about to be created; refused (and remembered) past the limit.
+    pub fn charge_entry(&self) -> Result<(), DiskLimit> {
+        charge(&self.created, 1, self.max_entries).map_err(|()| {
+            self.refuse(DiskLimit::Entries {
+                limit: self.max_entries,
+            })
+        })
+    }
+
+    fn refuse(&self, limit: DiskLimit) -> DiskLimit {
+        *self.exceeded.get_or_init(|| limit)
+    }
+
+    /// The bound the call went past, if it did.
+    pub fn exceeded(&self) -> Option<DiskLimit> {
+        self.exceeded.get().copied()
+    }
+}
+
+/// Adds `amount` to `used` unless the total would pass `max` (then nothing is added).
+fn charge(used: &AtomicU64, amount: u64, max: u64) -> Result<(), ()> {
+    used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |now| {
+        now.checked_add(amount).filter(|total| *total <= max)
+    })
+    .map(|_| ())
+    .map_err(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_stop_at_the_limit_and_say_which() {
+        let budget = DiskBudget::new(100, 2);
+        assert_eq!(budget.charge_bytes(60), Ok(()));
+        assert_eq!(budget.charge_bytes(40), Ok(()));
+        assert_eq!(budget.charge_bytes(1), Err(DiskLimit::Bytes { limit: 100 }));
+        assert_eq!(
+            budget.charge_bytes(u64::MAX),
+            Err(DiskLimit::Bytes { limit: 100 }),
+            "no overflow"
+        );
+        assert_eq!(budget.charge_entry(), Ok(()));
+        assert_eq!(budget.charge_entry(), Ok(()));
+        assert!(budget.charge_entry().is_err());
+        assert_eq!(
+            budget.exceeded(),
+            Some(DiskLimit::Bytes { limit: 100 }),
+            "the first bound passed is the one reported"
+        );
+    }
+}
