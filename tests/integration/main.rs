@@ -7,6 +7,7 @@ mod agent_context;
 mod agent_loop;
 mod agent_sanity;
 mod agent_sessions;
+mod agent_tool_search;
 mod approval_terminal;
 mod audit;
 mod bundled_hooks;

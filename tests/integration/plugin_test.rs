@@ -24,6 +24,41 @@ fn wasm(component: &str) -> String {
 }
 
 #[test]
+fn a_tool_over_the_prompt_size_budget_is_a_warning_and_the_bundled_ones_are_within_it() {
+    let long = "Measures a shape. ".repeat(120);
+    let ws = Workspace::new()
+        .plugin("fixture_plain_geometry", "geometry")
+        .config(&format!(
+            "[plugins.geometry.tools.measure]\ndescription = \"{long}\"\n"
+        ));
+    let run = ws.cordon(&["--config", "cordon.toml", "test", "plugins/geometry.wasm"]);
+    assert_eq!(run.code, 0, "a warning is not a failure: {}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "warn  measure · prompt size: what a model is sent of it (name, description, schema) is"
+        ),
+        "{}",
+        run.stdout
+    );
+    let files: Vec<String> = BUNDLED.iter().map(|name| wasm(name)).collect();
+    let mut args = vec!["test"];
+    args.extend(files.iter().map(String::as_str));
+    let bundled = Workspace::new().cordon(&args);
+    assert!(
+        !bundled
+            .stdout
+            .contains("prompt size: what a model is sent of it (name"),
+        "{}",
+        bundled.stdout
+    );
+    assert!(
+        bundled.stdout.contains("ok    grep · prompt size"),
+        "{}",
+        bundled.stdout
+    );
+}
+
+#[test]
 fn every_bundled_plugin_passes() {
     let ws = Workspace::new();
     let files: Vec<String> = BUNDLED.iter().map(|name| wasm(name)).collect();

@@ -9,11 +9,13 @@
 //!   compacting older turns so that every request fits.
 //! - `session/`: the loop itself ([`Agent`]), the default system prompt, and `--output-schema`
 //!   with its `final_result` tool (`contract.rs`).
+//! - `tool_search/`: which tools each request carries; with many, `search_tools` finds them.
 
 mod context;
 mod conversation;
 mod model;
 mod session;
+pub mod tool_search;
 
 pub use context::fit::SUMMARY_HEADING;
 pub use context::summary::SUMMARY_INSTRUCTION;

@@ -10,7 +10,7 @@ mod metrics;
 mod server;
 mod transport;
 
-pub use server::McpServer;
 pub use server::results::{META_DETAILS, META_ERROR_KIND};
+pub use server::{DEFAULT_PAGE_SIZE, McpServer};
 pub use transport::http;
 pub use transport::stdio::StdioServeError;

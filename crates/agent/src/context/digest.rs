@@ -46,7 +46,10 @@ pub fn digest(
                     short(&outcome.content, 160)
                 ));
             }
-            Message::System { .. } | Message::Compaction { .. } | Message::TurnEnd { .. } => {}
+            Message::System { .. }
+            | Message::Compaction { .. }
+            | Message::TurnEnd { .. }
+            | Message::ToolsLoaded { .. } => {}
         }
     }
     let mut text = String::new();

@@ -188,7 +188,10 @@ fn units(messages: &[Message], start: usize) -> Vec<Unit> {
             Message::Tool(_) if !units.is_empty() => {
                 units.last_mut().expect("not empty").indices.push(index);
             }
-            Message::Compaction { .. } | Message::TurnEnd { .. } | Message::System { .. } => {}
+            Message::Compaction { .. }
+            | Message::TurnEnd { .. }
+            | Message::ToolsLoaded { .. }
+            | Message::System { .. } => {}
             _ => units.push(Unit {
                 indices: vec![index],
             }),

@@ -70,7 +70,10 @@ fn render(previous: Option<&str>, folded: &[Message], result_chars: usize) -> St
                     short(&outcome.content, result_chars)
                 ));
             }
-            Message::System { .. } | Message::Compaction { .. } | Message::TurnEnd { .. } => {}
+            Message::System { .. }
+            | Message::Compaction { .. }
+            | Message::TurnEnd { .. }
+            | Message::ToolsLoaded { .. } => {}
         }
     }
     text

@@ -1,8 +1,8 @@
 //! The conversation as cordon keeps it, independent of any provider: system, user, assistant and
 //! tool messages. Transcripts store exactly these, one JSON object per line; each provider module
-//! translates them to its own wire format. Two kinds of line are the session's own record and
-//! never reach a model as they are: a compaction (the summary that stands in for older turns) and
-//! the end of a turn with its token usage.
+//! translates them to its own wire format. Three kinds of line are the session's own record and
+//! never reach a model as they are: a compaction (the summary that stands in for older turns),
+//! the end of a turn with its token usage, and the tools a search loaded.
 
 use cordon_runtime::report::{ErrorKind, ToolResult};
 use serde::{Deserialize, Serialize};
@@ -47,12 +47,24 @@ pub enum Message {
         model_requests: u32,
         usage: Usage,
     },
+    /// `search_tools` loaded these tools (after its result): they are offered from here on.
+    ToolsLoaded {
+        tools: Vec<String>,
+    },
 }
 
 impl Message {
     /// Whether this line is part of the conversation a model sees (not a session record).
     pub fn is_conversation(&self) -> bool {
-        !matches!(self, Self::Compaction { .. } | Self::TurnEnd { .. })
+        !self.is_record()
+    }
+
+    /// Whether this line is the session's own record (never sent to a model as it is).
+    pub fn is_record(&self) -> bool {
+        matches!(
+            self,
+            Self::Compaction { .. } | Self::TurnEnd { .. } | Self::ToolsLoaded { .. }
+        )
     }
 }
 

@@ -1,6 +1,7 @@
 //! What the agent loop tells whoever watches it (a live view on a terminal, JSON event lines, a
 //! test): each model request, text as it streams, retries, each reply with its token usage,
-//! compactions of the history, warnings, the pipeline's tool events, and each turn's usage.
+//! compactions of the history, warnings, the pipeline's tool events, the tools a search loaded,
+//! and each turn's usage.
 //! Every method has an empty default, so an observer implements only what it shows.
 
 use crate::conversation::message::{Reply, Usage};
@@ -36,6 +37,8 @@ pub trait AgentObserver: Send + Sync {
     fn compaction(&self, _report: &CompactionReport) {}
     /// Something the user should know that is not an error.
     fn warning(&self, _text: &str) {}
+    /// `search_tools` loaded these tools; later requests offer them.
+    fn tools_loaded(&self, _tools: &[String]) {}
     /// A turn ended (answered or not) after `model_requests` requests that took `usage`
     /// (`None`: the API reported no usage).
     fn turn_end(&self, _model_requests: u32, _usage: Option<Usage>) {}

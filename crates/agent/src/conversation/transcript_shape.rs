@@ -1,7 +1,8 @@
 //! What a transcript cordon wrote looks like, checked before a session resumes from one: at most
 //! one system prompt, and only as the first line (cordon writes it before anything else); each
 //! tool result answers a call of the assistant message before it, by id and name, no more often
-//! than that call was made; a compaction summarises only lines before it. Anything else was not
+//! than that call was made; a compaction summarises only lines before it; tools are recorded as
+//! loaded only after the assistant message that called `search_tools`. Anything else was not
 //! written by cordon (a plugin or a person edited the file), and resuming from it would send the
 //! model a conversation that never happened, so it is refused, not repaired.
 
@@ -13,6 +14,7 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
     // The calls of the latest assistant message not answered yet: id → (name, answers left).
     let mut open: HashMap<&str, (&str, usize)> = HashMap::new();
     let mut seen_conversation = false;
+    let mut searched = false;
     for (position, (line, message)) in messages.iter().enumerate() {
         let line = *line;
         match message {
@@ -27,6 +29,9 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
             Message::User { .. } => {}
             Message::Assistant { tool_calls, .. } => {
                 open = calls_by_id(tool_calls);
+                searched = tool_calls
+                    .iter()
+                    .any(|call| call.name == crate::tool_search::SEARCH_TOOL);
             }
             Message::Tool(outcome) => match open.get_mut(outcome.tool_call_id.as_str()) {
                 Some((name, left)) if *left > 0 && *name == outcome.tool_name => *left -= 1,
@@ -58,6 +63,14 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
                 }
             }
             Message::TurnEnd { .. } => {}
+            Message::ToolsLoaded { .. } => {
+                if !searched {
+                    return Some((
+                        line,
+                        "tools recorded as loaded without a search_tools call before them".into(),
+                    ));
+                }
+            }
         }
         if message.is_conversation() {
             seen_conversation = true;

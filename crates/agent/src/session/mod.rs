@@ -22,6 +22,7 @@ use crate::conversation::text_calls;
 use crate::conversation::transcript::{Loaded, TranscriptError, TranscriptWriter};
 use crate::model::client::{ModelClient, ModelError};
 use crate::model::provider::ToolSpec;
+use crate::tool_search::{SearchSettings, ToolOffer};
 use contract::{OutputContract, Verdict};
 use cordon_runtime::config::Provider;
 use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Event, Pipeline};
@@ -85,6 +86,8 @@ pub struct AgentOptions {
     pub approver: Option<Arc<dyn Approver>>,
     /// Identical calls in a row before the note (and one more before the stop); 0: no check.
     pub max_repeated_calls: u32,
+    /// When the model gets `search_tools` instead of every tool's spec.
+    pub tool_search: SearchSettings,
 }
 
 /// A turn's result.
@@ -111,6 +114,8 @@ pub struct Agent {
     context: ContextBudget,
     /// The last number given to a call recovered from text (ids stay unique in a session).
     text_calls: u64,
+    /// Which tools requests carry; decided at the session's first turn.
+    offer: Option<ToolOffer>,
 }
 
 /// What one turn has used so far.
@@ -141,6 +146,7 @@ impl Agent {
             contract_failures: 0,
             context,
             text_calls: 0,
+            offer: None,
         }
     }
 
@@ -179,21 +185,52 @@ impl Agent {
         &self.messages
     }
 
-    /// The tools offered to the model: the active tools, and `final_result` under a contract.
+    /// The tools the next request offers the model: the active tools (or, with tool search, the
+    /// loaded ones and `search_tools`), and `final_result` under a contract.
     pub fn offered_tools(&self) -> Vec<ToolSpec> {
-        let mut tools: Vec<ToolSpec> = self
-            .pipeline
-            .active_tools()
-            .map(|(_, tool)| ToolSpec {
-                name: tool.name.clone(),
-                description: tool.description.clone(),
-                parameters: tool.schema.as_json().clone(),
-            })
-            .collect();
+        let mut tools: Vec<ToolSpec> = match &self.offer {
+            Some(offer) => offer.specs(&self.pipeline),
+            None => self
+                .pipeline
+                .active_tools()
+                .map(|(_, tool)| crate::tool_search::spec_for_model(tool))
+                .collect(),
+        };
         if let Some(contract) = &self.options.contract {
             tools.push(contract.tool_spec());
         }
         tools
+    }
+
+    /// Whether this session finds its tools through `search_tools` (known after its first turn
+    /// has started; see [`Agent::prepare_offer`]).
+    pub fn searching_tools(&self) -> bool {
+        self.offer.as_ref().is_some_and(ToolOffer::searching)
+    }
+
+    /// Decides which tools requests carry, once per session: every active tool's spec, or
+    /// `search_tools` (under `auto`, when the tools are many or their specs would fill more than
+    /// half the context window); loads again what a resumed transcript's searches loaded.
+    pub async fn prepare_offer(&mut self) {
+        if self.offer.is_some() {
+            return;
+        }
+        let all: Vec<ToolSpec> = self
+            .pipeline
+            .active_tools()
+            .map(|(_, tool)| crate::tool_search::spec_for_model(tool))
+            .collect();
+        let counter = self.context.counter();
+        let spec_tokens = counter.calibrated(counter.raw_tools(&all));
+        let window = self.context.window(&self.client).await;
+        let mut offer = ToolOffer::decide(
+            &self.pipeline,
+            self.options.tool_search,
+            spec_tokens,
+            window.tokens,
+        );
+        offer.restore(&self.pipeline, &self.messages);
+        self.offer = Some(offer);
     }
 
     /// Adds `prompt` (if any) as the user's message and runs steps until the model answers.
@@ -203,7 +240,7 @@ impl Agent {
         observer: Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
     ) -> Result<Answer, AgentError> {
-        let tools = self.offered_tools();
+        self.prepare_offer().await;
         if !self
             .messages
             .iter()
@@ -212,8 +249,8 @@ impl Agent {
             let mut content = match &self.options.system_prompt {
                 Some(prompt) => prompt.clone(),
                 None => system_prompt::default_prompt(
-                    &tools,
                     &system_prompt::Environment::of(&self.pipeline),
+                    self.searching_tools(),
                 ),
             };
             if let Some(contract) = &self.options.contract {
@@ -229,7 +266,7 @@ impl Agent {
         }
         self.contract_failures = 0;
         let mut tally = TurnTally::default();
-        let outcome = self.steps(&tools, &observer, cancel, &mut tally).await;
+        let outcome = self.steps(&observer, cancel, &mut tally).await;
         if tally.requests > 0 {
             observer.turn_end(tally.requests, tally.usage);
             if let Some(usage) = tally.usage {
@@ -250,7 +287,6 @@ impl Agent {
 
     async fn steps(
         &mut self,
-        tools: &[ToolSpec],
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
         tally: &mut TurnTally,
@@ -259,8 +295,12 @@ impl Agent {
         let mut repetition = RepetitionGuard::new(self.options.max_repeated_calls);
         for step in 1..=self.options.max_steps {
             observer.model_request(step);
+            // What searches loaded is offered from the next request on.
+            let tools = self.offered_tools();
             let window = self.context.window(&self.client).await;
-            let reply = self.request(window, tools, observer, cancel, tally).await?;
+            let reply = self
+                .request(window, &tools, observer, cancel, tally)
+                .await?;
             observer.model_reply(&reply);
             self.push(reply.clone().into_message())?;
             if reply.tool_calls.is_empty() {
@@ -288,10 +328,11 @@ impl Agent {
                     cut_off,
                 });
             }
-            let (outcomes, answer) = if reply.stop == StopReason::Length {
+            let (outcomes, answer, loaded) = if reply.stop == StopReason::Length {
                 (
                     cut_off(&reply.tool_calls, &self.cut_off_cause(&reply, window)),
                     None,
+                    Vec::new(),
                 )
             } else {
                 let verdicts = repetition.observe(&reply.tool_calls);
@@ -317,7 +358,7 @@ impl Agent {
                         count,
                     });
                 }
-                let (mut outcomes, answer) =
+                let (mut outcomes, answer, loaded) =
                     self.run_calls(&reply.tool_calls, observer, cancel).await;
                 for (outcome, verdict) in outcomes.iter_mut().zip(&verdicts) {
                     if let Repeat::AtLimit(count) = verdict {
@@ -326,10 +367,14 @@ impl Agent {
                             .push_str(&repetition::note(&outcome.tool_name, *count));
                     }
                 }
-                (outcomes, answer)
+                (outcomes, answer, loaded)
             };
             for outcome in outcomes {
                 self.push(Message::Tool(outcome))?;
+            }
+            if !loaded.is_empty() {
+                observer.tools_loaded(&loaded);
+                self.push(Message::ToolsLoaded { tools: loaded })?;
             }
             if cancel.is_cancelled() {
                 return Err(AgentError::Cancelled);
@@ -509,19 +554,27 @@ impl Agent {
         }
     }
 
-    /// Runs a reply's calls: `final_result` against the contract, the rest as one pipeline batch.
-    /// Returns the outcomes in call order, and the accepted answer if there is one.
+    /// Runs a reply's calls: `final_result` against the contract, `search_tools` against the
+    /// tool index, the rest as one pipeline batch. Returns the outcomes in call order, the
+    /// accepted answer if there is one, and the tools searches loaded.
     async fn run_calls(
         &mut self,
         calls: &[ToolCall],
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
-    ) -> (Vec<ToolOutcome>, Option<Value>) {
+    ) -> (Vec<ToolOutcome>, Option<Value>, Vec<String>) {
         let mut outcomes: Vec<Option<ToolOutcome>> = vec![None; calls.len()];
         let mut answer = None;
+        let mut loaded = Vec::new();
         let mut batch = Vec::new();
         let mut batch_positions = Vec::new();
         for (position, call) in calls.iter().enumerate() {
+            if let Some(offer) = self.offer.as_mut().filter(|offer| offer.answers(call)) {
+                let (outcome, newly) = offer.search(&self.pipeline, call);
+                loaded.extend(newly);
+                outcomes[position] = Some(outcome);
+                continue;
+            }
             match &self.options.contract {
                 Some(contract) if call.name == contract::FINAL_RESULT => {
                     let outcome = match contract.check(&call.arguments) {
@@ -576,7 +629,7 @@ impl Agent {
             .into_iter()
             .map(|outcome| outcome.expect("every call has an outcome"))
             .collect();
-        (outcomes, answer)
+        (outcomes, answer, loaded)
     }
 
     /// Under a contract, a plain-text answer is a failed attempt: remind the model.

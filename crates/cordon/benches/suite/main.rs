@@ -2,8 +2,8 @@
 //! BENCHMARKS.md (or to the file `CORDON_BENCH_OUT` names). Sections follow the benchmark issue:
 //! per-call overhead, MCP over stdio, parallel batch, throughput, cold start, interrupt latency,
 //! hook cost, memory, the cost of recording opened paths, real work on a real-sized repository,
-//! the installed (release) build beside the development one, and a plain component's call beside
-//! an SDK plugin's; then each target checked
+//! the installed (release) build beside the development one, a plain component's call beside
+//! an SDK plugin's, and the prompt size of the agent loop's first request; then each target checked
 //! against this run's figures. `CORDON_BENCH_ONLY` picks sections (see
 //! [`wanted`]).
 
@@ -16,6 +16,7 @@ mod memory;
 mod opened_paths;
 mod per_call;
 mod plain_components;
+mod prompt_size;
 mod real_repo;
 mod repo_tree;
 mod report;
@@ -97,6 +98,9 @@ async fn main() -> anyhow::Result<()> {
     };
     if wanted("installed_build") {
         installed_build::run(&setup, &mut report)?;
+    }
+    if wanted("prompt_size") {
+        prompt_size::run(&setup, &mut report)?;
     }
     let plain = match wanted("plain_components") {
         true => Some(plain_components::run(&setup, &mut report).await?),

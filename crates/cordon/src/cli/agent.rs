@@ -113,6 +113,10 @@ impl SessionArgs {
             contract,
             approver,
             max_repeated_calls: agent.max_repeated_calls,
+            tool_search: cordon_agent::tool_search::SearchSettings {
+                mode: agent.tool_search,
+                threshold: agent.tool_search_threshold,
+            },
         }
     }
 

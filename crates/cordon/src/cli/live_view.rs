@@ -302,6 +302,14 @@ impl AgentObserver for LiveView {
         }
     }
 
+    fn tools_loaded(&self, tools: &[String]) {
+        if self.activity == Activity::Events {
+            self.json_line(json!({"type": "tools_loaded", "tools": tools}));
+        } else {
+            self.line(&format!("  + loaded {}", tools.join(", ")));
+        }
+    }
+
     fn warning(&self, text: &str) {
         if self.activity == Activity::Events {
             self.json_line(json!({"type": "warning", "message": text}));

@@ -178,6 +178,14 @@ pub enum Command {
         #[arg(long, value_name = "DURATION", default_value = "30s",
               value_parser = cordon_runtime::config::parse_duration)]
         shutdown_grace: std::time::Duration,
+        /// Tools per `tools/list` page; clients follow the cursor for the rest.
+        #[arg(long, value_name = "N", default_value_t = cordon_mcp::DEFAULT_PAGE_SIZE,
+              value_parser = clap::value_parser!(u64).range(1..10_000))]
+        page_size: u64,
+        /// List only a `search_tools` tool, which finds the active tools by what they do, for
+        /// clients with no tool search of their own (every active tool stays callable by name).
+        #[arg(long)]
+        tool_search: bool,
     },
     /// Run the agent loop on a prompt: the model calls the active tools until it answers.
     /// Exit code 0 with an answer, 1 without one, 2 on a setup error, 130 when cancelled.
@@ -403,8 +411,14 @@ impl Cli {
                 ref allow_origin,
                 metrics_public,
                 shutdown_grace,
+                page_size,
+                tool_search,
             } => {
-                let mut server = cordon_mcp::McpServer::new(pipeline);
+                let mut server =
+                    cordon_mcp::McpServer::new(pipeline).with_page_size(page_size as usize);
+                if tool_search {
+                    server = server.with_tool_search();
+                }
                 // Without --yes the client's user is asked (elicitation), never this terminal:
                 // stdio is the protocol's.
                 if let Some(everything) =

@@ -3,13 +3,18 @@
 //! end, so validation, hooks, grants, limits and error results are identical; the error kind and the
 //! tool's details travel in `_meta`, never in the text the model reads (`results.rs`); a call that
 //! needs a person's approval is put to the client's user (`approval.rs`); every answered call is
-//! counted and timed for `/metrics` (`crate::metrics`).
+//! counted and timed for `/metrics` (`crate::metrics`). `tools/list` comes in pages
+//! (`tool_pages.rs`); with `--tool-search` it offers only `search_tools` (`tool_search.rs`).
 
 mod approval;
 mod approval_state;
 pub(crate) mod in_flight_calls;
 mod logging;
 pub mod results;
+mod tool_pages;
+mod tool_search;
+
+pub use tool_pages::DEFAULT_PAGE_SIZE;
 
 use crate::metrics::{Metrics, UNKNOWN_TOOL};
 use cordon_runtime::pipeline::events::EventSink;
@@ -49,20 +54,27 @@ pub struct McpServer {
     metrics: Metrics,
     /// The approval states this process issued (2026-07-28 rounds), under its own key.
     approval_states: Arc<approval_state::ApprovalStates>,
+    /// Tools per `tools/list` page.
+    page_size: usize,
+    /// `--tool-search`: list only `search_tools`, which finds the others.
+    listed: Arc<Vec<Tool>>,
 }
 
 impl McpServer {
     pub fn new(pipeline: Pipeline) -> Self {
-        let tools = pipeline
+        let tools: Vec<Tool> = pipeline
             .active_tools()
             .map(|(_, tool)| results::tool(tool))
             .collect();
         let approval_states = Arc::new(approval_state::ApprovalStates::new(
             pipeline.approval_policy().answer_within,
         ));
+        let tools = Arc::new(tools);
         Self {
             pipeline,
-            tools: Arc::new(tools),
+            listed: tools.clone(),
+            tools,
+            page_size: DEFAULT_PAGE_SIZE as usize,
             log_level: LogThreshold::default(),
             approver: None,
             in_flight: Default::default(),
@@ -108,6 +120,23 @@ impl McpServer {
     /// The calls being served over HTTP (the transport routes cancellations to them).
     pub(crate) fn in_flight_calls(&self) -> in_flight_calls::InFlightCalls {
         self.in_flight.clone()
+    }
+
+    /// Lists at most `size` tools per `tools/list` page.
+    pub fn with_page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
+    /// Lists only `search_tools`, which finds the active tools by what they do (for clients with
+    /// no tool search of their own); every active tool stays callable by name.
+    pub fn with_tool_search(mut self) -> Self {
+        self.listed = Arc::new(vec![tool_search::tool(&self.pipeline)]);
+        self
+    }
+
+    fn searching(&self) -> bool {
+        self.listed.len() == 1 && self.listed[0].name == tool_search::SEARCH_TOOL
     }
 
     /// Decides every call that needs approval with `approver` instead of asking the client's user.
@@ -157,14 +186,23 @@ impl ServerHandler for McpServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
+        let (page, next) = tool_pages::page(&self.listed, cursor, self.page_size)
+            .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
+        let mut result = ListToolsResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|tool| tool.name == name).cloned()
+        self.tools
+            .iter()
+            .chain(self.listed.iter())
+            .find(|tool| tool.name == name)
+            .cloned()
     }
 
     async fn call_tool(
@@ -173,6 +211,13 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let started = std::time::Instant::now();
+        if self.searching() && request.name == tool_search::SEARCH_TOOL {
+            let arguments = request.arguments.map(serde_json::Value::Object);
+            let result = tool_search::answer(&self.pipeline, &self.tools, arguments.as_ref());
+            self.metrics
+                .record_call(tool_search::SEARCH_TOOL, "ok", started.elapsed());
+            return Ok(result.into());
+        }
         let asking = self.asking(&context, &request);
         let arguments = request
             .arguments

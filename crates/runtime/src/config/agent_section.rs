@@ -1,5 +1,5 @@
-//! `[agent]`: how batches of tool calls run (execution mode, the active tools, concurrency, result
-//! budgets, the agent loop's steps and system prompt).
+//! `[agent]`: how batches of tool calls run (execution mode, the active tools, tool groups,
+//! concurrency, result budgets), and the agent loop's steps, system prompt and tool search.
 
 use super::*;
 
@@ -18,8 +18,10 @@ pub enum Execution {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchSettings {
     pub execution: Execution,
-    /// The active tool set; `None` means every loaded tool.
+    /// The active tool set (tool names and group names); `None` means every loaded tool.
     pub tools: Option<Vec<String>>,
+    /// Named sets of tools (`[agent.groups]`: tool-name globs), for `--tools` and tool search.
+    pub groups: BTreeMap<String, Vec<String>>,
     /// Calls of one batch running at once.
     pub max_concurrency: usize,
     /// Text bytes of one result kept before it is cut with a marker (and the most bytes of details
@@ -36,6 +38,7 @@ impl Default for BatchSettings {
         Self {
             execution: Execution::Parallel,
             tools: None,
+            groups: BTreeMap::new(),
             max_concurrency: 16,
             max_result_bytes: 64 << 10,
             max_image_bytes: 4 << 20,
@@ -54,6 +57,25 @@ pub struct AgentSettings {
     /// The same call (tool and arguments) made this many times in a row gets a note, and once
     /// more stops the turn; 0 turns the check off.
     pub max_repeated_calls: u32,
+    /// Whether the model gets every tool's spec or a `search_tools` tool (`[agent] tool_search`).
+    pub tool_search: ToolSearch,
+    /// Under `auto`, more active tools than this turn tool search on (`tool_search_threshold`).
+    pub tool_search_threshold: usize,
+}
+
+/// Active tools above which `auto` turns tool search on, unless `tool_search_threshold` says.
+pub const DEFAULT_TOOL_SEARCH_THRESHOLD: usize = 30;
+
+/// When the model finds its tools through `search_tools` instead of getting every spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolSearch {
+    /// When the active tools are many (over the threshold, or their specs would take more than
+    /// half the context window).
+    #[default]
+    Auto,
+    Always,
+    Never,
 }
 
 impl Default for AgentSettings {
@@ -62,6 +84,8 @@ impl Default for AgentSettings {
             max_steps: 20,
             system_prompt: None,
             max_repeated_calls: 3,
+            tool_search: ToolSearch::Auto,
+            tool_search_threshold: DEFAULT_TOOL_SEARCH_THRESHOLD,
         }
     }
 }
@@ -77,6 +101,10 @@ pub(super) struct RawAgent {
     max_steps: Option<u32>,
     system_prompt: Option<String>,
     max_repeated_calls: Option<u32>,
+    tool_search: Option<ToolSearch>,
+    tool_search_threshold: Option<usize>,
+    #[serde(default)]
+    groups: BTreeMap<String, Vec<String>>,
 }
 
 impl RawAgent {
@@ -98,9 +126,40 @@ impl RawAgent {
         if max_steps == 0 {
             return Err(("max_steps".into(), "must be at least 1".into()));
         }
+        for (name, globs) in &self.groups {
+            if !crate::capabilities::tool_glob::is_valid_tool_name(name) {
+                return Err((
+                    format!("groups.{name}"),
+                    "a group name is written like a tool name: letters, digits, _ and -".into(),
+                ));
+            }
+            if globs.is_empty() {
+                return Err((format!("groups.{name}"), "lists no tools".into()));
+            }
+            if let Some(bad) = globs
+                .iter()
+                .find(|glob| !crate::capabilities::tool_glob::is_valid(glob))
+            {
+                return Err((
+                    format!("groups.{name}"),
+                    format!("{bad:?} is not a tool name or glob (letters, digits, _, -, * and ?)"),
+                ));
+            }
+        }
+        let tool_search_threshold = self
+            .tool_search_threshold
+            .unwrap_or(DEFAULT_TOOL_SEARCH_THRESHOLD);
+        if tool_search_threshold == 0 {
+            return Err((
+                "tool_search_threshold".into(),
+                "must be at least 1; use tool_search = \"always\" to search whatever the count"
+                    .into(),
+            ));
+        }
         let batches = BatchSettings {
             execution: self.execution.unwrap_or_default(),
             tools: self.tools,
+            groups: self.groups,
             max_concurrency,
             max_result_bytes,
             max_image_bytes,
@@ -112,6 +171,8 @@ impl RawAgent {
             max_repeated_calls: self
                 .max_repeated_calls
                 .unwrap_or(AgentSettings::default().max_repeated_calls),
+            tool_search: self.tool_search.unwrap_or_default(),
+            tool_search_threshold,
         };
         Ok((batches, agent))
     }

@@ -14,7 +14,9 @@ mod tool_section;
 mod units;
 
 use agent_section::RawAgent;
-pub use agent_section::{AgentSettings, BatchSettings, Execution};
+pub use agent_section::{
+    AgentSettings, BatchSettings, DEFAULT_TOOL_SEARCH_THRESHOLD, Execution, ToolSearch,
+};
 use approval_section::RawApproval;
 pub use approval_section::{ApprovalPolicy, Unattended};
 use plugin_section::{RawLimits, RawPlugin};

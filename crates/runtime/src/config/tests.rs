@@ -108,6 +108,7 @@ fn agent_and_hook_settings() {
         BatchSettings {
             execution: Execution::Sequential,
             tools: Some(vec!["a".into()]),
+            groups: Default::default(),
             max_concurrency: 2,
             max_result_bytes: 1024,
             max_image_bytes: 4 << 20,
@@ -121,6 +122,16 @@ fn agent_and_hook_settings() {
         ("[agent]\nexecution = \"random\"", "execution"),
         ("[agent]\nmax_concurrency = 0", "agent.max_concurrency"),
         ("[agent]\nmax_steps = 0", "agent.max_steps"),
+        ("[agent]\ntool_search = \"sometimes\"", "tool_search"),
+        (
+            "[agent]\ntool_search_threshold = 0",
+            "agent.tool_search_threshold",
+        ),
+        ("[agent.groups]\nfiles = []", "agent.groups.files"),
+        (
+            "[agent.groups]\nfiles = [\"read file\"]",
+            "agent.groups.files",
+        ),
         ("[hooks]\nsequence = []", "sequence"),
     ] {
         let err = parse(text).expect_err(text).to_string();

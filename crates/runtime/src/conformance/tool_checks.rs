@@ -1,4 +1,6 @@
-//! The checks of one tool: it has a description, its parameters schema has a strict-mode form, and
+//! The checks of one tool: it has a description, what a model is sent of it (name, description,
+//! schema without `examples`) stays within [`MAX_SPEC_BYTES`], its parameters schema has a
+//! strict-mode form, and
 //! every entry of its schema's `examples` runs through the whole pipeline (validation, the sandbox
 //! with the grants the operator gave, output limits and the output schema) without breaking the
 //! contract.
@@ -10,6 +12,10 @@ use crate::sandbox::plugin::ToolInfo;
 use crate::schema::strict_form::strict_form;
 use serde_json::Value;
 use std::time::Instant;
+
+/// The most bytes of a tool's spec as a model gets it (name, description, parameters schema
+/// without its `examples`) before `cordon test` warns: every request of an agent pays for it.
+pub const MAX_SPEC_BYTES: usize = 2048;
 
 /// At most this many examples of one tool are called.
 pub const MAX_EXAMPLES_CALLED: usize = 10;
@@ -34,6 +40,22 @@ pub(super) async fn check_tool(
             "description",
             Outcome::Warn,
             "it has no description; models choose a tool by its description, so say what it does and when to use it",
+        );
+    }
+    let size = spec_bytes(tool);
+    if size > MAX_SPEC_BYTES {
+        findings.add(
+            "prompt size",
+            Outcome::Warn,
+            format!(
+                "what a model is sent of it (name, description, schema) is {size} bytes, over the {MAX_SPEC_BYTES} every tool should stay within: every request pays for it, so shorten the description and the schema's descriptions"
+            ),
+        );
+    } else {
+        findings.add(
+            "prompt size",
+            Outcome::Pass,
+            format!("what a model is sent of it is {size} bytes (at most {MAX_SPEC_BYTES})"),
         );
     }
     match strict_form(tool.schema.as_json()) {
@@ -214,4 +236,11 @@ pub(super) fn quote(text: &str) -> String {
     }
     let cut: String = line.chars().take(QUOTED_CHARS).collect();
     format!("{cut}…")
+}
+
+/// Bytes of the tool as a model is sent it: its name, description and parameters schema without
+/// the `examples` that are only for tests and docs.
+pub fn spec_bytes(tool: &ToolInfo) -> usize {
+    let schema = crate::schema::without_examples(tool.schema.as_json());
+    tool.name.len() + tool.description.len() + schema.to_string().len()
 }

@@ -22,6 +22,7 @@ pub mod input;
 pub mod lock_keys;
 mod prepare;
 mod reports;
+mod tool_index;
 
 use crate::config::BatchSettings;
 use crate::registry::Registry;
@@ -37,14 +38,16 @@ pub use approval::{Approval, ApprovalRequest, Approver, AskedBy};
 pub use events::{Event, HookStage};
 pub use input::{BatchInputError, CallRequest, parse_batch};
 
-/// The active set names a tool that no plugin provides.
+/// The active set names a tool that no plugin provides and no group.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "the active tool set names {name:?}, which no loaded plugin provides; loaded tools: {available}"
+    "the active tool set names {name:?}, which is neither a loaded tool nor a group in [agent.groups]; loaded tools: {available}{}",
+    if groups.is_empty() { String::new() } else { format!("; groups: {groups}") }
 )]
 pub struct UnknownActiveTool {
     pub name: String,
     pub available: String,
+    pub groups: String,
 }
 
 /// What a caller gives a batch besides its calls.
@@ -92,15 +95,26 @@ impl Pipeline {
     ) -> Result<Self, UnknownActiveTool> {
         let active = match &settings.tools {
             Some(names) => {
+                let mut active = BTreeSet::new();
                 for name in names {
-                    if registry.tool(name).is_none() {
+                    if registry.tool(name).is_some() {
+                        active.insert(name.clone());
+                    } else if let Some(globs) = settings.groups.get(name) {
+                        active.extend(group_members(&registry, globs));
+                    } else {
                         return Err(UnknownActiveTool {
                             name: name.clone(),
                             available: registry.tool_names().join(", "),
+                            groups: settings
+                                .groups
+                                .keys()
+                                .cloned()
+                                .collect::<Vec<_>>()
+                                .join(", "),
                         });
                     }
                 }
-                Some(names.iter().cloned().collect())
+                Some(active)
             }
             None => None,
         };
@@ -156,9 +170,63 @@ impl Pipeline {
             .filter(|(_, tool)| self.is_active(&tool.name))
     }
 
+    /// The tool groups of `[agent.groups]`, by name, with their globs.
+    pub fn groups(&self) -> &std::collections::BTreeMap<String, Vec<String>> {
+        &self.inner.settings.groups
+    }
+
+    /// The active tools that best match `query` (their names, titles, descriptions and parameter
+    /// names; BM25), best first, at most `limit`; or, when `query` is a group's name, the group's
+    /// active tools.
+    pub fn search_tools(&self, query: &str, limit: usize) -> Vec<String> {
+        if let Some(group) = self.group_tools(query.trim()) {
+            return group;
+        }
+        let index = tool_index::ToolIndex::new(self.active_tools().map(|(_, tool)| {
+            tool_index::Entry {
+                name: &tool.name,
+                title: &tool.title,
+                description: &tool.description,
+                parameters: tool
+                    .schema
+                    .as_json()
+                    .get("properties")
+                    .and_then(serde_json::Value::as_object)
+                    .map(|properties| properties.keys().map(String::as_str).collect())
+                    .unwrap_or_default(),
+            }
+        }));
+        index
+            .search(query, limit)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The active tools of group `name`, sorted; `None` when there is no such group.
+    pub fn group_tools(&self, name: &str) -> Option<Vec<String>> {
+        let globs = self.inner.settings.groups.get(name)?;
+        Some(
+            group_members(&self.inner.registry, globs)
+                .into_iter()
+                .filter(|tool| self.is_active(tool))
+                .collect(),
+        )
+    }
+
     fn active_tool_names(&self) -> Vec<String> {
         self.active_tools()
             .map(|(_, tool)| tool.name.clone())
             .collect()
     }
+}
+
+/// The loaded tools any of `globs` matches, sorted.
+fn group_members(registry: &Registry, globs: &[String]) -> Vec<String> {
+    registry
+        .tool_names()
+        .into_iter()
+        .filter(|tool| crate::capabilities::tool_glob::any_matches(globs, tool))
+        .map(str::to_string)
+        .collect()
 }

@@ -14,7 +14,9 @@
 mod check_graph;
 pub mod cost;
 mod declared_arguments;
+mod model_form;
 pub mod strict_form;
+pub use model_form::without_examples;
 pub mod work;
 
 use crate::schema::work::{

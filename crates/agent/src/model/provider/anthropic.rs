@@ -22,7 +22,10 @@ pub fn request_body(request: &Request<'_>) -> Value {
     let mut messages: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for message in request.messages {
         let (role, blocks) = match message {
-            Message::System { .. } | Message::Compaction { .. } | Message::TurnEnd { .. } => {
+            Message::System { .. }
+            | Message::Compaction { .. }
+            | Message::TurnEnd { .. }
+            | Message::ToolsLoaded { .. } => {
                 continue;
             }
             Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),

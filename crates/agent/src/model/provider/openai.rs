@@ -92,7 +92,7 @@ fn message(message: &Message) -> Value {
             "tool_call_id": outcome.tool_call_id,
             "content": outcome.content_with_error_prefix(),
         }),
-        Message::Compaction { .. } | Message::TurnEnd { .. } => {
+        Message::Compaction { .. } | Message::TurnEnd { .. } | Message::ToolsLoaded { .. } => {
             unreachable!("session records are filtered out")
         }
     }

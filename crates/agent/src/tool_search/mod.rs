@@ -1,0 +1,236 @@
+//! Which tools a model request carries. With few tools, every active tool's spec; with many
+//! (`[agent] tool_search`), only `search_tools` and the tools a search has loaded, so a request
+//! that needs no tool never pays for the specs. A search matches names, titles, descriptions and
+//! parameter names (BM25, [`Pipeline::search_tools`]) or a group of `[agent.groups]`; what it finds stays callable
+//! for the rest of the session, and the transcript records it (`Message::ToolsLoaded`) so
+//! `--resume` loads it again. Specs go to the model without their schemas' `examples`, which are
+//! for `cordon test` and the docs.
+
+use crate::conversation::message::{Message, ToolCall, ToolOutcome};
+use crate::model::provider::ToolSpec;
+use cordon_runtime::Pipeline;
+use cordon_runtime::ToolInfo;
+use cordon_runtime::config::ToolSearch;
+use cordon_runtime::report::ErrorKind;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// The tool the model searches with.
+pub const SEARCH_TOOL: &str = "search_tools";
+/// Under `auto`, specs taking more than this share of the context window turn search on.
+pub const MAX_SPEC_SHARE_PERCENT: u64 = 50;
+/// Tools one search loads, unless the model asks for fewer (or a whole group).
+const DEFAULT_RESULTS: usize = 5;
+const MAX_RESULTS: usize = 10;
+/// The longest query read.
+const MAX_QUERY_BYTES: usize = 512;
+
+/// How the agent loop decides on tool search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchSettings {
+    pub mode: ToolSearch,
+    /// Under `auto`, more active tools than this search.
+    pub threshold: usize,
+}
+
+/// The tools a session offers, and what searches loaded.
+pub struct ToolOffer {
+    searching: bool,
+    loaded: BTreeSet<String>,
+}
+
+impl ToolOffer {
+    /// Decides for a session over `pipeline`'s active tools: `always`, `never`, or under `auto`
+    /// whether there are more than the threshold or their specs (`spec_tokens`) would take more
+    /// than half of a `window_tokens` context window.
+    pub fn decide(
+        pipeline: &Pipeline,
+        settings: SearchSettings,
+        spec_tokens: u64,
+        window_tokens: u32,
+    ) -> Self {
+        let active = pipeline.active_tools().count();
+        let searching = match settings.mode {
+            ToolSearch::Always => true,
+            ToolSearch::Never => false,
+            ToolSearch::Auto => {
+                active > settings.threshold
+                    || spec_tokens * 100 > u64::from(window_tokens) * MAX_SPEC_SHARE_PERCENT
+            }
+        };
+        Self {
+            searching,
+            loaded: BTreeSet::new(),
+        }
+    }
+
+    pub fn searching(&self) -> bool {
+        self.searching
+    }
+
+    /// The tools loaded by searches so far, sorted.
+    pub fn loaded(&self) -> impl Iterator<Item = &str> {
+        self.loaded.iter().map(String::as_str)
+    }
+
+    /// Loads again what the transcript says earlier searches loaded (tools still active).
+    pub fn restore(&mut self, pipeline: &Pipeline, messages: &[Message]) {
+        for message in messages {
+            if let Message::ToolsLoaded { tools } = message {
+                self.loaded.extend(
+                    tools
+                        .iter()
+                        .filter(|tool| pipeline.is_active(tool))
+                        .cloned(),
+                );
+            }
+        }
+    }
+
+    /// The specs a request carries: every active tool, or the loaded ones and `search_tools`.
+    pub fn specs(&self, pipeline: &Pipeline) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> = pipeline
+            .active_tools()
+            .filter(|(_, tool)| !self.searching || self.loaded.contains(&tool.name))
+            .map(|(_, tool)| spec_for_model(tool))
+            .collect();
+        if self.searching {
+            specs.push(search_spec(pipeline));
+        }
+        specs
+    }
+
+    /// Whether `call` is a search this offer answers (not a plugin's tool).
+    pub fn answers(&self, call: &ToolCall) -> bool {
+        self.searching && call.name == SEARCH_TOOL
+    }
+
+    /// Runs one search: the outcome the model reads, and the tools it loaded.
+    pub fn search(&mut self, pipeline: &Pipeline, call: &ToolCall) -> (ToolOutcome, Vec<String>) {
+        let arguments: Value = match serde_json::from_str(&call.arguments) {
+            Ok(Value::Object(arguments)) => Value::Object(arguments),
+            _ => {
+                return (
+                    ToolOutcome::error(
+                        call,
+                        ErrorKind::InvalidArguments,
+                        "search_tools takes a JSON object: {\"query\": \"what the tool should do\"}",
+                    ),
+                    Vec::new(),
+                );
+            }
+        };
+        let query = arguments["query"].as_str().unwrap_or_default().trim();
+        if query.is_empty() || query.len() > MAX_QUERY_BYTES {
+            return (
+                ToolOutcome::error(
+                    call,
+                    ErrorKind::InvalidArguments,
+                    format!(
+                        "give \"query\": a few words (at most {MAX_QUERY_BYTES} bytes) saying what the tool should do, or a group's name"
+                    ),
+                ),
+                Vec::new(),
+            );
+        }
+        let limit = arguments["limit"]
+            .as_u64()
+            .map_or(DEFAULT_RESULTS, |n| (n as usize).clamp(1, MAX_RESULTS));
+        let found = pipeline.search_tools(query, limit);
+        let content = describe_found(pipeline, query, &found);
+        let newly: Vec<String> = found
+            .into_iter()
+            .filter(|tool| self.loaded.insert(tool.clone()))
+            .collect();
+        let outcome = ToolOutcome {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            is_error: false,
+            error_kind: None,
+            content,
+        };
+        (outcome, newly)
+    }
+}
+
+/// A tool's spec as a model gets it: its schema without the `examples` it gives for `cordon
+/// test` and the docs (a small model copies an example's values into a real call).
+pub fn spec_for_model(tool: &ToolInfo) -> ToolSpec {
+    ToolSpec {
+        name: tool.name.clone(),
+        description: tool.description.clone(),
+        parameters: cordon_runtime::schema::without_examples(tool.schema.as_json()),
+    }
+}
+
+/// The `search_tools` spec, naming the groups there are.
+fn search_spec(pipeline: &Pipeline) -> ToolSpec {
+    let groups: Vec<&str> = pipeline.groups().keys().map(String::as_str).collect();
+    let mut query =
+        String::from("What the tool should do, in a few words (e.g. \"create an invoice\")");
+    if !groups.is_empty() {
+        query.push_str(&format!(
+            ", or a group to load whole: {}",
+            groups.join(", ")
+        ));
+    }
+    query.push('.');
+    ToolSpec {
+        name: SEARCH_TOOL.into(),
+        description: "Finds tools for a task and makes them callable: the tools it names can be called from the next step on.".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "query": { "type": "string", "description": query },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_RESULTS,
+                    "description": format!("How many tools at most (default {DEFAULT_RESULTS})."),
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": false,
+        }),
+    }
+}
+
+/// What the model reads after a search: each tool found, its first sentence and its arguments.
+fn describe_found(pipeline: &Pipeline, query: &str, found: &[String]) -> String {
+    if found.is_empty() {
+        return format!(
+            "No tool matches {query:?}. Try other words: what the tool acts on and what it does."
+        );
+    }
+    let mut text = format!(
+        "Loaded {} tool(s); call them directly from now on:",
+        found.len()
+    );
+    for name in found {
+        let Some((_, tool)) = pipeline.registry().tool(name) else {
+            continue;
+        };
+        let summary = tool.description.lines().next().unwrap_or("").trim();
+        let schema = tool.schema.as_json();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let arguments: Vec<String> = schema["properties"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(name, _)| {
+                if required.contains(&name.as_str()) {
+                    name.clone()
+                } else {
+                    format!("{name}?")
+                }
+            })
+            .collect();
+        text.push_str(&format!("\n- {name}({}): {summary}", arguments.join(", ")));
+    }
+    text
+}
