@@ -235,3 +235,29 @@ fn search_works_with_the_anthropic_protocol_and_with_calls_written_as_text() {
     assert!(out.stdout.contains("dns_delete_record"), "{}", out.stdout);
     assert!(tool_names(&model.body(1)).contains(&"dns_delete_record".to_string()));
 }
+
+#[test]
+fn schema_examples_reach_the_model_only_when_asked() {
+    let config = "[plugins.geometry.tools.measure]\nexamples = [{ shape = \"nothing\", unit = \"metres\" }]\n";
+    for (extra, sent) in [("", false), ("[agent]\nsend_tool_examples = true\n", true)] {
+        let model = ScriptedModel::start(json!([{ "text": "ok" }]));
+        let ws = Workspace::new()
+            .plugin("fixture_plain_geometry", "geometry")
+            .config(&format!("{config}{extra}"));
+        let out = run(&ws, &model, &["--no-stream", "measure nothing"], &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let body = model.body(0);
+        let measure = body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|tool| tool["function"]["name"] == "measure")
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            measure["function"]["parameters"].get("examples").is_some(),
+            sent,
+            "{measure}"
+        );
+    }
+}

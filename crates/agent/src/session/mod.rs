@@ -193,7 +193,9 @@ impl Agent {
             None => self
                 .pipeline
                 .active_tools()
-                .map(|(_, tool)| crate::tool_search::spec_for_model(tool))
+                .map(|(_, tool)| {
+                    crate::tool_search::spec_for_model(tool, self.options.tool_search.send_examples)
+                })
                 .collect(),
         };
         if let Some(contract) = &self.options.contract {
@@ -218,7 +220,9 @@ impl Agent {
         let all: Vec<ToolSpec> = self
             .pipeline
             .active_tools()
-            .map(|(_, tool)| crate::tool_search::spec_for_model(tool))
+            .map(|(_, tool)| {
+                crate::tool_search::spec_for_model(tool, self.options.tool_search.send_examples)
+            })
             .collect();
         let counter = self.context.counter();
         let spec_tokens = counter.calibrated(counter.raw_tools(&all));

@@ -31,11 +31,14 @@ pub struct SearchSettings {
     pub mode: ToolSearch,
     /// Under `auto`, more active tools than this search.
     pub threshold: usize,
+    /// Send the schemas' `examples` too.
+    pub send_examples: bool,
 }
 
 /// The tools a session offers, and what searches loaded.
 pub struct ToolOffer {
     searching: bool,
+    send_examples: bool,
     loaded: BTreeSet<String>,
 }
 
@@ -60,6 +63,7 @@ impl ToolOffer {
         };
         Self {
             searching,
+            send_examples: settings.send_examples,
             loaded: BTreeSet::new(),
         }
     }
@@ -92,7 +96,7 @@ impl ToolOffer {
         let mut specs: Vec<ToolSpec> = pipeline
             .active_tools()
             .filter(|(_, tool)| !self.searching || self.loaded.contains(&tool.name))
-            .map(|(_, tool)| spec_for_model(tool))
+            .map(|(_, tool)| spec_for_model(tool, self.send_examples))
             .collect();
         if self.searching {
             specs.push(search_spec(pipeline));
@@ -154,12 +158,18 @@ impl ToolOffer {
 }
 
 /// A tool's spec as a model gets it: its schema without the `examples` it gives for `cordon
-/// test` and the docs (a small model copies an example's values into a real call).
-pub fn spec_for_model(tool: &ToolInfo) -> ToolSpec {
+/// test` and the docs (a small model copies an example's values into a real call), unless
+/// `send_examples`.
+pub fn spec_for_model(tool: &ToolInfo, send_examples: bool) -> ToolSpec {
+    let schema = tool.schema.as_json();
     ToolSpec {
         name: tool.name.clone(),
         description: tool.description.clone(),
-        parameters: cordon_runtime::schema::without_examples(tool.schema.as_json()),
+        parameters: if send_examples {
+            schema.clone()
+        } else {
+            cordon_runtime::schema::without_examples(schema)
+        },
     }
 }
 

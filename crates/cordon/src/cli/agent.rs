@@ -116,6 +116,7 @@ impl SessionArgs {
             tool_search: cordon_agent::tool_search::SearchSettings {
                 mode: agent.tool_search,
                 threshold: agent.tool_search_threshold,
+                send_examples: agent.send_tool_examples,
             },
         }
     }

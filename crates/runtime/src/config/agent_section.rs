@@ -61,6 +61,9 @@ pub struct AgentSettings {
     pub tool_search: ToolSearch,
     /// Under `auto`, more active tools than this turn tool search on (`tool_search_threshold`).
     pub tool_search_threshold: usize,
+    /// Send the `examples` of tools' schemas to the model (`send_tool_examples`; off: they are
+    /// for `cordon test` and the docs, and small models copy their values).
+    pub send_tool_examples: bool,
 }
 
 /// Active tools above which `auto` turns tool search on, unless `tool_search_threshold` says.
@@ -86,6 +89,7 @@ impl Default for AgentSettings {
             max_repeated_calls: 3,
             tool_search: ToolSearch::Auto,
             tool_search_threshold: DEFAULT_TOOL_SEARCH_THRESHOLD,
+            send_tool_examples: false,
         }
     }
 }
@@ -103,6 +107,7 @@ pub(super) struct RawAgent {
     max_repeated_calls: Option<u32>,
     tool_search: Option<ToolSearch>,
     tool_search_threshold: Option<usize>,
+    send_tool_examples: Option<bool>,
     #[serde(default)]
     groups: BTreeMap<String, Vec<String>>,
 }
@@ -173,6 +178,7 @@ impl RawAgent {
                 .unwrap_or(AgentSettings::default().max_repeated_calls),
             tool_search: self.tool_search.unwrap_or_default(),
             tool_search_threshold,
+            send_tool_examples: self.send_tool_examples.unwrap_or(false),
         };
         Ok((batches, agent))
     }
