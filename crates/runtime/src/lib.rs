@@ -25,7 +25,7 @@ pub mod report;
 mod sandbox;
 pub mod schema;
 
-pub use builder::{BuildError, RuntimeBuilder};
+pub use builder::{BuildError, RuntimeBuilder, watch};
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use registry::Registry;
 pub use report::{Content, ErrorKind, ToolResult};

@@ -5,6 +5,7 @@ mod agent;
 mod approval_prompt;
 mod install;
 mod interrupt;
+mod live_reload;
 mod live_view;
 mod plugin_test;
 pub mod render;
@@ -16,7 +17,6 @@ use crate::cli::interrupt::interrupt_watcher;
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
 use cordon_runtime::CompileCache;
-use cordon_runtime::RuntimeBuilder;
 use cordon_runtime::capabilities::lock::Lockfile;
 use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline, parse_batch};
@@ -186,6 +186,10 @@ pub enum Command {
         /// clients with no tool search of their own (every active tool stays callable by name).
         #[arg(long)]
         tool_search: bool,
+        /// Do not watch the plugins directory, the config and the lockfile for changes (SIGHUP
+        /// still reloads).
+        #[arg(long)]
+        no_watch: bool,
     },
     /// Run the agent loop on a prompt: the model calls the active tools until it answers.
     /// Exit code 0 with an answer, 1 without one, 2 on a setup error, 130 when cancelled.
@@ -413,12 +417,24 @@ impl Cli {
                 shutdown_grace,
                 page_size,
                 tool_search,
+                no_watch,
             } => {
                 let mut server =
                     cordon_mcp::McpServer::new(pipeline).with_page_size(page_size as usize);
                 if tool_search {
                     server = server.with_tool_search();
                 }
+                // Reloads run beside the server; clients that cache tools/list list again soon.
+                let reloads = if no_watch {
+                    tokio::spawn(live_reload::on_sighup(
+                        self.pipeline_loader(),
+                        server.clone(),
+                    ))
+                } else {
+                    server = server.with_list_ttl_ms(LIST_TTL_WHILE_WATCHING_MS);
+                    tokio::spawn(live_reload::watch(self.pipeline_loader(), server.clone()))
+                };
+                let _stop_reloads = AbortOnDrop(reloads);
                 // Without --yes the client's user is asked (elicitation), never this terminal:
                 // stdio is the protocol's.
                 if let Some(everything) =
@@ -473,11 +489,7 @@ impl Cli {
     }
 
     fn load_config(&self) -> anyhow::Result<Config> {
-        Ok(match &self.config {
-            Some(path) => Config::load(path)?,
-            None if PathBuf::from("cordon.toml").is_file() => Config::load("cordon.toml".as_ref())?,
-            None => Config::default(),
-        })
+        self.pipeline_loader().config()
     }
 
     fn install_paths(&self) -> install::InstallPaths {
@@ -573,22 +585,31 @@ impl Cli {
         config: Config,
         lock: Option<Lockfile>,
     ) -> anyhow::Result<Pipeline> {
-        let cache = if self.no_cache {
-            CompileCache::disabled()
-        } else {
-            CompileCache::default_location()
-        };
-        let mut builder = RuntimeBuilder::new(&self.plugins)
-            .config(config)
-            .cache(cache)
-            .lock_path(self.lock_path());
-        if let Some(lock) = lock {
-            builder = builder.locked(lock);
+        self.pipeline_loader().build(config, lock).await
+    }
+
+    /// How this command line loads its pipeline, again and again (live reloads).
+    fn pipeline_loader(&self) -> live_reload::PipelineLoader {
+        live_reload::PipelineLoader {
+            plugins: self.plugins.clone(),
+            config: self.config.clone(),
+            locked: self.locked,
+            lock_path: self.lock_path(),
+            no_cache: self.no_cache,
+            tools: self.tools.clone(),
         }
-        if let Some(tools) = &self.tools {
-            builder = builder.active_tools(tools.clone());
-        }
-        Ok(builder.build().await?)
+    }
+}
+
+/// How long a client may keep a `tools/list` result while the plugins are watched.
+const LIST_TTL_WHILE_WATCHING_MS: u64 = 5_000;
+
+/// Stops a background task when dropped (the server's reloads end with the server).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

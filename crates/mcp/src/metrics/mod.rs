@@ -1,6 +1,7 @@
 //! What `/metrics` reports: tool calls answered over MCP by tool and outcome, their latency as a
 //! histogram by tool, and the gauges the transport reads at scrape time (sandboxes in use, MCP
-//! requests in flight, readiness), with the process's start time and cordon's version. Rendered
+//! requests in flight, readiness), reloads of the served tools by outcome, with the process's
+//! start time and cordon's version. Rendered
 //! in the Prometheus text format (`exposition.rs`).
 //!
 //! The `tool` label is a tool the server offers, or [`UNKNOWN_TOOL`] for any other name a client
@@ -48,6 +49,8 @@ struct Calls {
     counts: BTreeMap<(String, String), u64>,
     /// tool → latency.
     latency: BTreeMap<String, Histogram>,
+    /// Reloads of the served tools: applied, refused.
+    reloads: [u64; 2],
 }
 
 /// The values read when a scrape arrives rather than recorded as things happen.
@@ -96,13 +99,30 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
+    /// Counts one reload of the served tools: `applied`, or refused (the running set kept).
+    pub fn record_reload(&self, applied: bool) {
+        self.lock().reloads[usize::from(!applied)] += 1;
+    }
+
     /// Everything, in the text exposition format.
     pub fn render(&self, gauges: Gauges) -> String {
-        let (counts, latency) = {
+        let (counts, latency, reloads) = {
             let calls = self.lock();
-            (calls.counts.clone(), calls.latency.clone())
+            (calls.counts.clone(), calls.latency.clone(), calls.reloads)
         };
         let mut out = Exposition::default();
+        out.family(
+            "cordon_reloads_total",
+            "Reloads of the plugins and the config while serving, by outcome (applied, or refused with the running set kept).",
+            Kind::Counter,
+        );
+        for (outcome, count) in [("applied", reloads[0]), ("refused", reloads[1])] {
+            out.sample(
+                "cordon_reloads_total",
+                &[("outcome", outcome)],
+                count as f64,
+            );
+        }
         out.family(
             "cordon_tool_calls_total",
             "Tool calls answered over MCP, by tool and outcome (ok, the result's errorKind, or input_required).",

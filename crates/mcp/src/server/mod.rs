@@ -4,15 +4,21 @@
 //! tool's details travel in `_meta`, never in the text the model reads (`results.rs`); a call that
 //! needs a person's approval is put to the client's user (`approval.rs`); every answered call is
 //! counted and timed for `/metrics` (`crate::metrics`). `tools/list` comes in pages
-//! (`tool_pages.rs`); with `--tool-search` it offers only `search_tools` (`tool_search.rs`).
+//! (`tool_pages.rs`); with `--tool-search` it offers only `search_tools` (`tool_search.rs`). The
+//! served tools can be replaced while serving (`served_set.rs`), and clients that watch the list
+//! are told (`list_watchers.rs`).
 
 mod approval;
 mod approval_state;
 pub(crate) mod in_flight_calls;
+mod list_watchers;
 mod logging;
 pub mod results;
+mod served_set;
 mod tool_pages;
 mod tool_search;
+
+pub use served_set::ToolChanges;
 
 pub use tool_pages::DEFAULT_PAGE_SIZE;
 
@@ -20,6 +26,7 @@ use crate::metrics::{Metrics, UNKNOWN_TOOL};
 use cordon_runtime::pipeline::events::EventSink;
 use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Event, Pipeline};
 use logging::{LogForwarding, LogThreshold};
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
     CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
@@ -27,7 +34,7 @@ use rmcp::model::{
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
     ReadResourceResponse, ServerConfig, Tool,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::sync::{Arc, Mutex};
 
@@ -40,8 +47,12 @@ const SERVER_NAME: &str = "cordon";
 /// Serves `pipeline` as an MCP server. Cheap to clone (one per HTTP request in stateless mode).
 #[derive(Clone)]
 pub struct McpServer {
-    pipeline: Pipeline,
-    tools: Arc<Vec<Tool>>,
+    /// The tools served now; a reload swaps it (`served_set.rs`).
+    served: served_set::LiveSet,
+    /// `--tool-search`, kept for the sets a reload makes.
+    tool_search: bool,
+    /// The clients to tell when the tool list changes.
+    watchers: list_watchers::ListWatchers,
     /// The least severe tool log level forwarded as `notifications/message` (`logging/setLevel`;
     /// shared by all clients of one server).
     log_level: LogThreshold,
@@ -56,24 +67,20 @@ pub struct McpServer {
     approval_states: Arc<approval_state::ApprovalStates>,
     /// Tools per `tools/list` page.
     page_size: usize,
-    /// `--tool-search`: list only `search_tools`, which finds the others.
-    listed: Arc<Vec<Tool>>,
+    /// How long a client may keep a `tools/list` result (a hint for clients that cache it).
+    list_ttl_ms: Option<u64>,
 }
 
 impl McpServer {
     pub fn new(pipeline: Pipeline) -> Self {
-        let tools: Vec<Tool> = pipeline
-            .active_tools()
-            .map(|(_, tool)| results::tool(tool))
-            .collect();
         let approval_states = Arc::new(approval_state::ApprovalStates::new(
             pipeline.approval_policy().answer_within,
         ));
-        let tools = Arc::new(tools);
         Self {
-            pipeline,
-            listed: tools.clone(),
-            tools,
+            served: served_set::LiveSet::new(served_set::ServedSet::new(pipeline, false)),
+            tool_search: false,
+            watchers: Default::default(),
+            list_ttl_ms: None,
             page_size: DEFAULT_PAGE_SIZE as usize,
             log_level: LogThreshold::default(),
             approver: None,
@@ -90,8 +97,39 @@ impl McpServer {
 
     /// Sandboxes running now, and how many may run at once.
     pub(crate) fn sandboxes(&self) -> (usize, usize) {
-        let registry = self.pipeline.registry();
+        let served = self.served.current();
+        let registry = served.pipeline.registry();
         (registry.sandboxes_in_use(), registry.max_sandboxes())
+    }
+
+    /// Serves `pipeline`'s tools from now on (calls in flight finish on the set they started
+    /// with) and tells the clients that watch the list; returns what changed.
+    pub async fn replace_pipeline(&self, pipeline: Pipeline) -> ToolChanges {
+        let changes = self
+            .served
+            .replace(served_set::ServedSet::new(pipeline, self.tool_search));
+        if !changes.is_empty() {
+            let told = self.watchers.tools_changed().await;
+            tracing::debug!(told, "told the clients watching the tool list");
+        }
+        changes
+    }
+
+    /// Counts a reload in `/metrics` (`cordon_reloads_total`): applied, or refused.
+    pub fn count_reload(&self, applied: bool) {
+        self.metrics.record_reload(applied);
+    }
+
+    /// The pipeline serving now.
+    pub fn pipeline(&self) -> Pipeline {
+        self.served.current().pipeline.clone()
+    }
+
+    /// Hints clients that cache `tools/list` to list again after `ms` milliseconds (set when the
+    /// served tools may change, so clients without a change stream still see new tools).
+    pub fn with_list_ttl_ms(mut self, ms: u64) -> Self {
+        self.list_ttl_ms = Some(ms);
+        self
     }
 
     /// The response to a `tools/call`, the call counted and timed: the approval question instead of
@@ -104,7 +142,12 @@ impl McpServer {
         asking: &approval::Asking,
     ) -> CallToolResponse {
         // Only the names the server offers become label values: a client cannot add series.
-        let offered = self.tools.iter().any(|offered| offered.name == tool);
+        let offered = self
+            .served
+            .current()
+            .tools
+            .iter()
+            .any(|offered| offered.name == tool);
         let tool = if offered { tool } else { UNKNOWN_TOOL };
         let (response, outcome) = match asking.input_required() {
             Some(question) => (question.into(), "input_required"),
@@ -131,12 +174,10 @@ impl McpServer {
     /// Lists only `search_tools`, which finds the active tools by what they do (for clients with
     /// no tool search of their own); every active tool stays callable by name.
     pub fn with_tool_search(mut self) -> Self {
-        self.listed = Arc::new(vec![tool_search::tool(&self.pipeline)]);
+        self.tool_search = true;
+        let pipeline = self.served.current().pipeline.clone();
+        self.served = served_set::LiveSet::new(served_set::ServedSet::new(pipeline, true));
         self
-    }
-
-    fn searching(&self) -> bool {
-        self.listed.len() == 1 && self.listed[0].name == tool_search::SEARCH_TOOL
     }
 
     /// Decides every call that needs approval with `approver` instead of asking the client's user.
@@ -176,7 +217,11 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(logging::capabilities())
+        let mut capabilities = logging::capabilities();
+        if let Some(tools) = capabilities.tools.as_mut() {
+            tools.list_changed = Some(true);
+        }
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Tools run in WebAssembly sandboxes with only the capabilities the operator granted. \
@@ -190,19 +235,52 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
-        let (page, next) = tool_pages::page(&self.listed, cursor, self.page_size)
+        let served = self.served.current();
+        let (page, next) = tool_pages::page(&served.listed, cursor, self.page_size)
             .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
         let mut result = ListToolsResult::with_all_items(page);
         result.next_cursor = next;
+        if let Some(ttl) = self.list_ttl_ms {
+            result = result.with_ttl_ms(ttl);
+        }
         Ok(result)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools
+        let served = self.served.current();
+        served
+            .tools
             .iter()
-            .chain(self.listed.iter())
+            .chain(served.listed.iter())
             .find(|tool| tool.name == name)
             .cloned()
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::default();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let _watching = self.watchers.subscribe(context.sink().clone());
+        context.cancelled().await;
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Over stdio the connection lasts: an older client is told of changes on it. Over HTTP
+        // each request has a channel of its own, gone with the request.
+        if context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_none()
+        {
+            self.watchers.legacy(context.peer.clone());
+        }
     }
 
     async fn call_tool(
@@ -211,9 +289,11 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let started = std::time::Instant::now();
-        if self.searching() && request.name == tool_search::SEARCH_TOOL {
+        // The set this call runs on, from start to end, whatever a reload does meanwhile.
+        let served = self.served.current();
+        if served.searching() && request.name == tool_search::SEARCH_TOOL {
             let arguments = request.arguments.map(serde_json::Value::Object);
-            let result = tool_search::answer(&self.pipeline, &self.tools, arguments.as_ref());
+            let result = tool_search::answer(&served.pipeline, &served.tools, arguments.as_ref());
             self.metrics
                 .record_call(tool_search::SEARCH_TOOL, "ok", started.elapsed());
             return Ok(result.into());
@@ -243,17 +323,17 @@ impl ServerHandler for McpServer {
                 events: None,
                 approver: asking.approver(),
             };
-            let result = self.pipeline.call(call, &options).await;
+            let result = served.pipeline.call(call, &options).await;
             return Ok(self.answered(&request.name, started, result, &asking));
         }
-        let reviewed = self.pipeline.results_reviewed(&request.name);
+        let reviewed = served.pipeline.results_reviewed(&request.name);
         let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
         let options = BatchOptions {
             cancel,
             events: Some(sink),
             approver: asking.approver(),
         };
-        let result = self.pipeline.call(call, &options).await;
+        let result = served.pipeline.call(call, &options).await;
         // Notifications go out before the response: once every sender is gone the task drains.
         drop(options);
         let _ = tokio::time::timeout(NOTIFICATION_DRAIN, sending).await;

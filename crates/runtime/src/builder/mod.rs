@@ -19,6 +19,10 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! `watch.rs` tells a running front end when what it was built from changed on disk.
+
+pub mod watch;
 
 use crate::capabilities::lock::Lockfile;
 use crate::config::{Config, ConfigError};

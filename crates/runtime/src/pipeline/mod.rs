@@ -130,6 +130,16 @@ impl Pipeline {
         })
     }
 
+    /// Appends `record` (a JSON object; its `time` is added) to the audit log, if the config
+    /// names one: what a front end did that is not a call (a reload of the plugins).
+    pub fn record_in_audit_log(&self, mut record: serde_json::Value) {
+        if let Some(audit) = &self.inner.audit {
+            record["time"] =
+                serde_json::Value::String(crate::report::utc_time::UtcTime::now().rfc3339());
+            audit.append_record(&record);
+        }
+    }
+
     /// The operator's `[approval]` policy.
     pub fn approval_policy(&self) -> &crate::config::ApprovalPolicy {
         &self.inner.settings.approval

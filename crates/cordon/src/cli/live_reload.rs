@@ -1,0 +1,260 @@
+//! Live plugins for `cordon serve`: the plugins directory, the config and the lockfile are watched
+//! (`cordon_runtime::watch`; SIGHUP asks too), and a settled change is loaded in the background
+//! exactly as at start (every check: schemas, grants, hook grants, the lock under `--locked`), then
+//! swapped in whole: a call runs on the old set or on the new one, never both, and nothing is
+//! compiled on a request's path. A load that fails leaves the running set serving. Each reload is a
+//! log line, an audit-log record and a `cordon_reloads_total` count, and the clients watching the
+//! tool list are told.
+
+use cordon_runtime::capabilities::lock::Lockfile;
+use cordon_runtime::config::Config;
+use cordon_runtime::watch::{ChangeWatcher, POLL_INTERVAL, WatchedFiles};
+use cordon_runtime::{CompileCache, Pipeline, RuntimeBuilder};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Everything needed to load the pipeline again the way the command line asked for it.
+#[derive(Clone)]
+pub struct PipelineLoader {
+    pub plugins: PathBuf,
+    /// `--config`, else `cordon.toml` when it exists.
+    pub config: Option<PathBuf>,
+    /// `--locked` (the config's `[host] locked` is read at each load).
+    pub locked: bool,
+    pub lock_path: PathBuf,
+    pub no_cache: bool,
+    pub tools: Option<Vec<String>>,
+}
+
+impl PipelineLoader {
+    /// The config as it is on disk now.
+    pub fn config(&self) -> anyhow::Result<Config> {
+        Ok(match &self.config {
+            Some(path) => Config::load(path)?,
+            None if PathBuf::from("cordon.toml").is_file() => Config::load("cordon.toml".as_ref())?,
+            None => Config::default(),
+        })
+    }
+
+    /// The lock the load must satisfy, when loading is locked.
+    pub fn lock(&self, config: &Config) -> anyhow::Result<Option<Lockfile>> {
+        use anyhow::Context as _;
+        if !(self.locked || config.locked) {
+            return Ok(None);
+        }
+        Ok(Some(Lockfile::load(&self.lock_path).with_context(
+            || "loading is locked (--locked or [host] locked = true)",
+        )?))
+    }
+
+    /// A pipeline over `config`, checked against `lock`.
+    pub async fn build(&self, config: Config, lock: Option<Lockfile>) -> anyhow::Result<Pipeline> {
+        let cache = if self.no_cache {
+            CompileCache::disabled()
+        } else {
+            CompileCache::default_location()
+        };
+        let mut builder = RuntimeBuilder::new(&self.plugins)
+            .config(config)
+            .cache(cache)
+            .lock_path(self.lock_path.clone());
+        if let Some(lock) = lock {
+            builder = builder.locked(lock);
+        }
+        if let Some(tools) = &self.tools {
+            builder = builder.active_tools(tools.clone());
+        }
+        Ok(builder.build().await?)
+    }
+
+    /// Reads the config and the lock from disk and builds from them.
+    pub async fn load(&self) -> anyhow::Result<Pipeline> {
+        let config = self.config()?;
+        let lock = self.lock(&config)?;
+        self.build(config, lock).await
+    }
+
+    fn watched(&self) -> WatchedFiles {
+        let config = self
+            .config
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("cordon.toml"));
+        WatchedFiles {
+            plugins_dir: self.plugins.clone(),
+            files: vec![config, self.lock_path.clone()],
+        }
+    }
+}
+
+/// With `--no-watch`: reloads on SIGHUP only.
+pub async fn on_sighup(loader: PipelineLoader, server: cordon_mcp::McpServer) {
+    let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+    else {
+        return;
+    };
+    while hangup.recv().await.is_some() {
+        reload(&loader, &server, "SIGHUP").await;
+    }
+}
+
+/// Watches and reloads until the process ends; SIGHUP reloads at once.
+pub async fn watch(loader: PipelineLoader, server: cordon_mcp::McpServer) {
+    let mut watcher = ChangeWatcher::new(loader.watched());
+    let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
+        Ok(signal) => Some(signal),
+        Err(err) => {
+            tracing::warn!("SIGHUP will not reload: {err}");
+            None
+        }
+    };
+    loop {
+        let asked = tokio::select! {
+            () = tokio::time::sleep(POLL_INTERVAL) => false,
+            Some(()) = async {
+                match hangup.as_mut() {
+                    Some(signal) => signal.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => true,
+        };
+        let snapshot = if asked {
+            Some(watcher.now())
+        } else {
+            watcher.look()
+        };
+        let Some(snapshot) = snapshot else {
+            continue;
+        };
+        watcher.loaded(snapshot);
+        reload(
+            &loader,
+            &server,
+            if asked { "SIGHUP" } else { "a change on disk" },
+        )
+        .await;
+    }
+}
+
+/// One reload: load in full, then swap, or keep the running set and say why.
+pub async fn reload(loader: &PipelineLoader, server: &cordon_mcp::McpServer, cause: &str) {
+    let before = server.pipeline();
+    match loader.load().await {
+        Ok(pipeline) => {
+            let plugins = plugin_changes(&before, &pipeline);
+            let tools = server.replace_pipeline(pipeline.clone()).await;
+            server.count_reload(true);
+            let summary = summary_line(&plugins, &tools);
+            tracing::info!(cause, "reloaded the plugins: {summary}");
+            let mut record = json!({
+                "event": "reload",
+                "cause": cause,
+                "outcome": "applied",
+                "tools": {"added": tools.added, "removed": tools.removed, "changed": tools.changed},
+            });
+            for (key, value) in plugins {
+                record[key] = value;
+            }
+            pipeline.record_in_audit_log(record);
+        }
+        Err(err) => {
+            server.count_reload(false);
+            let reason = format!("{err:#}");
+            tracing::error!(
+                cause,
+                "reload refused, the running plugins keep serving: {reason}"
+            );
+            before.record_in_audit_log(json!({
+                "event": "reload",
+                "cause": cause,
+                "outcome": "refused",
+                "reason": reason,
+            }));
+        }
+    }
+}
+
+/// The plugins added, replaced (another file), removed and refused, with their digests.
+fn plugin_changes(before: &Pipeline, after: &Pipeline) -> Vec<(&'static str, Value)> {
+    let digests = |pipeline: &Pipeline| -> BTreeMap<String, String> {
+        pipeline
+            .registry()
+            .plugins()
+            .iter()
+            .map(|plugin| (plugin.id.to_string(), hex::encode(plugin.sha256)))
+            .collect()
+    };
+    let (old, new) = (digests(before), digests(after));
+    let added: Vec<Value> = new
+        .iter()
+        .filter(|(id, _)| !old.contains_key(*id))
+        .map(|(id, sha256)| json!({"plugin": id, "sha256": sha256}))
+        .collect();
+    let replaced: Vec<Value> = new
+        .iter()
+        .filter_map(|(id, sha256)| {
+            let previous = old.get(id)?;
+            (previous != sha256)
+                .then(|| json!({"plugin": id, "sha256": sha256, "previous": previous}))
+        })
+        .collect();
+    let removed: Vec<Value> = old
+        .iter()
+        .filter(|(id, _)| !new.contains_key(*id))
+        .map(|(id, sha256)| json!({"plugin": id, "sha256": sha256}))
+        .collect();
+    let refused: Vec<Value> = after
+        .registry()
+        .rejected()
+        .iter()
+        .map(|rejected| json!({"file": rejected.file, "reason": rejected.reason}))
+        .collect();
+    vec![
+        ("added", Value::Array(added)),
+        ("replaced", Value::Array(replaced)),
+        ("removed", Value::Array(removed)),
+        ("refused", Value::Array(refused)),
+    ]
+}
+
+/// `added a (sha 1a2b…), replaced b, removed c; refused d.wasm: …; tools +x -y ~z`.
+fn summary_line(plugins: &[(&'static str, Value)], tools: &cordon_mcp::ToolChanges) -> String {
+    let mut parts = Vec::new();
+    for (key, entries) in plugins {
+        let Some(entries) = entries.as_array().filter(|entries| !entries.is_empty()) else {
+            continue;
+        };
+        let named: Vec<String> = entries
+            .iter()
+            .map(
+                |entry| match (entry["plugin"].as_str(), entry["file"].as_str()) {
+                    (Some(plugin), _) => format!(
+                        "{plugin} (sha256 {})",
+                        entry["sha256"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .get(..12)
+                            .unwrap_or("")
+                    ),
+                    (None, Some(file)) => {
+                        format!("{file}: {}", entry["reason"].as_str().unwrap_or(""))
+                    }
+                    _ => String::new(),
+                },
+            )
+            .collect();
+        parts.push(format!("{key} {}", named.join(", ")));
+    }
+    let mut tool_parts = Vec::new();
+    tool_parts.extend(tools.added.iter().map(|name| format!("+{name}")));
+    tool_parts.extend(tools.removed.iter().map(|name| format!("-{name}")));
+    tool_parts.extend(tools.changed.iter().map(|name| format!("~{name}")));
+    if !tool_parts.is_empty() {
+        parts.push(format!("tools {}", tool_parts.join(" ")));
+    }
+    if parts.is_empty() {
+        "nothing changed".into()
+    } else {
+        parts.join("; ")
+    }
+}
