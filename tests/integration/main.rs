@@ -32,6 +32,7 @@ mod hostile_output;
 mod hostile_resources;
 mod js_sdk;
 mod layering;
+mod live_chat;
 mod loading;
 mod lockfile;
 mod mcp_stdio;

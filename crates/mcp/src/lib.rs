@@ -11,6 +11,6 @@ mod server;
 mod transport;
 
 pub use server::results::{META_DETAILS, META_ERROR_KIND};
-pub use server::{DEFAULT_PAGE_SIZE, McpServer, ToolChanges};
+pub use server::{DEFAULT_PAGE_SIZE, McpServer};
 pub use transport::http;
 pub use transport::stdio::StdioServeError;

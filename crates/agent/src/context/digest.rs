@@ -49,7 +49,8 @@ pub fn digest(
             Message::System { .. }
             | Message::Compaction { .. }
             | Message::TurnEnd { .. }
-            | Message::ToolsLoaded { .. } => {}
+            | Message::ToolsLoaded { .. }
+            | Message::ToolsChanged { .. } => {}
         }
     }
     let mut text = String::new();

@@ -191,6 +191,7 @@ fn units(messages: &[Message], start: usize) -> Vec<Unit> {
             Message::Compaction { .. }
             | Message::TurnEnd { .. }
             | Message::ToolsLoaded { .. }
+            | Message::ToolsChanged { .. }
             | Message::System { .. } => {}
             _ => units.push(Unit {
                 indices: vec![index],

@@ -73,7 +73,8 @@ fn render(previous: Option<&str>, folded: &[Message], result_chars: usize) -> St
             Message::System { .. }
             | Message::Compaction { .. }
             | Message::TurnEnd { .. }
-            | Message::ToolsLoaded { .. } => {}
+            | Message::ToolsLoaded { .. }
+            | Message::ToolsChanged { .. } => {}
         }
     }
     text

@@ -90,7 +90,10 @@ impl TokenCounter {
             Message::Tool(outcome) => {
                 PER_MESSAGE + self.raw_text(&outcome.tool_call_id) + self.raw_text(&outcome.content)
             }
-            Message::Compaction { .. } | Message::TurnEnd { .. } | Message::ToolsLoaded { .. } => 0,
+            Message::Compaction { .. }
+            | Message::TurnEnd { .. }
+            | Message::ToolsLoaded { .. }
+            | Message::ToolsChanged { .. } => 0,
         }
     }
 

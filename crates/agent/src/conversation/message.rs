@@ -1,8 +1,9 @@
 //! The conversation as cordon keeps it, independent of any provider: system, user, assistant and
 //! tool messages. Transcripts store exactly these, one JSON object per line; each provider module
-//! translates them to its own wire format. Three kinds of line are the session's own record and
+//! translates them to its own wire format. Four kinds of line are the session's own record and
 //! never reach a model as they are: a compaction (the summary that stands in for older turns),
-//! the end of a turn with its token usage, and the tools a search loaded.
+//! the end of a turn with its token usage, the tools a search loaded, and a change of the tools
+//! while the session ran (a live reload).
 
 use cordon_runtime::report::{ErrorKind, ToolResult};
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,16 @@ pub enum Message {
     ToolsLoaded {
         tools: Vec<String>,
     },
+    /// The tools changed while the session ran (plugins or the config reloaded): later requests
+    /// offer the new set.
+    ToolsChanged {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        added: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        removed: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        changed: Vec<String>,
+    },
 }
 
 impl Message {
@@ -63,7 +74,10 @@ impl Message {
     pub fn is_record(&self) -> bool {
         matches!(
             self,
-            Self::Compaction { .. } | Self::TurnEnd { .. } | Self::ToolsLoaded { .. }
+            Self::Compaction { .. }
+                | Self::TurnEnd { .. }
+                | Self::ToolsLoaded { .. }
+                | Self::ToolsChanged { .. }
         )
     }
 }

@@ -39,6 +39,8 @@ pub trait AgentObserver: Send + Sync {
     fn warning(&self, _text: &str) {}
     /// `search_tools` loaded these tools; later requests offer them.
     fn tools_loaded(&self, _tools: &[String]) {}
+    /// The active tools changed (a live reload); the next request offers the new set.
+    fn tools_changed(&self, _changes: &cordon_runtime::pipeline::ToolChanges) {}
     /// A turn ended (answered or not) after `model_requests` requests that took `usage`
     /// (`None`: the API reported no usage).
     fn turn_end(&self, _model_requests: u32, _usage: Option<Usage>) {}

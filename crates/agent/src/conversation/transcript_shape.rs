@@ -62,7 +62,7 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
                     ));
                 }
             }
-            Message::TurnEnd { .. } => {}
+            Message::TurnEnd { .. } | Message::ToolsChanged { .. } => {}
             Message::ToolsLoaded { .. } => {
                 if !searched {
                     return Some((

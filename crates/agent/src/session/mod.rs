@@ -116,6 +116,8 @@ pub struct Agent {
     text_calls: u64,
     /// Which tools requests carry; decided at the session's first turn.
     offer: Option<ToolOffer>,
+    /// Newer pipelines (live reloads), taken at the start of each step.
+    updates: Option<tokio::sync::watch::Receiver<Pipeline>>,
 }
 
 /// What one turn has used so far.
@@ -147,7 +149,39 @@ impl Agent {
             context,
             text_calls: 0,
             offer: None,
+            updates: None,
         }
+    }
+
+    /// Takes each pipeline `updates` holds (a live reload) from the next step on: the requests
+    /// after it offer the new set, and the transcript records what changed.
+    pub fn follow_pipeline(&mut self, updates: tokio::sync::watch::Receiver<Pipeline>) {
+        self.updates = Some(updates);
+    }
+
+    /// Switches to the newest pipeline, if a reload made one since the last step.
+    fn take_pipeline_update(
+        &mut self,
+        observer: &Arc<dyn AgentObserver>,
+    ) -> Result<(), AgentError> {
+        let Some(updates) = self.updates.as_mut() else {
+            return Ok(());
+        };
+        if !updates.has_changed().unwrap_or(false) {
+            return Ok(());
+        }
+        let pipeline = updates.borrow_and_update().clone();
+        let changes = cordon_runtime::pipeline::ToolChanges::between(&self.pipeline, &pipeline);
+        self.pipeline = pipeline;
+        if changes.is_empty() {
+            return Ok(());
+        }
+        observer.tools_changed(&changes);
+        self.push(Message::ToolsChanged {
+            added: changes.added,
+            removed: changes.removed,
+            changed: changes.changed,
+        })
     }
 
     /// Records every message from now on in `transcript`.
@@ -298,6 +332,7 @@ impl Agent {
         let mut reminded = false;
         let mut repetition = RepetitionGuard::new(self.options.max_repeated_calls);
         for step in 1..=self.options.max_steps {
+            self.take_pipeline_update(observer)?;
             observer.model_request(step);
             // What searches loaded is offered from the next request on.
             let tools = self.offered_tools();

@@ -192,12 +192,14 @@ pub async fn run(
 /// `cordon chat`: turns until end of input or `/exit`.
 pub async fn chat(
     pipeline: Pipeline,
+    updates: tokio::sync::watch::Receiver<Pipeline>,
     model: &ModelSettings,
     agent_settings: &AgentSettings,
     args: &SessionArgs,
     approver: Option<Arc<dyn Approver>>,
 ) -> anyhow::Result<ExitCode> {
     let mut agent = args.agent(pipeline, model, agent_settings, None, approver)?;
+    agent.follow_pipeline(updates);
     let interactive = std::io::stdin().is_terminal();
     if interactive {
         let tools = agent.offered_tools();

@@ -1,4 +1,4 @@
-//! Live plugins for `cordon serve`: the plugins directory, the config and the lockfile are watched
+//! Live plugins for `cordon serve` and `cordon chat`: the plugins directory, the config and the lockfile are watched
 //! (`cordon_runtime::watch`; SIGHUP asks too), and a settled change is loaded in the background
 //! exactly as at start (every check: schemas, grants, hook grants, the lock under `--locked`), then
 //! swapped in whole: a call runs on the old set or on the new one, never both, and nothing is
@@ -8,6 +8,7 @@
 
 use cordon_runtime::capabilities::lock::Lockfile;
 use cordon_runtime::config::Config;
+use cordon_runtime::pipeline::ToolChanges;
 use cordon_runtime::watch::{ChangeWatcher, POLL_INTERVAL, WatchedFiles};
 use cordon_runtime::{CompileCache, Pipeline, RuntimeBuilder};
 use serde_json::{Value, json};
@@ -25,6 +26,9 @@ pub struct PipelineLoader {
     pub lock_path: PathBuf,
     pub no_cache: bool,
     pub tools: Option<Vec<String>>,
+    /// Files of the host's own beside the config's (a chat's transcripts): no grant of any
+    /// config loaded, at start or on a reload, may reach them.
+    pub host_files: Vec<(&'static str, PathBuf)>,
 }
 
 impl PipelineLoader {
@@ -68,9 +72,20 @@ impl PipelineLoader {
         Ok(builder.build().await?)
     }
 
+    /// Refuses `config` when a read-write grant of it reaches one of the host's own files.
+    pub fn check_host_files(&self, config: &Config) -> anyhow::Result<()> {
+        let files: Vec<(&str, &std::path::Path)> = self
+            .host_files
+            .iter()
+            .map(|(what, path)| (*what, path.as_path()))
+            .collect();
+        Ok(config.check_own_files(&files)?)
+    }
+
     /// Reads the config and the lock from disk and builds from them.
     pub async fn load(&self) -> anyhow::Result<Pipeline> {
         let config = self.config()?;
+        self.check_host_files(&config)?;
         let lock = self.lock(&config)?;
         self.build(config, lock).await
     }
@@ -87,20 +102,53 @@ impl PipelineLoader {
     }
 }
 
-/// With `--no-watch`: reloads on SIGHUP only.
-pub async fn on_sighup(loader: PipelineLoader, server: cordon_mcp::McpServer) {
-    let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-    else {
-        return;
-    };
-    while hangup.recv().await.is_some() {
-        reload(&loader, &server, "SIGHUP").await;
+/// What a reload swaps a new pipeline into: the MCP server's served set, or a chat session's.
+pub trait ReloadTarget: Send + Sync {
+    /// The pipeline serving now.
+    fn current(&self) -> Pipeline;
+    /// Serves `pipeline` from now on (telling whoever watches); what changed for tool users.
+    fn replace(&self, pipeline: Pipeline) -> impl Future<Output = ToolChanges> + Send;
+    /// Counts a reload, applied or refused (the MCP server's `/metrics`).
+    fn count(&self, _applied: bool) {}
+}
+
+impl ReloadTarget for cordon_mcp::McpServer {
+    fn current(&self) -> Pipeline {
+        self.pipeline()
+    }
+
+    fn replace(&self, pipeline: Pipeline) -> impl Future<Output = ToolChanges> + Send {
+        self.replace_pipeline(pipeline)
+    }
+
+    fn count(&self, applied: bool) {
+        self.count_reload(applied);
     }
 }
 
-/// Watches and reloads until the process ends; SIGHUP reloads at once.
-pub async fn watch(loader: PipelineLoader, server: cordon_mcp::McpServer) {
-    let mut watcher = ChangeWatcher::new(loader.watched());
+/// A chat session's pipeline: the agent takes the newest at the start of each step.
+pub struct SessionPipeline(pub tokio::sync::watch::Sender<Pipeline>);
+
+impl ReloadTarget for SessionPipeline {
+    fn current(&self) -> Pipeline {
+        self.0.borrow().clone()
+    }
+
+    fn replace(&self, pipeline: Pipeline) -> impl Future<Output = ToolChanges> + Send {
+        let changes = ToolChanges::between(&self.0.borrow(), &pipeline);
+        self.0.send_replace(pipeline);
+        std::future::ready(changes)
+    }
+}
+
+/// Reloads until the process ends: on every settled change on disk when `watching`, and on
+/// SIGHUP either way.
+pub async fn reload_while_running(
+    loader: PipelineLoader,
+    target: impl ReloadTarget,
+    watching: bool,
+) {
+    let mut watcher = watching.then(|| ChangeWatcher::new(loader.watched()));
     let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
         Ok(signal) => Some(signal),
         Err(err) => {
@@ -108,9 +156,12 @@ pub async fn watch(loader: PipelineLoader, server: cordon_mcp::McpServer) {
             None
         }
     };
+    if watcher.is_none() && hangup.is_none() {
+        return;
+    }
     loop {
         let asked = tokio::select! {
-            () = tokio::time::sleep(POLL_INTERVAL) => false,
+            () = tokio::time::sleep(POLL_INTERVAL), if watcher.is_some() => false,
             Some(()) = async {
                 match hangup.as_mut() {
                     Some(signal) => signal.recv().await,
@@ -118,32 +169,30 @@ pub async fn watch(loader: PipelineLoader, server: cordon_mcp::McpServer) {
                 }
             } => true,
         };
-        let snapshot = if asked {
-            Some(watcher.now())
-        } else {
-            watcher.look()
-        };
-        let Some(snapshot) = snapshot else {
-            continue;
-        };
-        watcher.loaded(snapshot);
-        reload(
-            &loader,
-            &server,
-            if asked { "SIGHUP" } else { "a change on disk" },
-        )
-        .await;
+        let cause = if asked { "SIGHUP" } else { "a change on disk" };
+        if let Some(watcher) = watcher.as_mut() {
+            let snapshot = if asked {
+                Some(watcher.now())
+            } else {
+                watcher.look()
+            };
+            let Some(snapshot) = snapshot else {
+                continue;
+            };
+            watcher.loaded(snapshot);
+        }
+        reload(&loader, &target, cause).await;
     }
 }
 
 /// One reload: load in full, then swap, or keep the running set and say why.
-pub async fn reload(loader: &PipelineLoader, server: &cordon_mcp::McpServer, cause: &str) {
-    let before = server.pipeline();
+pub async fn reload(loader: &PipelineLoader, target: &impl ReloadTarget, cause: &str) {
+    let before = target.current();
     match loader.load().await {
         Ok(pipeline) => {
             let plugins = plugin_changes(&before, &pipeline);
-            let tools = server.replace_pipeline(pipeline.clone()).await;
-            server.count_reload(true);
+            let tools = target.replace(pipeline.clone()).await;
+            target.count(true);
             let summary = summary_line(&plugins, &tools);
             tracing::info!(cause, "reloaded the plugins: {summary}");
             let mut record = json!({
@@ -158,7 +207,7 @@ pub async fn reload(loader: &PipelineLoader, server: &cordon_mcp::McpServer, cau
             pipeline.record_in_audit_log(record);
         }
         Err(err) => {
-            server.count_reload(false);
+            target.count(false);
             let reason = format!("{err:#}");
             tracing::error!(
                 cause,
@@ -218,7 +267,7 @@ fn plugin_changes(before: &Pipeline, after: &Pipeline) -> Vec<(&'static str, Val
 }
 
 /// `added a (sha 1a2b…), replaced b, removed c; refused d.wasm: …; tools +x -y ~z`.
-fn summary_line(plugins: &[(&'static str, Value)], tools: &cordon_mcp::ToolChanges) -> String {
+fn summary_line(plugins: &[(&'static str, Value)], tools: &ToolChanges) -> String {
     let mut parts = Vec::new();
     for (key, entries) in plugins {
         let Some(entries) = entries.as_array().filter(|entries| !entries.is_empty()) else {
@@ -245,12 +294,8 @@ fn summary_line(plugins: &[(&'static str, Value)], tools: &cordon_mcp::ToolChang
             .collect();
         parts.push(format!("{key} {}", named.join(", ")));
     }
-    let mut tool_parts = Vec::new();
-    tool_parts.extend(tools.added.iter().map(|name| format!("+{name}")));
-    tool_parts.extend(tools.removed.iter().map(|name| format!("-{name}")));
-    tool_parts.extend(tools.changed.iter().map(|name| format!("~{name}")));
-    if !tool_parts.is_empty() {
-        parts.push(format!("tools {}", tool_parts.join(" ")));
+    if !tools.is_empty() {
+        parts.push(format!("tools {}", tools.summary()));
     }
     if parts.is_empty() {
         "nothing changed".into()

@@ -310,6 +310,19 @@ impl AgentObserver for LiveView {
         }
     }
 
+    fn tools_changed(&self, changes: &cordon_runtime::pipeline::ToolChanges) {
+        if self.activity == Activity::Events {
+            self.json_line(json!({
+                "type": "tools_changed",
+                "added": changes.added,
+                "removed": changes.removed,
+                "changed": changes.changed,
+            }));
+        } else {
+            self.line(&format!("  ↻ tools reloaded: {}", changes.summary()));
+        }
+    }
+
     fn warning(&self, text: &str) {
         if self.activity == Activity::Events {
             self.json_line(json!({"type": "warning", "message": text}));

@@ -207,6 +207,10 @@ pub enum Command {
     Chat {
         #[command(flatten)]
         session: crate::cli::agent::SessionArgs,
+        /// Do not watch the plugins directory, the config and the lockfile for changes (SIGHUP
+        /// still reloads).
+        #[arg(long)]
+        no_watch: bool,
     },
     /// Call one tool. Exit code 0 on success, 1 when the result is an error.
     Call {
@@ -328,18 +332,9 @@ impl Cli {
         } else {
             None
         };
-        if let Command::Run { ref session, .. } | Command::Chat { ref session } = self.command {
-            // Transcripts are the host's own files, like the config, lock and audit log: a plugin
-            // that could rewrite one would write the next session's conversation.
-            let mut own: Vec<(&str, &std::path::Path)> = Vec::new();
-            if let Some(transcript) = &session.transcript {
-                own.push(("the transcript", transcript));
-            }
-            if let Some(resume) = &session.resume {
-                own.push(("the transcript to resume", resume));
-            }
-            config.check_own_files(&own)?;
-        }
+        // Transcripts are the host's own files, like the config, lock and audit log: a plugin
+        // that could rewrite one would write the next session's conversation.
+        self.pipeline_loader().check_host_files(&config)?;
         let model = config.model.clone();
         let agent = config.agent.clone();
         let pipeline = self.load_pipeline(config, lock).await?;
@@ -360,9 +355,21 @@ impl Cli {
                 )
                 .await
             }
-            Command::Chat { ref session } => {
+            Command::Chat {
+                ref session,
+                no_watch,
+            } => {
+                // The conversation follows reloads of the plugins and the config.
+                let (updates, current) = tokio::sync::watch::channel(pipeline.clone());
+                let reloads = tokio::spawn(live_reload::reload_while_running(
+                    self.pipeline_loader(),
+                    live_reload::SessionPipeline(updates),
+                    !no_watch,
+                ));
+                let _stop_reloads = AbortOnDrop(reloads);
                 crate::cli::agent::chat(
                     pipeline,
+                    current,
                     &model,
                     &agent,
                     session,
@@ -425,15 +432,14 @@ impl Cli {
                     server = server.with_tool_search();
                 }
                 // Reloads run beside the server; clients that cache tools/list list again soon.
-                let reloads = if no_watch {
-                    tokio::spawn(live_reload::on_sighup(
-                        self.pipeline_loader(),
-                        server.clone(),
-                    ))
-                } else {
+                if !no_watch {
                     server = server.with_list_ttl_ms(LIST_TTL_WHILE_WATCHING_MS);
-                    tokio::spawn(live_reload::watch(self.pipeline_loader(), server.clone()))
-                };
+                }
+                let reloads = tokio::spawn(live_reload::reload_while_running(
+                    self.pipeline_loader(),
+                    server.clone(),
+                    !no_watch,
+                ));
                 let _stop_reloads = AbortOnDrop(reloads);
                 // Without --yes the client's user is asked (elicitation), never this terminal:
                 // stdio is the protocol's.
@@ -597,7 +603,23 @@ impl Cli {
             lock_path: self.lock_path(),
             no_cache: self.no_cache,
             tools: self.tools.clone(),
+            host_files: self.session_files(),
         }
+    }
+
+    /// The transcripts a `run` or `chat` writes or resumes, which no grant may reach.
+    fn session_files(&self) -> Vec<(&'static str, PathBuf)> {
+        let (Command::Run { session, .. } | Command::Chat { session, .. }) = &self.command else {
+            return Vec::new();
+        };
+        let mut files = Vec::new();
+        if let Some(transcript) = &session.transcript {
+            files.push(("the transcript", transcript.clone()));
+        }
+        if let Some(resume) = &session.resume {
+            files.push(("the transcript to resume", resume.clone()));
+        }
+        files
     }
 }
 

@@ -18,8 +18,6 @@ mod served_set;
 mod tool_pages;
 mod tool_search;
 
-pub use served_set::ToolChanges;
-
 pub use tool_pages::DEFAULT_PAGE_SIZE;
 
 use crate::metrics::{Metrics, UNKNOWN_TOOL};
@@ -104,7 +102,10 @@ impl McpServer {
 
     /// Serves `pipeline`'s tools from now on (calls in flight finish on the set they started
     /// with) and tells the clients that watch the list; returns what changed.
-    pub async fn replace_pipeline(&self, pipeline: Pipeline) -> ToolChanges {
+    pub async fn replace_pipeline(
+        &self,
+        pipeline: Pipeline,
+    ) -> cordon_runtime::pipeline::ToolChanges {
         let changes = self
             .served
             .replace(served_set::ServedSet::new(pipeline, self.tool_search));

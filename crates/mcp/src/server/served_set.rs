@@ -3,9 +3,8 @@
 //! old set or entirely on the new one, and calls in flight finish on what they started with.
 
 use super::{results, tool_search};
-use cordon_runtime::pipeline::Pipeline;
+use cordon_runtime::pipeline::{Pipeline, ToolChanges};
 use rmcp::model::Tool;
-use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 /// One generation of what is served.
@@ -41,21 +40,6 @@ impl ServedSet {
     }
 }
 
-/// What changed between two sets: tools added, removed, and kept under the same name but
-/// described differently or served by another file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ToolChanges {
-    pub added: Vec<String>,
-    pub removed: Vec<String>,
-    pub changed: Vec<String>,
-}
-
-impl ToolChanges {
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
-    }
-}
-
 /// The current set, shared by every clone of a server.
 #[derive(Clone)]
 pub struct LiveSet(Arc<RwLock<Arc<ServedSet>>>);
@@ -79,43 +63,8 @@ impl LiveSet {
             .0
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let changes = changes(&current, &set);
+        let changes = ToolChanges::between(&current.pipeline, &set.pipeline);
         *current = Arc::new(set);
         changes
     }
-}
-
-/// Each tool's identity for a client: its listing, and the plugin file's digest behind it.
-fn identities(set: &ServedSet) -> BTreeMap<String, (String, [u8; 32])> {
-    set.tools
-        .iter()
-        .map(|tool| {
-            let digest = set
-                .pipeline
-                .registry()
-                .tool(&tool.name)
-                .map(|(plugin, _)| plugin.sha256)
-                .unwrap_or_default();
-            let listing = serde_json::to_string(tool).unwrap_or_default();
-            (tool.name.to_string(), (listing, digest))
-        })
-        .collect()
-}
-
-fn changes(old: &ServedSet, new: &ServedSet) -> ToolChanges {
-    let (before, after) = (identities(old), identities(new));
-    let mut changes = ToolChanges::default();
-    for (name, identity) in &after {
-        match before.get(name) {
-            None => changes.added.push(name.clone()),
-            Some(previous) if previous != identity => changes.changed.push(name.clone()),
-            Some(_) => {}
-        }
-    }
-    changes.removed = before
-        .keys()
-        .filter(|name| !after.contains_key(*name))
-        .cloned()
-        .collect();
-    changes
 }

@@ -22,6 +22,7 @@ pub mod input;
 pub mod lock_keys;
 mod prepare;
 mod reports;
+mod tool_changes;
 mod tool_index;
 
 use crate::config::BatchSettings;
@@ -37,6 +38,7 @@ use tokio_util::sync::CancellationToken;
 pub use approval::{Approval, ApprovalRequest, Approver, AskedBy};
 pub use events::{Event, HookStage};
 pub use input::{BatchInputError, CallRequest, parse_batch};
+pub use tool_changes::ToolChanges;
 
 /// The active set names a tool that no plugin provides and no group.
 #[derive(Debug, thiserror::Error)]

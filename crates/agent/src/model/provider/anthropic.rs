@@ -25,7 +25,8 @@ pub fn request_body(request: &Request<'_>) -> Value {
             Message::System { .. }
             | Message::Compaction { .. }
             | Message::TurnEnd { .. }
-            | Message::ToolsLoaded { .. } => {
+            | Message::ToolsLoaded { .. }
+            | Message::ToolsChanged { .. } => {
                 continue;
             }
             Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),

@@ -92,7 +92,10 @@ fn message(message: &Message) -> Value {
             "tool_call_id": outcome.tool_call_id,
             "content": outcome.content_with_error_prefix(),
         }),
-        Message::Compaction { .. } | Message::TurnEnd { .. } | Message::ToolsLoaded { .. } => {
+        Message::Compaction { .. }
+        | Message::TurnEnd { .. }
+        | Message::ToolsLoaded { .. }
+        | Message::ToolsChanged { .. } => {
             unreachable!("session records are filtered out")
         }
     }
