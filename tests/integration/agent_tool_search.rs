@@ -261,3 +261,28 @@ fn schema_examples_reach_the_model_only_when_asked() {
         );
     }
 }
+
+#[test]
+fn a_plugins_tool_named_search_tools_is_not_offered_while_tools_are_searched() {
+    // The operator renamed a plain component's `checksum` to `search_tools`: while the session
+    // searches, that name is the session's own; no request offers two tools of one name.
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [{ "id": "s1", "name": "search_tools", "arguments": { "query": "checksum bytes search" } }] },
+        { "text": "done" },
+    ]));
+    let ws = Workspace::new()
+        .plugin("fixture_plain_geometry", "geometry")
+        .config("[agent]\ntool_search = \"always\"\n[plugins.geometry.tools.checksum]\nname = \"search_tools\"\n");
+    let out = run(&ws, &model, &["--no-stream", "find a tool"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for index in 0..2 {
+        let names = tool_names(&model.body(index));
+        let searches = names.iter().filter(|name| *name == "search_tools").count();
+        assert_eq!(searches, 1, "request {index}: {names:?}");
+    }
+    assert!(
+        out.stderr.contains("not offered while tools are searched"),
+        "{}",
+        out.stderr
+    );
+}

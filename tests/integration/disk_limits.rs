@@ -109,6 +109,21 @@ fn files_directories_and_links_created_stop_at_the_per_call_limit() {
 }
 
 #[test]
+fn directories_created_count_against_the_bytes_written_too() {
+    // An empty directory takes a block of disk: 100 of them are 400 KiB, past a 64 KiB budget,
+    // although not one byte was written to a file.
+    let ws = hog(", disk_write = \"64KiB\"");
+    let result = ws.call(
+        "create_many",
+        r#"{"kind": "dirs", "count": 100, "prefix": "d"}"#,
+    );
+    assert_eq!(kind(&result), "out_of_disk", "{result}");
+    assert!(text(&result).contains("limits.disk_write"), "{result}");
+    let made = std::fs::read_dir(ws.path().join("out")).unwrap().count();
+    assert!(made <= 17, "{made} entries made under a 64 KiB budget");
+}
+
+#[test]
 fn a_guest_in_fsync_cannot_hold_its_call_past_the_deadline() {
     // Each round writes 128 MiB in 64 KiB pieces and fsyncs it, for a call limited to 1 s: on the
     // calling thread the fsync under way at the deadline held the call until the kernel answered

@@ -253,3 +253,28 @@ fn a_component_declaring_a_huge_initial_memory_is_refused_at_load() {
     );
     assert_eq!(text(&ws.call("echo", r#"{"text": "ok"}"#)), "ok");
 }
+
+#[test]
+fn a_plugins_tool_named_like_a_group_cannot_stand_in_for_the_group() {
+    // The probe (unconfigured, no grants) declares a tool `spin`; the operator's group `spin`
+    // names `echo` and `sleep`. `[agent] tools = ["spin"]` means the group, and the load says
+    // that a tool has the group's name.
+    let ws = probe()
+        .config("[agent]\ntools = [\"spin\"]\n[agent.groups]\nspin = [\"echo\", \"sleep\"]\n");
+    let listed = ws.cordon(&["list", "--json"]);
+    let json = listed.json();
+    let active: Vec<&str> = json["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|tool| tool["active"] == true)
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    assert_eq!(active, ["echo", "sleep"], "{json}");
+    assert!(
+        listed.stderr.contains("also a group in [agent.groups]"),
+        "{}",
+        listed.stderr
+    );
+    assert_eq!(kind(&ws.call("spin", r#"{"millis": 1}"#)), "not_active");
+}

@@ -315,6 +315,39 @@ async fn a_secret_a_granted_origin_reflects_is_masked_in_the_result() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reflected_secret_cut_short_by_the_tool_or_the_host_shows_none_of_it() {
+    // The tool cuts its text at the model's max_chars one byte before the secret's end, and the
+    // host cuts a result at its size budget the same way: neither cut leaves the head unmasked.
+    let (server, _seen) = serve(None).await;
+    let secret = "reflected-s3cret-value-0123";
+    let shown_len = "you sent: Bearer ".len() + secret.len() - 1;
+    for (limits, max_chars) in [
+        ("", Some(shown_len)),
+        ("[agent]\nmax_result_bytes = \"40B\"\n", None),
+    ] {
+        let ws = Arc::new(workspace(&format!(
+            "[plugins.http_fetch]\nhttp = [{{ origin = \"http://{server}\", headers = {{ Authorization = \"Bearer ${{env:CORDON_TEST_API_TOKEN}}\" }} }}]\n{limits}"
+        )));
+        let args = match max_chars {
+            Some(max) => format!(r#"{{"url": "http://{server}/reflect", "max_chars": {max}}}"#),
+            None => format!(r#"{{"url": "http://{server}/reflect"}}"#),
+        };
+        let result = call(
+            &ws,
+            "http_fetch",
+            args,
+            vec![("CORDON_TEST_API_TOKEN", secret)],
+        )
+        .await;
+        let shown = result.to_string();
+        assert!(
+            shown.contains("[REDACTED:secret]") && !shown.contains("s3cret-value"),
+            "{limits}{max_chars:?}: {result}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_is_not_sent_to_another_origin_after_a_redirect() {
     let (other, other_seen) = serve(None).await;
     let (server, seen) = serve(Some(other)).await;

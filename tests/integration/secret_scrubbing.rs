@@ -136,3 +136,118 @@ fn registry_credentials_a_registry_echoes_in_an_error_are_not_printed() {
         out.stderr
     );
 }
+
+#[test]
+fn a_key_streamed_in_pieces_shows_in_no_text_delta_even_joined() {
+    // The scripted server streams text in 7-byte pieces, so the key arrives split across deltas.
+    let model = ScriptedModel::start(
+        json!([{ "text": format!("Your configured key is {KEY} as requested.") }]),
+    );
+    let ws = workspace();
+    let out = run(
+        &ws,
+        &model,
+        &[
+            "--api-key-env",
+            "CORDON_SCRUB_TEST_KEY",
+            "--events",
+            "say it",
+        ],
+        &key_env(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let joined: String = out
+        .stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event["type"] == "text_delta")
+        .map(|event| event["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        joined, "Your configured key is [REDACTED:secret] as requested.",
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains(&KEY[..12]), "{}", out.stderr);
+}
+
+#[test]
+fn a_model_error_cut_in_the_middle_of_the_key_shows_none_of_it() {
+    // The error preview is cut at 300 characters, here one byte before the key's end.
+    let padding = "x".repeat(300 - "Invalid key ".len() - KEY.len() + 1);
+    let model = ScriptedModel::start(json!([{
+        "status": 401,
+        "error": format!("{padding}Invalid key {KEY}"),
+        "repeat": true,
+    }]));
+    let ws = workspace();
+    let out = run(
+        &ws,
+        &model,
+        &["--api-key-env", "CORDON_SCRUB_TEST_KEY", "say hi"],
+        &key_env(),
+    );
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("Invalid key [REDACTED:secret]") && !out.stderr.contains(&KEY[..12]),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn no_model_request_follows_a_redirect_so_the_key_stays_with_its_address() {
+    for provider in ["openai", "anthropic"] {
+        let elsewhere = ScriptedModel::start(json!([{ "text": "should never be asked" }]));
+        let moved_to = format!("{}/messages", elsewhere.base_url());
+        let model = ScriptedModel::start(json!([{
+            "status": 307,
+            "headers": { "Location": moved_to },
+            "error": "moved",
+            "repeat": true,
+        }]));
+        let ws = workspace();
+        let out = run(
+            &ws,
+            &model,
+            &[
+                "--provider",
+                provider,
+                "--api-key-env",
+                "CORDON_SCRUB_TEST_KEY",
+                "say hi",
+            ],
+            &key_env(),
+        );
+        assert_ne!(out.code, 0, "{provider}");
+        assert!(
+            elsewhere.requests().is_empty(),
+            "{provider}: the request (and its key) followed the redirect: {:?}",
+            elsewhere.requests()
+        );
+        assert!(
+            out.stderr.contains("HTTP 307") && out.stderr.contains("follows no redirect"),
+            "{provider}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn a_base_url_with_a_password_in_it_is_refused_without_printing_it() {
+    let ws = workspace();
+    let out = ws.cordon(&[
+        "run",
+        "--base-url",
+        "http://proxyuser:Pr0xyPassw0rd@127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "hi",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("user name or password") && !out.stderr.contains("Pr0xyPassw0rd"),
+        "{}",
+        out.stderr
+    );
+}

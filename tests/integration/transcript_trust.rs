@@ -42,6 +42,35 @@ fn a_transcript_inside_a_read_write_grant_is_refused() {
 }
 
 #[test]
+fn a_transcript_reaching_into_a_grant_through_a_link_is_refused() {
+    // A hard link to a file in the grant, or a symlink (even a dangling one, whose target the
+    // transcript would create) into it, is the grant's file under another name.
+    let model = ScriptedModel::start(json!([{ "text": "never asked" }]));
+    let ws = probe().file("work/notes.txt", "x").config(&format!(
+        "{CONFIG}\n[plugins.probe]\ndirs = [{{ host = \"work\", guest = \"/work\", mode = \"rw\" }}]\n"
+    ));
+    std::fs::write(ws.path().join("work/h.jsonl"), "").unwrap();
+    std::fs::hard_link(ws.path().join("work/h.jsonl"), ws.path().join("h.jsonl")).unwrap();
+    std::os::unix::fs::symlink("work/new.jsonl", ws.path().join("d.jsonl")).unwrap();
+    std::os::unix::fs::symlink("d.jsonl", ws.path().join("dd.jsonl")).unwrap();
+    for (args, expected) in [
+        (["--transcript", "h.jsonl", "hi"], "hard links"),
+        (["--resume", "h.jsonl", "hi"], "hard links"),
+        (["--transcript", "d.jsonl", "hi"], "contains the transcript"),
+        (
+            ["--transcript", "dd.jsonl", "hi"],
+            "contains the transcript",
+        ),
+    ] {
+        let out = run(&ws, &model, &args, &[]);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(expected), "{args:?}: {}", out.stderr);
+    }
+    assert!(!ws.path().join("work/new.jsonl").exists());
+    assert!(model.requests().is_empty());
+}
+
+#[test]
 fn a_transcript_cordon_did_not_write_is_refused_on_resume() {
     let model = ScriptedModel::start(json!([
         { "text": "First answer." },

@@ -16,6 +16,7 @@ const STDERR_DRAIN: Duration = Duration::from_secs(2);
 
 fn main() -> ExitCode {
     stdio_output::ensure_standard_fds();
+    scrub_panic_messages();
     raise_open_file_limit();
     let code = run();
     stdio_output::finish_stderr(STDERR_DRAIN);
@@ -64,6 +65,26 @@ fn run() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A panic's message goes out like every other output: through the scrubber, without control
+/// characters (a host bug met by one call fails that call; what it says must not leak a secret).
+fn scrub_panic_messages() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|text| (*text).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".into());
+        let at = info
+            .location()
+            .map(|location| format!(" at {}:{}", location.file(), location.line()))
+            .unwrap_or_default();
+        let text = format!("panicked{at}: {message}");
+        let scrubbed = cordon_runtime::report::secrets::scrub(&text);
+        stdio_output::stderr_line(&cordon_runtime::report::budget::for_terminal(&scrubbed));
+    }));
 }
 
 /// Raises the soft limit on open files to the hard limit (at most 65,536), as servers do: the

@@ -32,7 +32,7 @@ pub enum ModelError {
         url: String,
         status: u16,
         message: String,
-        hint: &'static str,
+        hint: String,
     },
     #[error("the model API at {url} failed {attempts} time(s) in a row; the last failure: {last}")]
     GaveUp {
@@ -113,7 +113,10 @@ impl ModelClient {
                     .unwrap_or(STREAM_IDLE_TIMEOUT)
                     .min(Duration::from_secs(30)),
             )
-            .user_agent(concat!("cordon/", env!("CARGO_PKG_VERSION")));
+            .user_agent(concat!("cordon/", env!("CARGO_PKG_VERSION")))
+            // The key travels in a header (Anthropic's `x-api-key` survives reqwest's cross-host
+            // redirects): no redirect is followed, so it goes only to the configured address.
+            .redirect(reqwest::redirect::Policy::none());
         if settings.stream {
             // A stream's limit is on pauses between bytes; a whole reply's is on all of it (set
             // per request, and only when the user set one: a slow local model may take minutes).
@@ -244,6 +247,18 @@ impl ModelClient {
         let status = response.status().as_u16();
         if !response.status().is_success() {
             let retry_after = retry::requested_wait(response.headers());
+            let redirected_to = response
+                .status()
+                .is_redirection()
+                .then(|| {
+                    response
+                        .headers()
+                        .get("location")?
+                        .to_str()
+                        .ok()
+                        .map(str::to_owned)
+                })
+                .flatten();
             let body = read_bounded(response, MAX_ERROR_BYTES)
                 .await
                 .unwrap_or_default();
@@ -261,10 +276,15 @@ impl ModelClient {
                 url: self.url.clone(),
                 status,
                 message,
-                hint: match status {
-                    401 | 403 => " (check the API key and --api-key-env)",
-                    404 => " (check --base-url and --model)",
-                    _ => "",
+                hint: match (status, redirected_to) {
+                    (401 | 403, _) => " (check the API key and --api-key-env)".into(),
+                    (404, _) => " (check --base-url and --model)".into(),
+                    (300..=399, Some(location)) => format!(
+                        " (a redirect to {}: cordon follows no redirect of a model request, so the key only ever goes to the configured address; if the API moved there, set --base-url to it)",
+                        provider::preview(&location)
+                    ),
+                    (300..=399, None) => " (a redirect: cordon follows no redirect of a model request; check --base-url)".into(),
+                    _ => String::new(),
                 },
             }));
         }

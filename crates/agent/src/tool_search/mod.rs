@@ -61,6 +61,14 @@ impl ToolOffer {
                     || spec_tokens * 100 > u64::from(window_tokens) * MAX_SPEC_SHARE_PERCENT
             }
         };
+        if searching
+            && pipeline.registry().tool(SEARCH_TOOL).is_some()
+            && pipeline.is_active(SEARCH_TOOL)
+        {
+            tracing::warn!(
+                "a plugin declares a tool named {SEARCH_TOOL:?}, which the session's tool search uses for itself; that tool is not offered while tools are searched"
+            );
+        }
         Self {
             searching,
             send_examples: settings.send_examples,
@@ -95,7 +103,9 @@ impl ToolOffer {
     pub fn specs(&self, pipeline: &Pipeline) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = pipeline
             .active_tools()
-            .filter(|(_, tool)| !self.searching || self.loaded.contains(&tool.name))
+            .filter(|(_, tool)| {
+                !self.searching || (self.loaded.contains(&tool.name) && tool.name != SEARCH_TOOL)
+            })
             .map(|(_, tool)| spec_for_model(tool, self.send_examples))
             .collect();
         if self.searching {
@@ -140,7 +150,13 @@ impl ToolOffer {
         let limit = arguments["limit"]
             .as_u64()
             .map_or(DEFAULT_RESULTS, |n| (n as usize).clamp(1, MAX_RESULTS));
-        let found = pipeline.search_tools(query, limit);
+        // `search_tools` is the session's own while it searches: a plugin's tool of that name is
+        // neither found nor offered.
+        let found: Vec<String> = pipeline
+            .search_tools(query, limit)
+            .into_iter()
+            .filter(|tool| tool != SEARCH_TOOL)
+            .collect();
         let content = describe_found(pipeline, query, &found);
         let newly: Vec<String> = found
             .into_iter()

@@ -79,6 +79,9 @@ impl SessionArgs {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 bail!("--base-url {url:?} must start with http:// or https://");
             }
+            if let Some(reason) = cordon_runtime::config::base_url_credentials(url) {
+                bail!("--base-url: {reason}");
+            }
             settings.base_url = Some(url.trim_end_matches('/').to_string());
         }
         if let Some(model) = &self.model {

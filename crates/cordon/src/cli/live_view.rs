@@ -51,6 +51,8 @@ struct State {
     /// Streamed text has not ended with a newline yet.
     open_text_line: bool,
     frame: usize,
+    /// The reply's streamed text, held back where it could be the start of a secret.
+    scrubber: cordon_runtime::report::secrets::StreamScrubber,
 }
 
 struct Running {
@@ -124,6 +126,24 @@ impl LiveView {
     }
 
     /// Whether the caller must print the answer itself (it was not streamed to stdout).
+    /// Shows streamed text that passed the scrubber (nothing when it is all held back).
+    fn show_text(&self, state: &mut std::sync::MutexGuard<'_, State>, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        match self.text {
+            TextOut::StreamStdout => {
+                let _ = stdout_write(&without_controls(text));
+            }
+            TextOut::StreamStderr => stderr_write(without_controls(text).as_bytes()),
+            TextOut::Hold => {}
+        }
+        state.open_text_line = !text.ends_with('\n');
+        if self.activity == Activity::Events {
+            self.json_line(json!({"type": "text_delta", "text": text}));
+        }
+    }
+
     pub fn answer_was_streamed(&self) -> bool {
         self.text == TextOut::StreamStdout
     }
@@ -226,20 +246,8 @@ impl AgentObserver for LiveView {
         let mut state = self.lock();
         state.waiting = None;
         self.clear(&mut state);
-        match self.text {
-            TextOut::StreamStdout => {
-                let _ = stdout_write(&without_controls(text));
-            }
-            TextOut::StreamStderr => stderr_write(without_controls(text).as_bytes()),
-            TextOut::Hold => {}
-        }
-        if !text.is_empty() {
-            state.open_text_line = !text.ends_with('\n');
-        }
-        drop(state);
-        if self.activity == Activity::Events {
-            self.json_line(json!({"type": "text_delta", "text": text}));
-        }
+        let text = &state.scrubber.push(text);
+        self.show_text(&mut state, text);
     }
 
     fn retry(&self, retry: u32, delay: Duration, reason: &str) {
@@ -259,6 +267,8 @@ impl AgentObserver for LiveView {
             let mut state = self.lock();
             state.waiting = None;
             self.clear(&mut state);
+            let rest = state.scrubber.finish();
+            self.show_text(&mut state, &rest);
         }
         if self.activity == Activity::Events {
             let mut event = json!({

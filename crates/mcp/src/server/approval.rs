@@ -263,5 +263,34 @@ fn question(request: &ApprovalRequest) -> String {
         one_line(&request.plugin)
     )];
     lines.extend(request.lines());
-    lines.join("\n")
+    // A hook's reason or a rewritten argument may quote a secret it saw.
+    cordon_runtime::report::secrets::scrub(&lines.join("\n")).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_runtime::pipeline::AskedBy;
+
+    #[test]
+    fn a_question_never_carries_a_configured_secret() {
+        let secret = "SvcTok-9f8e7d6c5b4a-question";
+        cordon_runtime::report::secrets::register(secret);
+        let request = ApprovalRequest {
+            tool_call_id: "c1".into(),
+            tool_name: "word_stats".into(),
+            plugin: "v2".into(),
+            arguments: serde_json::json!({ "ask": format!("the hook saw {secret}") }),
+            touched: Vec::new(),
+            asked_by: vec![AskedBy {
+                who: "hook `v2`".into(),
+                reason: format!("the hook saw {secret}"),
+            }],
+        };
+        let asked = question(&request);
+        assert!(
+            asked.contains("[REDACTED:secret]") && !asked.contains("9f8e7d6c"),
+            "{asked}"
+        );
+    }
 }

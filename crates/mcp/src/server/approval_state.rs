@@ -6,10 +6,13 @@
 //! HMAC-SHA256, under a key drawn at random when the process starts (no client ever sees it), of
 //! the nonce, the issue time, the question's fingerprint (tool, plugin, final arguments, askers and
 //! their reasons) and the caller (over HTTP a digest of its `Authorization` header; over stdio the
-//! connection, one per process). Issued nonces are kept (at most [`MAX_OUTSTANDING`]; the oldest
-//! go first) and an answer consumes its nonce, so a state approves at most once. A state that was
-//! not issued here, is for another question or caller, has expired, or was used already approves
-//! nothing: the question is asked again.
+//! connection, one per process). Issuing keeps nothing (the MAC proves the state was issued here);
+//! an answer's nonce is remembered until the state would have expired, so a state approves at most
+//! once. What is remembered is bounded per caller ([`MAX_ANSWERS_PER_CALLER`] within a lifetime)
+//! and in all ([`MAX_ANSWERS`]); past either, that caller's answers approve nothing until older ones
+//! expire, and no caller can crowd out another's questions. A state that was not issued here, is
+//! for another question or caller, has expired, or was used already approves nothing: the question
+//! is asked again.
 
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
@@ -17,8 +20,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// Questions outstanding at most; past this the oldest can no longer be answered.
-pub const MAX_OUTSTANDING: usize = 10_000;
+/// Answers one caller can have given within a state's lifetime.
+pub const MAX_ANSWERS_PER_CALLER: usize = 10_000;
+/// Answers remembered in all within a state's lifetime.
+pub const MAX_ANSWERS: usize = 100_000;
 /// The version tag every state starts with.
 const VERSION: &str = "v1";
 
@@ -33,10 +38,14 @@ pub enum StateRefused {
     Expired(u64),
     #[error("it was used already (each question is answered once)")]
     Used,
+    #[error(
+        "this caller answered too many questions within [approval] answer_within; answer again later"
+    )]
+    TooManyAnswers,
 }
 
 /// Who asks: the credentials a request came with, or the connection it came on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Caller(String);
 
 impl Caller {
@@ -55,20 +64,23 @@ impl Caller {
     }
 }
 
-/// The key, and the nonces issued and not yet answered.
+/// The key, and the nonces already answered.
 pub struct ApprovalStates {
     key: [u8; 32],
     /// How long an issued question can be answered, in seconds.
     lifetime: u64,
-    outstanding: Mutex<Outstanding>,
+    answered: Mutex<Answered>,
 }
 
+/// Nonces answered and not yet expired.
 #[derive(Default)]
-struct Outstanding {
-    /// Nonce → when it was issued (Unix seconds).
-    issued: HashMap<String, u64>,
-    /// Nonces in issue order, to drop the oldest.
-    order: VecDeque<String>,
+struct Answered {
+    /// Nonce → when its state was issued (Unix seconds).
+    nonces: HashMap<String, u64>,
+    /// (issued, nonce, caller) in the order answered, to forget the expired.
+    order: VecDeque<(u64, String, Caller)>,
+    /// Answers remembered per caller.
+    per_caller: HashMap<Caller, usize>,
 }
 
 impl ApprovalStates {
@@ -79,7 +91,7 @@ impl ApprovalStates {
         Self {
             key,
             lifetime: lifetime.as_secs().max(1),
-            outstanding: Mutex::new(Outstanding::default()),
+            answered: Mutex::new(Answered::default()),
         }
     }
 
@@ -107,15 +119,6 @@ impl ApprovalStates {
         let nonce = hex::encode(nonce);
         let issued = now();
         let mac = self.mac(caller, fingerprint, &nonce, issued);
-        let mut outstanding = self.lock();
-        outstanding.forget_expired(issued, self.lifetime);
-        while outstanding.order.len() >= MAX_OUTSTANDING {
-            if let Some(oldest) = outstanding.order.pop_front() {
-                outstanding.issued.remove(&oldest);
-            }
-        }
-        outstanding.issued.insert(nonce.clone(), issued);
-        outstanding.order.push_back(nonce.clone());
         format!("{VERSION}.{nonce}.{issued}.{mac}")
     }
 
@@ -145,35 +148,46 @@ impl ApprovalStates {
         if now.saturating_sub(issued) > self.lifetime || issued > now + 1 {
             return Err(StateRefused::Expired(self.lifetime));
         }
-        let mut outstanding = self.lock();
-        match outstanding.issued.remove(nonce) {
-            Some(_) => {
-                outstanding.order.retain(|kept| kept != nonce);
-                Ok(())
-            }
-            None => Err(StateRefused::Used),
+        let mut answered = self.lock();
+        answered.forget_expired(now, self.lifetime);
+        if answered.nonces.contains_key(nonce) {
+            return Err(StateRefused::Used);
         }
+        let by_caller = answered.per_caller.get(caller).copied().unwrap_or(0);
+        if by_caller >= MAX_ANSWERS_PER_CALLER || answered.nonces.len() >= MAX_ANSWERS {
+            return Err(StateRefused::TooManyAnswers);
+        }
+        answered.nonces.insert(nonce.to_string(), issued);
+        answered
+            .order
+            .push_back((issued, nonce.to_string(), caller.clone()));
+        *answered.per_caller.entry(caller.clone()).or_insert(0) += 1;
+        Ok(())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Outstanding> {
-        self.outstanding
+    fn lock(&self) -> std::sync::MutexGuard<'_, Answered> {
+        self.answered
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
-impl Outstanding {
+impl Answered {
+    /// Forgets answers whose states have expired (they can no longer be replayed anyway). Answers
+    /// come in roughly issue order; one issued later than an older neighbour waits for it.
     fn forget_expired(&mut self, now: u64, lifetime: u64) {
-        while let Some(oldest) = self.order.front() {
-            let expired = self
-                .issued
-                .get(oldest)
-                .is_none_or(|issued| now.saturating_sub(*issued) > lifetime);
-            if !expired {
+        while let Some((issued, _, _)) = self.order.front() {
+            if now.saturating_sub(*issued) <= lifetime + 1 {
                 break;
             }
-            let oldest = self.order.pop_front().expect("looked at above");
-            self.issued.remove(&oldest);
+            let (_, nonce, caller) = self.order.pop_front().expect("looked at above");
+            self.nonces.remove(&nonce);
+            if let Some(count) = self.per_caller.get_mut(&caller) {
+                *count -= 1;
+                if *count == 0 {
+                    self.per_caller.remove(&caller);
+                }
+            }
         }
     }
 }
@@ -222,26 +236,29 @@ mod tests {
     }
 
     #[test]
-    fn an_old_state_has_expired_and_the_oldest_outstanding_go_first() {
+    fn an_old_state_has_expired_and_no_caller_crowds_out_another() {
         let states = ApprovalStates::new(LIFETIME);
         let caller = Caller::stdio();
         let issued = now() - LIFETIME.as_secs() - 5;
         let nonce = "00".repeat(16);
-        {
-            let mut outstanding = states.lock();
-            outstanding.issued.insert(nonce.clone(), issued);
-            outstanding.order.push_back(nonce.clone());
-        }
         let mac = states.mac(&caller, "q", &nonce, issued);
         assert_eq!(
             states.redeem(&format!("v1.{nonce}.{issued}.{mac}"), &caller, "q"),
             Err(StateRefused::Expired(300))
         );
-        let first = states.issue(&caller, "q");
-        for _ in 0..MAX_OUTSTANDING {
-            states.issue(&caller, "other");
+        // Alice's question stays answerable however many Mallory asks and answers.
+        let (alice, mallory) = (Caller::http("Bearer alice"), Caller::http("Bearer mallory"));
+        let first = states.issue(&alice, "q");
+        for n in 0..MAX_ANSWERS_PER_CALLER {
+            let asked = states.issue(&mallory, &format!("m{n}"));
+            assert_eq!(states.redeem(&asked, &mallory, &format!("m{n}")), Ok(()));
         }
-        assert_eq!(states.redeem(&first, &caller, "q"), Err(StateRefused::Used));
-        assert!(states.lock().issued.len() <= MAX_OUTSTANDING);
+        let more = states.issue(&mallory, "one more");
+        assert_eq!(
+            states.redeem(&more, &mallory, "one more"),
+            Err(StateRefused::TooManyAnswers)
+        );
+        assert_eq!(states.redeem(&first, &alice, "q"), Ok(()));
+        assert_eq!(states.redeem(&first, &alice, "q"), Err(StateRefused::Used));
     }
 }

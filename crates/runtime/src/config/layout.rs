@@ -10,6 +10,7 @@
 
 use crate::capabilities::grant::{Access, PluginGrant};
 use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Component, Path, PathBuf};
 
 type KeyError = (String, String);
@@ -98,7 +99,11 @@ pub fn check_grants(
     check_own_files(plugins, &own)
 }
 
-/// Refuses a read-write grant that contains (or is) one of `files`.
+/// Refuses a read-write grant that contains (or is) one of `files`, however the file is reached:
+/// through symlinks (a dangling one included: what it would create is checked), a bind mount of
+/// the grant elsewhere (directories are compared by device and inode, not only by path), or a
+/// hard link (a file of cordon's own with more than one name is refused while any read-write
+/// grant exists, since its other name could be inside one).
 pub fn check_own_files(
     plugins: &BTreeMap<String, PluginGrant>,
     files: &[(&str, &Path)],
@@ -107,9 +112,16 @@ pub fn check_own_files(
         .iter()
         .filter(|e| e.access == Access::ReadWrite)
     {
+        let grant_id = file_id(grant.host);
         for (what, path) in files {
-            let resolved = resolve_lenient(path);
-            if resolved.starts_with(grant.host) {
+            let resolved = resolve_lenient(&follow_final_links(path));
+            let inside = resolved.starts_with(grant.host)
+                || grant_id.is_some_and(|id| {
+                    resolved
+                        .ancestors()
+                        .any(|ancestor| file_id(ancestor) == Some(id))
+                });
+            if inside {
                 return Err((
                     grant.key.clone(),
                     format!(
@@ -120,9 +132,49 @@ pub fn check_own_files(
                     ),
                 ));
             }
+            if let Ok(meta) = std::fs::metadata(path)
+                && meta.is_file()
+                && meta.nlink() > 1
+            {
+                return Err((
+                    grant.key.clone(),
+                    format!(
+                        "{what} ({}) has {} names (hard links), and while plugin `{}` has a read-write grant ({}) another name of it could be inside one, where the plugin could rewrite it; give cordon a file with one name",
+                        path.display(),
+                        meta.nlink(),
+                        grant.plugin,
+                        grant.host.display()
+                    ),
+                ));
+            }
         }
     }
     Ok(())
+}
+
+/// A directory's or file's identity: device and inode.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
+}
+
+/// `path` with a symlink at its end followed, however many times, even to a target that does not
+/// exist yet (what opening it for writing would create).
+fn follow_final_links(path: &Path) -> PathBuf {
+    let mut current = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::read_link(&current) {
+            Ok(target) => {
+                current = match current.parent() {
+                    Some(parent) if target.is_relative() => parent.join(target),
+                    _ => target,
+                };
+            }
+            Err(_) => break,
+        }
+    }
+    current
 }
 
 /// `path` made absolute with its longest existing ancestor resolved (symlinks included), so it

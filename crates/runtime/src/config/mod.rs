@@ -29,7 +29,10 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-pub use model::{Compaction, MIN_CONTEXT_WINDOW, ModelSettings, Provider, STREAM_IDLE_TIMEOUT};
+pub use model::{
+    Compaction, MIN_CONTEXT_WINDOW, ModelSettings, Provider, STREAM_IDLE_TIMEOUT,
+    base_url_credentials,
+};
 pub use units::{parse_bytes, parse_duration};
 
 /// A configuration problem; the message names the file and the key.
@@ -132,6 +135,7 @@ impl Config {
 
     /// Validates config text; `origin` names it in errors, `base` anchors relative host paths.
     pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
+        register_literal_header_values(text);
         let raw: RawConfig = toml::from_str(text).map_err(|err| ConfigError::Syntax {
             path: origin.to_path_buf(),
             message: err.to_string(),
@@ -262,6 +266,33 @@ impl Config {
             .values()
             .map(|grant| grant.limits.memory_bytes)
             .fold(self.default_limits.memory_bytes, u64::max)
+    }
+}
+
+/// Registers the HTTP grant header values written in `text` with the scrubber before anything
+/// else reads it, so a mistake elsewhere on their line (whose error quotes the line) cannot print
+/// them. Only what parses as TOML can be read this way.
+fn register_literal_header_values(text: &str) {
+    let Ok(document) = toml::from_str::<toml::Table>(text) else {
+        return;
+    };
+    let Some(plugins) = document.get("plugins").and_then(toml::Value::as_table) else {
+        return;
+    };
+    let grants = plugins
+        .values()
+        .filter_map(|plugin| plugin.get("http")?.as_array())
+        .flatten();
+    for grant in grants {
+        let Some(headers) = grant.get("headers").and_then(toml::Value::as_table) else {
+            continue;
+        };
+        for value in headers.values().filter_map(toml::Value::as_str) {
+            // A value with `${env:NAME}` in it holds its secret in the variable, read later.
+            if !value.contains("${") {
+                crate::report::secrets::register(value);
+            }
+        }
     }
 }
 

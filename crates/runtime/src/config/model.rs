@@ -163,6 +163,11 @@ impl RawModel {
                 format!("{url:?} must start with http:// or https://"),
             ));
         }
+        if let Some(url) = &self.base_url
+            && let Some(reason) = base_url_credentials(url)
+        {
+            return Err(("base_url".into(), reason));
+        }
         if let Some(name) = &self.api_key_env
             && (name.is_empty() || name.contains('='))
         {
@@ -221,4 +226,14 @@ impl RawModel {
             parse_text_tool_calls: self.parse_text_tool_calls.unwrap_or(false),
         })
     }
+}
+
+/// Why `url` may not be a model API's base URL: it carries a user name or password, which would
+/// be printed with every error about the API and sent in place of the key. `None` when it does not.
+pub fn base_url_credentials(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    authority.contains('@').then(|| {
+        "the base URL carries a user name or password before `@`: take it out, and give the key with api_key_env (it is sent in the request's auth header and never printed)".to_string()
+    })
 }

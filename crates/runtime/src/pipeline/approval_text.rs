@@ -143,6 +143,8 @@ fn count_blanks(text: &str) -> String {
 
 /// `text` with its middle replaced by `…⟨N bytes⟩…` when it is longer than `max` bytes.
 fn cut_middle(text: &str, max: usize) -> String {
+    // Masked before it is cut, so no cut leaves a secret's head or tail unmasked.
+    let text = &*crate::report::secrets::scrub(text);
     if text.len() <= max {
         return text.to_string();
     }

@@ -115,8 +115,8 @@ impl Pipeline {
                         arguments: serde_json::from_str(&request.arguments)
                             .unwrap_or_else(|_| request.arguments.clone().into()),
                     });
-                    budget::apply(&mut result, &self.inner.settings);
                     crate::report::secrets::scrub_result(&mut result);
+                    budget::apply(&mut result, &self.inner.settings);
                     self.end(&result, started, &emitter);
                     results[index] = Some(result);
                 }

@@ -51,8 +51,9 @@ impl Pipeline {
             running.store(false, Ordering::SeqCst);
             self.after_hooks(&call, result, cancel, emitter).await
         };
-        budget::apply(&mut result, &self.inner.settings);
+        // Masked before it is cut: a cut inside a secret would leave the rest of it unmasked.
         crate::report::secrets::scrub_result(&mut result);
+        budget::apply(&mut result, &self.inner.settings);
         self.end(&result, started, emitter);
         result
     }

@@ -99,10 +99,18 @@ impl Pipeline {
             Some(names) => {
                 let mut active = BTreeSet::new();
                 for name in names {
-                    if registry.tool(name).is_some() {
-                        active.insert(name.clone());
-                    } else if let Some(globs) = settings.groups.get(name) {
+                    // The operator's group wins over a plugin's tool of the same name: a plugin
+                    // cannot stand in for a whole group by naming a tool after it.
+                    if let Some(globs) = settings.groups.get(name) {
+                        if let Some((plugin, _)) = registry.tool(name) {
+                            tracing::warn!(
+                                "plugin `{}` declares a tool named {name:?}, which is also a group in [agent.groups]; {name:?} means the group (the tool is active only if the group's globs match it)",
+                                plugin.id
+                            );
+                        }
                         active.extend(group_members(&registry, globs));
+                    } else if registry.tool(name).is_some() {
+                        active.insert(name.clone());
                     } else {
                         return Err(UnknownActiveTool {
                             name: name.clone(),

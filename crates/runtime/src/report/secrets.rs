@@ -2,14 +2,23 @@
 //! model API key, registry passwords and tokens, the values of HTTP grant headers from cordon.toml,
 //! the bearer token of `cordon serve --http`), and every path by which cordon prints or writes
 //! text passes it through [`scrub`] first: stderr and stdout, events, transcripts, the audit log,
-//! error messages, tool results, MCP notifications and `/metrics`. Whatever a server echoes back
-//! (a model API quoting the `Authorization` header in an error body, a registry or a granted
-//! origin reflecting a request), the secret comes out as [`MASK`].
+//! error messages, tool results, MCP notifications and questions, and `/metrics`. Whatever a server
+//! echoes back (a model API quoting the `Authorization` header in an error body, a registry or a
+//! granted origin reflecting a request), the secret comes out as [`MASK`].
 //!
-//! A secret is matched as written, JSON-escaped and percent-encoded; a Basic credential also as
-//! its base64 `user:password`. Values shorter than [`MIN_SECRET_BYTES`] are not registered: they
-//! would mask ordinary words, and a secret that short is not protected by masking anyway.
+//! A secret is matched as written, JSON-escaped (with or without `\/`), percent-encoded (either
+//! case of hex digits) and base64-encoded (at each of the three alignments it can have inside a
+//! longer base64 text), in any ASCII case; a Basic credential also as its base64 `user:password`.
+//! A secret of [`FRAGMENT_FROM_BYTES`] or more is also masked in part: any run of at least
+//! [`FRAGMENT_BYTES`] of its bytes, so text cut in the middle of a secret (a result or error
+//! preview cut at a limit, a tool's own `max_chars`) shows none of it. Values shorter than
+//! [`MIN_SECRET_BYTES`] are not registered: they would mask ordinary words, and a secret that
+//! short is not protected by masking anyway.
+//!
+//! Text that arrives in pieces (a model's streamed reply) goes through a [`StreamScrubber`],
+//! which holds back the end of what it has seen while it could still be the start of a secret.
 
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::borrow::Cow;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,10 +29,26 @@ pub const MASK: &str = "[REDACTED:secret]";
 /// The shortest value registered as a secret.
 pub const MIN_SECRET_BYTES: usize = 6;
 
-/// The most forms kept (a process has a handful of secrets; this only bounds a misuse).
-const MAX_FORMS: usize = 1_024;
+/// A form at least this long is masked in part too.
+pub const FRAGMENT_FROM_BYTES: usize = 12;
 
-static FORMS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+/// The shortest run of a secret's bytes masked on its own.
+pub const FRAGMENT_BYTES: usize = 8;
+
+/// Every form of every registered secret, and the automaton that finds them and their fragments.
+struct Known {
+    forms: Vec<String>,
+    patterns: Vec<String>,
+    finder: Option<AhoCorasick>,
+    longest: usize,
+}
+
+static KNOWN: RwLock<Known> = RwLock::new(Known {
+    forms: Vec::new(),
+    patterns: Vec::new(),
+    finder: None,
+    longest: 0,
+});
 static ANY: AtomicBool = AtomicBool::new(false);
 
 /// Registers `secret`, so no output of this process shows it from now on.
@@ -32,14 +57,7 @@ pub fn register(secret: &str) {
     if secret.len() < MIN_SECRET_BYTES {
         return;
     }
-    let json = serde_json::to_string(secret).unwrap_or_default();
-    let json = json
-        .strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .unwrap_or_default()
-        .to_string();
-    let encoded = percent_encoded(secret);
-    add([secret.to_string(), json, encoded]);
+    add(forms_of(secret));
 }
 
 /// Registers the parts of a Basic credential, and its base64 form as it travels.
@@ -50,25 +68,96 @@ pub fn register_basic(user: &str, password: &str) {
     register(&encoded);
 }
 
-fn add(forms: impl IntoIterator<Item = String>) {
-    let mut known = FORMS
-        .write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    for form in forms {
-        if form.len() >= MIN_SECRET_BYTES && !known.contains(&form) && known.len() < MAX_FORMS {
-            known.push(form);
-        }
+/// The ways `secret` can be written in output that echoes it.
+fn forms_of(secret: &str) -> Vec<String> {
+    let json = serde_json::to_string(secret).unwrap_or_default();
+    let json = json
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or_default()
+        .to_string();
+    let mut forms = vec![
+        secret.to_string(),
+        json.replace('/', "\\/"),
+        json,
+        percent_encoded(secret, false),
+        percent_encoded(secret, true),
+    ];
+    if secret.len() >= FRAGMENT_FROM_BYTES {
+        forms.extend(base64_cores(secret.as_bytes()));
     }
-    // Longest first, so a secret that contains another is masked whole.
-    known.sort_by_key(|form| std::cmp::Reverse(form.len()));
-    ANY.store(!known.is_empty(), Ordering::Release);
+    forms
 }
 
-fn percent_encoded(secret: &str) -> String {
+/// The base64 text `secret` always becomes inside a longer base64 text, at each of the three
+/// byte offsets it can start at: the characters that depend on its bytes alone.
+fn base64_cores(secret: &[u8]) -> Vec<String> {
+    use base64::Engine as _;
+    let engine = &base64::engine::general_purpose::STANDARD;
+    (0..3)
+        .filter_map(|offset| {
+            let mut padded = vec![0u8; offset];
+            padded.extend_from_slice(secret);
+            let encoded = engine.encode(&padded);
+            // Characters fed partly by the zero bytes before, or by what follows the secret.
+            let skip = match offset {
+                0 => 0,
+                1 => 2,
+                _ => 3,
+            };
+            let whole_groups = padded.len() / 3 * 4;
+            let core = encoded.get(skip..whole_groups)?;
+            (core.len() >= FRAGMENT_FROM_BYTES).then(|| core.to_string())
+        })
+        .collect()
+}
+
+fn add(forms: impl IntoIterator<Item = String>) {
+    let mut known = KNOWN
+        .write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut changed = false;
+    for form in forms {
+        if form.len() >= MIN_SECRET_BYTES && !known.forms.contains(&form) {
+            known.forms.push(form);
+            changed = true;
+        }
+    }
+    if !changed {
+        return;
+    }
+    let mut patterns: Vec<String> = Vec::new();
+    for form in &known.forms {
+        patterns.push(form.clone());
+        if form.len() >= FRAGMENT_FROM_BYTES {
+            let bytes = form.as_bytes();
+            for start in 0..=bytes.len() - FRAGMENT_BYTES {
+                // A window cut inside a multi-byte character is no text of its own.
+                if let Ok(window) = std::str::from_utf8(&bytes[start..start + FRAGMENT_BYTES]) {
+                    patterns.push(window.to_string());
+                }
+            }
+        }
+    }
+    patterns.sort();
+    patterns.dedup();
+    known.longest = patterns.iter().map(String::len).max().unwrap_or(0);
+    known.finder = AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(MatchKind::Standard)
+        .build(&patterns)
+        .ok();
+    known.patterns = patterns;
+    ANY.store(known.finder.is_some(), Ordering::Release);
+}
+
+fn percent_encoded(secret: &str, lower: bool) -> String {
     let mut out = String::with_capacity(secret.len());
     for byte in secret.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
             out.push(byte as char);
+        } else if lower {
+            out.push_str(&format!("%{byte:02x}"));
         } else {
             out.push_str(&format!("%{byte:02X}"));
         }
@@ -76,20 +165,61 @@ fn percent_encoded(secret: &str) -> String {
     out
 }
 
-/// `text` with every registered secret masked (borrowed when there was none in it).
+/// `text` with every registered secret (and every run of its bytes long enough to count)
+/// masked; borrowed when there was none in it.
 pub fn scrub(text: &str) -> Cow<'_, str> {
-    if !ANY.load(Ordering::Acquire) {
+    let spans = secret_spans(text);
+    if spans.is_empty() {
         return Cow::Borrowed(text);
     }
-    let known = FORMS
+    Cow::Owned(masked(text, &spans))
+}
+
+/// Where `text` holds secrets: sorted, merged byte ranges on character boundaries.
+fn secret_spans(text: &str) -> Vec<(usize, usize)> {
+    if !ANY.load(Ordering::Acquire) {
+        return Vec::new();
+    }
+    let known = KNOWN
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut out = Cow::Borrowed(text);
-    for form in known.iter() {
-        if out.contains(form.as_str()) {
-            out = Cow::Owned(out.replace(form.as_str(), MASK));
+    let Some(finder) = &known.finder else {
+        return Vec::new();
+    };
+    let mut found: Vec<(usize, usize)> = finder
+        .find_overlapping_iter(text)
+        .map(|found| {
+            let (mut start, mut end) = (found.start(), found.end());
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            (start, end)
+        })
+        .collect();
+    found.sort_unstable();
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(found.len());
+    for (start, end) in found {
+        match spans.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => spans.push((start, end)),
         }
     }
+    spans
+}
+
+/// `text` with each of `spans` (sorted, disjoint) replaced by [`MASK`].
+fn masked(text: &str, spans: &[(usize, usize)]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for &(start, end) in spans {
+        out.push_str(&text[at..start]);
+        out.push_str(MASK);
+        at = end;
+    }
+    out.push_str(&text[at..]);
     out
 }
 
@@ -130,23 +260,111 @@ pub fn scrub_json(value: &mut serde_json::Value) {
     }
 }
 
+/// Whether `bytes` hold a registered secret in any form (an image a tool returns, say).
+pub fn found_in_bytes(bytes: &[u8]) -> bool {
+    if !ANY.load(Ordering::Acquire) {
+        return false;
+    }
+    let known = KNOWN
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    known
+        .finder
+        .as_ref()
+        .is_some_and(|finder| finder.is_match(bytes))
+}
+
 /// Masks every registered secret in a result: its text, structured output and details (a tool
-/// whose granted origin reflects the header cordon added hands the secret back to the guest).
+/// whose granted origin reflects the header cordon added hands the secret back to the guest). An
+/// image whose bytes hold a secret is replaced by a note saying so.
 pub fn scrub_result(result: &mut crate::report::ToolResult) {
+    use crate::report::Content;
     if !ANY.load(Ordering::Acquire) {
         return;
     }
     for block in &mut result.content {
-        if let crate::report::Content::Text { text } = block
-            && let Cow::Owned(scrubbed) = scrub(text)
-        {
-            *text = scrubbed;
+        match block {
+            Content::Text { text } => {
+                if let Cow::Owned(scrubbed) = scrub(text) {
+                    *text = scrubbed;
+                }
+            }
+            Content::Image { data, .. } => {
+                if found_in_bytes(data) {
+                    *block = Content::Text {
+                        text: format!(
+                            "[an image was removed: its bytes hold a configured secret] {MASK}"
+                        ),
+                    };
+                }
+            }
         }
     }
     if let Some(structured) = &mut result.structured {
         scrub_json(structured);
     }
     scrub_json(&mut result.details);
+}
+
+/// Scrubs text that arrives in pieces: what [`StreamScrubber::push`] returns is safe to show at
+/// once; the end of the text that could still be the start of a secret is held until the next
+/// piece shows what it is, or [`StreamScrubber::finish`].
+#[derive(Debug, Default)]
+pub struct StreamScrubber {
+    held: String,
+}
+
+impl StreamScrubber {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes one piece; returns the scrubbed text that can be shown now (maybe empty).
+    pub fn push(&mut self, piece: &str) -> String {
+        if !ANY.load(Ordering::Acquire) && self.held.is_empty() {
+            return piece.to_string();
+        }
+        self.held.push_str(piece);
+        let spans = secret_spans(&self.held);
+        let mut cut = self.held.len() - held_back(&self.held);
+        while !self.held.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        // A secret found across the cut is held whole.
+        if let Some(&(start, _)) = spans.iter().find(|(start, end)| *start < cut && *end > cut) {
+            cut = start;
+        }
+        let before: Vec<(usize, usize)> =
+            spans.into_iter().filter(|(_, end)| *end <= cut).collect();
+        let ready = masked(&self.held[..cut], &before);
+        self.held.drain(..cut);
+        ready
+    }
+
+    /// Whatever is still held, scrubbed: the stream ended.
+    pub fn finish(&mut self) -> String {
+        let held = std::mem::take(&mut self.held);
+        scrub(&held).into_owned()
+    }
+}
+
+/// How many bytes at the end of `text` must wait: the longest end of it that begins some
+/// pattern (a whole form or a fragment) of a registered secret.
+fn held_back(text: &str) -> usize {
+    let known = KNOWN
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let longest = known.longest.saturating_sub(1).min(text.len());
+    let bytes = text.as_bytes();
+    (1..=longest)
+        .rev()
+        .find(|&len| {
+            let tail = &bytes[bytes.len() - len..];
+            known.patterns.iter().any(|pattern| {
+                pattern.len() > len && pattern.as_bytes()[..len].eq_ignore_ascii_case(tail)
+            })
+        })
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -167,7 +385,12 @@ mod tests {
             scrub(r#"{"v":"pa\"ss/word 1"}"#),
             r#"{"v":"[REDACTED:secret]"}"#
         );
+        assert_eq!(
+            scrub(r#"{"v":"pa\"ss\/word 1"}"#),
+            r#"{"v":"[REDACTED:secret]"}"#
+        );
         assert_eq!(scrub("?p=pa%22ss%2Fword%201"), "?p=[REDACTED:secret]");
+        assert_eq!(scrub("?p=pa%22ss%2fword%201"), "?p=[REDACTED:secret]");
         register_basic("alice", "alice-pw-scrub");
         assert_eq!(
             scrub("Basic YWxpY2U6YWxpY2UtcHctc2NydWI="),
@@ -177,5 +400,62 @@ mod tests {
         let mut value = serde_json::json!({"k": ["x sk-test-scrubber-0123456789"]});
         scrub_json(&mut value);
         assert_eq!(value, serde_json::json!({"k": ["x [REDACTED:secret]"]}));
+    }
+
+    #[test]
+    fn a_secret_cut_short_or_in_another_case_or_base64_shows_none_of_it() {
+        let secret = "ghp_R2mT5vLk9WpYc3NfHs7GdJ4uAeQZq8XbTy01";
+        register(secret);
+        // Cut one byte before its end, as a result cut at a limit would.
+        let cut = format!("Authorization: Bearer {}", &secret[..secret.len() - 1]);
+        assert_eq!(scrub(&cut), "Authorization: Bearer [REDACTED:secret]");
+        // Its second half on its own, as the next page of a cut text.
+        assert_eq!(
+            scrub(&format!("…{} end", &secret[20..])),
+            "…[REDACTED:secret] end"
+        );
+        assert_eq!(
+            scrub(&secret.to_ascii_uppercase()),
+            "[REDACTED:secret]",
+            "any ASCII case"
+        );
+        use base64::Engine as _;
+        for prefix in ["", "x", "xy"] {
+            let encoded = base64::engine::general_purpose::STANDARD
+                .encode(format!("{prefix}token={secret}&more"));
+            let scrubbed = scrub(&encoded);
+            assert!(
+                scrubbed.contains(MASK),
+                "{prefix:?}: {encoded} -> {scrubbed}"
+            );
+        }
+        // Seven bytes of it alone are too few to tell from ordinary text.
+        assert_eq!(scrub("R2mT5vL"), "R2mT5vL");
+    }
+
+    #[test]
+    fn a_secret_streamed_in_pieces_never_shows() {
+        let secret = "sk-ant-stream-0123456789abcdef";
+        register(secret);
+        let text = format!("Your configured key is {secret} as requested.");
+        for size in [1, 3, 7, 11, 64] {
+            let mut stream = StreamScrubber::new();
+            let mut shown = Vec::new();
+            for piece in text.as_bytes().chunks(size) {
+                shown.push(stream.push(std::str::from_utf8(piece).unwrap()));
+            }
+            shown.push(stream.finish());
+            let joined = shown.concat();
+            assert_eq!(
+                joined, "Your configured key is [REDACTED:secret] as requested.",
+                "pieces of {size}: {shown:?}"
+            );
+            for piece in &shown {
+                assert!(!piece.contains("0123456"), "{piece:?}");
+            }
+        }
+        // Text with nothing like a secret is not held.
+        let mut stream = StreamScrubber::new();
+        assert_eq!(stream.push("plain words "), "plain words ");
     }
 }

@@ -1,6 +1,7 @@
 //! What one call may do to the disk through its read-write grants: bytes written (every write,
 //! stream write and append, and a file grown by `set-size`, sparse or not, counts) and entries
-//! created (files opened with `create`, directories, hard and symbolic links), each against the
+//! created (files opened with `create`, directories, hard and symbolic links; a directory also
+//! costs [`DIRECTORY_BYTES`] and a symbolic link its target's bytes), each against the
 //! plugin's `limits.disk_write` and `limits.files_created`. A charge past either bound is refused
 //! before anything is written, the call ends (a trap the failure classification reports as
 //! `out_of_disk`), and the host carries on. The budget is shared with the call's file streams,
@@ -8,6 +9,9 @@
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What creating a directory costs the byte budget: the block it takes on most filesystems.
+pub const DIRECTORY_BYTES: u64 = 4 << 10;
 
 /// Which bound a call went past.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -48,13 +52,16 @@ impl DiskBudget {
         })
     }
 
-    /// Takes one entry about to be created; refused (and remembered) past the limit.
-    pub fn charge_entry(&self) -> Result<(), DiskLimit> {
+    /// Takes one entry about to be created, and the `bytes` of disk it takes by being made (a
+    /// directory's first block, a symbolic link's target); refused (and remembered) past either
+    /// limit.
+    pub fn charge_entry(&self, bytes: u64) -> Result<(), DiskLimit> {
         charge(&self.created, 1, self.max_entries).map_err(|()| {
             self.refuse(DiskLimit::Entries {
                 limit: self.max_entries,
             })
-        })
+        })?;
+        self.charge_bytes(bytes)
     }
 
     fn refuse(&self, limit: DiskLimit) -> DiskLimit {
@@ -91,9 +98,9 @@ mod tests {
             Err(DiskLimit::Bytes { limit: 100 }),
             "no overflow"
         );
-        assert_eq!(budget.charge_entry(), Ok(()));
-        assert_eq!(budget.charge_entry(), Ok(()));
-        assert!(budget.charge_entry().is_err());
+        assert_eq!(budget.charge_entry(0), Ok(()));
+        assert_eq!(budget.charge_entry(0), Ok(()));
+        assert!(budget.charge_entry(0).is_err());
         assert_eq!(
             budget.exceeded(),
             Some(DiskLimit::Bytes { limit: 100 }),

@@ -97,7 +97,7 @@ async fn open_at(
     });
     // Creating counts against the call's entry budget (disk_budget.rs); past it the call ends.
     if open_flags.contains(OpenFlags::CREATE) {
-        state.disk().charge_entry()?;
+        state.disk().charge_entry(0)?;
     }
     let outcome = match state.open_files().take() {
         Err(reason) => {

@@ -2,21 +2,22 @@
 //! linker around wasmtime-wasi's own implementation:
 //! - `write` (a write past the end counts the gap as well) and `set-size` (growing a file
 //!   counts, sparse or not) are charged to the call's
-//!   disk budget, `create-directory-at`, `link-at` and `symlink-at` to its entry budget
-//!   (disk_budget.rs), before anything reaches the disk; past either the call ends as
-//!   `out_of_disk`;
+//!   disk budget, `create-directory-at`, `link-at` and `symlink-at` to its entry budget (a
+//!   directory's block and a link's target to its disk budget too; disk_budget.rs), before
+//!   anything reaches the disk; past either the call ends as `out_of_disk`;
 //! - `sync`, `sync-data` and writes of more than [`INLINE_WRITE_BYTES`], which can block for
 //!   seconds behind other dirty data, run on a blocking thread, never on an async worker: the
 //!   call waits for them asynchronously and ends at its deadline (or cancellation) even if the
 //!   kernel has not answered, and other calls and the HTTP server keep their threads. At most
-//!   [`MAX_SLOW_OPS_IN_FLIGHT`] run at once in the process (one the kernel never finishes keeps its
-//!   thread and its slot; the calls after it wait for a slot, within their own deadlines).
+//!   `blocking_ops::MAX_SLOW_OPS_IN_FLIGHT` run at once in the process (one the kernel never
+//!   finishes keeps its thread and its slot; the calls after it wait for a slot, within their own
+//!   deadlines).
 //!
 //! Opens with `create` are charged in fs_gate.rs, stream writes in file_streams.rs.
 
+use crate::sandbox::blocking_ops::{off_thread, stop_of};
 use crate::sandbox::call_state::CallState;
 use std::os::unix::fs::FileExt;
-use std::sync::{Arc, LazyLock};
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
@@ -28,14 +29,8 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 /// The `wasi:filesystem` version wasmtime 48 defines.
 const TYPES: &str = "wasi:filesystem/types@0.2.12";
 
-/// Syncs and large writes running at once in the process, each on a blocking thread.
-pub const MAX_SLOW_OPS_IN_FLIGHT: usize = 8;
-
 /// The largest `write` done on the calling thread (a stream writes at most this much at once).
 pub const INLINE_WRITE_BYTES: usize = 64 << 10;
-
-static SLOW_OP_SLOTS: LazyLock<Arc<tokio::sync::Semaphore>> =
-    LazyLock::new(|| Arc::new(tokio::sync::Semaphore::new(MAX_SLOW_OPS_IN_FLIGHT)));
 
 /// Replaces the write, create and sync entry points in a linker that already has WASI p2.
 pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
@@ -100,7 +95,9 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> 
          (directory, path): (Resource<Descriptor>, String)| {
             Box::new(async move {
                 let state = store.data_mut();
-                state.disk().charge_entry()?;
+                state
+                    .disk()
+                    .charge_entry(crate::sandbox::disk_budget::DIRECTORY_BYTES)?;
                 answer(
                     HostDescriptor::create_directory_at(&mut state.filesystem(), directory, path)
                         .await,
@@ -114,7 +111,7 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> 
          (directory, target, path): (Resource<Descriptor>, String, String)| {
             Box::new(async move {
                 let state = store.data_mut();
-                state.disk().charge_entry()?;
+                state.disk().charge_entry(target.len() as u64)?;
                 answer(
                     HostDescriptor::symlink_at(&mut state.filesystem(), directory, target, path)
                         .await,
@@ -134,7 +131,7 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> 
         )| {
             Box::new(async move {
                 let state = store.data_mut();
-                state.disk().charge_entry()?;
+                state.disk().charge_entry(0)?;
                 answer(
                     HostDescriptor::link_at(
                         &mut state.filesystem(),
@@ -197,39 +194,4 @@ async fn sync(
     })
     .await?;
     Ok((synced.map_err(ErrorCode::from),))
-}
-
-/// When a call stops waiting: its deadline, and its cancellation.
-type Stop = (std::time::Instant, tokio_util::sync::CancellationToken);
-
-fn stop_of(state: &CallState) -> Stop {
-    (state.deadline, state.cancellation())
-}
-
-/// Runs `work` on a blocking thread, holding one of the process's slots until it returns (even
-/// after the call has gone). The call stops waiting at its deadline or cancellation, as a
-/// timeout or a cancellation.
-async fn off_thread<T: Send + 'static>(
-    (deadline, cancelled): Stop,
-    work: impl FnOnce() -> T + Send + 'static,
-) -> wasmtime::Result<T> {
-    let deadline = tokio::time::Instant::from_std(deadline);
-    let run = async {
-        let slot = SLOW_OP_SLOTS
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(wasmtime::Error::msg)?;
-        tokio::task::spawn_blocking(move || {
-            let _slot = slot;
-            work()
-        })
-        .await
-        .map_err(wasmtime::Error::msg)
-    };
-    tokio::select! {
-        done = run => done,
-        () = tokio::time::sleep_until(deadline) => Err(wasmtime::Trap::Interrupt.into()),
-        () = cancelled.cancelled() => Err(wasmtime::Trap::Interrupt.into()),
-    }
 }

@@ -3,6 +3,7 @@
 //! and resource gates (its disk use bounded, its syncs off the async workers), and loading and
 //! running a plugin. Everything above speaks host types.
 
+pub(crate) mod blocking_ops;
 pub mod cache;
 pub(crate) mod call_state;
 pub(crate) mod capture;

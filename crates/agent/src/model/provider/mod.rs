@@ -172,6 +172,8 @@ fn usage_in(usage: &Value) -> Option<Usage> {
 
 /// At most 300 characters of `text`, for error messages.
 pub fn preview(text: &str) -> String {
+    // Masked before it is cut, so no cut leaves a secret's head unmasked.
+    let text = cordon_runtime::report::secrets::scrub(text);
     let text = text.trim();
     if text.is_empty() {
         return "(empty body)".into();
