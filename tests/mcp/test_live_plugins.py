@@ -335,3 +335,46 @@ async def test_two_replicas_watching_one_volume_converge(cordon_bin, guest_dir, 
     finally:
         for replica in replicas:
             replica.stop()
+
+
+async def test_no_call_fails_while_a_plugin_is_replaced_every_second(cordon_bin, guest_dir, live):
+    """The load test's shape, short: 8 clients call without pause over HTTP while another plugin
+    file is replaced every second; every call succeeds. (Latency under reloads is measured by
+    `make bench`, section 14.)"""
+    served = Served("http", cordon_bin, live)
+    versions = ["fixture_contract_v2.wasm", "fixture_conformance.wasm"]
+    put_plugin(guest_dir, versions[0], live, "extra")
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}}}
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2025-11-25"}
+    outcomes = {"ok": 0, "failed": []}
+    stop = anyio.Event()
+    try:
+        async with httpx.AsyncClient(timeout=30) as http:
+            async def client():
+                while not stop.is_set():
+                    response = await http.post(served.target, json=body, headers=headers)
+                    result = response.json().get("result", {}) if response.status_code == 200 else {}
+                    if result.get("isError") is False and result["content"][0]["text"] == "hi":
+                        outcomes["ok"] += 1
+                    else:
+                        outcomes["failed"].append((response.status_code, response.text[:200]))
+
+            async def replacer():
+                for n in range(1, 7):
+                    await anyio.sleep(1)
+                    put_plugin(guest_dir, versions[n % 2], live, "extra")
+                await anyio.sleep(1.5)
+                stop.set()
+
+            async with anyio.create_task_group() as tasks:
+                for _ in range(8):
+                    tasks.start_soon(client)
+                tasks.start_soon(replacer)
+        assert outcomes["failed"] == [], outcomes["failed"][:5]
+        assert outcomes["ok"] > 100
+        applied = [r for r in served.reloads() if r["outcome"] == "applied"]
+        assert len(applied) >= 3, f"the plugin was replaced while calls ran: {len(applied)} reloads"
+    finally:
+        served.stop()

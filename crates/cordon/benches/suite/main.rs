@@ -3,7 +3,8 @@
 //! per-call overhead, MCP over stdio, parallel batch, throughput, cold start, interrupt latency,
 //! hook cost, memory, the cost of recording opened paths, real work on a real-sized repository,
 //! the installed (release) build beside the development one, a plain component's call beside
-//! an SDK plugin's, and the prompt size of the agent loop's first request; then each target checked
+//! an SDK plugin's, the prompt size of the agent loop's first request, and calls while plugins are
+//! replaced; then each target checked
 //! against this run's figures. `CORDON_BENCH_ONLY` picks sections (see
 //! [`wanted`]).
 
@@ -12,6 +13,7 @@ mod batch;
 mod cold_start;
 mod installed_build;
 mod interrupt;
+mod live_reload;
 mod memory;
 mod opened_paths;
 mod per_call;
@@ -32,7 +34,7 @@ use std::time::{Duration, Instant};
 
 /// Whether section `name` runs: all of them, unless `CORDON_BENCH_ONLY` lists some (comma-separated:
 /// per_call, stdio, batch, throughput, cold_start, interrupt, memory, opened_paths, real_repo,
-/// installed_build).
+/// installed_build, prompt_size, plain_components, live_reload).
 fn wanted(name: &str) -> bool {
     std::env::var("CORDON_BENCH_ONLY").map_or(true, |only| {
         only.split(',').any(|section| section.trim() == name)
@@ -104,6 +106,10 @@ async fn main() -> anyhow::Result<()> {
     }
     let plain = match wanted("plain_components") {
         true => Some(plain_components::run(&setup, &mut report).await?),
+        false => None,
+    };
+    let reloads = match wanted("live_reload") {
+        true => Some(live_reload::run(&setup, &mut report).await?),
         false => None,
     };
 
@@ -205,6 +211,17 @@ async fn main() -> anyhow::Result<()> {
             |p| format!("{:.2}×", p.echo_ratio),
         ),
         plain.as_ref().map(|p| p.echo_ratio <= 1.2),
+    );
+    report.target(
+        "calls while a plugin is replaced every second (16 clients, 30 s)",
+        "no failed call; p99 ≤ 1.5× without reloads",
+        reloads.as_ref().map_or_else(
+            || "not measured".into(),
+            |r| format!("{} failed; p99 {:.2}×", r.failed, r.p99_ratio),
+        ),
+        reloads
+            .as_ref()
+            .map(|r| r.failed == 0 && r.p99_ratio <= 1.5),
     );
 
     let out = std::env::var_os("CORDON_BENCH_OUT")
