@@ -339,7 +339,7 @@ async def test_two_replicas_watching_one_volume_converge(cordon_bin, guest_dir, 
 
 async def test_no_call_fails_while_a_plugin_is_replaced_every_second(cordon_bin, guest_dir, live):
     """The load test's shape, short: 8 clients call without pause over HTTP while another plugin
-    file is replaced every second; every call succeeds. (Latency under reloads is measured by
+    file is replaced every second; every call succeeds and /readyz stays ready. (Latency under reloads is measured by
     `make bench`, section 14.)"""
     served = Served("http", cordon_bin, live)
     versions = ["fixture_contract_v2.wasm", "fixture_conformance.wasm"]
@@ -361,6 +361,14 @@ async def test_no_call_fails_while_a_plugin_is_replaced_every_second(cordon_bin,
                     else:
                         outcomes["failed"].append((response.status_code, response.text[:200]))
 
+            ready_url = served.target.rsplit("/mcp", 1)[0] + "/readyz"
+
+            async def readiness():
+                # /readyz stays ready through every reload.
+                while not stop.is_set():
+                    outcomes.setdefault("ready", []).append((await http.get(ready_url)).status_code)
+                    await anyio.sleep(0.1)
+
             async def replacer():
                 for n in range(1, 7):
                     await anyio.sleep(1)
@@ -372,7 +380,9 @@ async def test_no_call_fails_while_a_plugin_is_replaced_every_second(cordon_bin,
                 for _ in range(8):
                     tasks.start_soon(client)
                 tasks.start_soon(replacer)
+                tasks.start_soon(readiness)
         assert outcomes["failed"] == [], outcomes["failed"][:5]
+        assert outcomes["ready"] and set(outcomes["ready"]) == {200}, outcomes["ready"]
         assert outcomes["ok"] > 100
         applied = [r for r in served.reloads() if r["outcome"] == "applied"]
         assert len(applied) >= 3, f"the plugin was replaced while calls ran: {len(applied)} reloads"
