@@ -81,9 +81,14 @@ $(GUEST_DIR)/plain_py_%.wasm: tests/fixtures_plain/py_%/app.py tests/fixtures_pl
 	@mkdir -p $(GUEST_DIR)
 	$(BUILD_VENV)/bin/componentize-py -d tests/fixtures_plain/py_$*/wit -w $* componentize app -p tests/fixtures_plain/py_$* -o $@
 
+# Its world may import WASI interfaces; their WIT comes from the pinned toolchain (jco's copy).
+JCO_WASI_WIT := sdk/js/node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12
 $(GUEST_DIR)/plain_js_%.wasm: tests/fixtures_plain/js_%/app.js tests/fixtures_plain/js_%/wit/world.wit | $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
-	sdk/js/node_modules/.bin/componentize-js tests/fixtures_plain/js_$*/app.js --wit tests/fixtures_plain/js_$*/wit -n $* -d http -d fetch-event -o $@
+	rm -rf $(GUEST_DIR)/plain-js-wit/$* && mkdir -p $(GUEST_DIR)/plain-js-wit/$*
+	cp tests/fixtures_plain/js_$*/wit/world.wit $(GUEST_DIR)/plain-js-wit/$*/
+	for dep in wasi-filesystem wasi-io wasi-clocks; do mkdir -p $(GUEST_DIR)/plain-js-wit/$*/deps/$$dep && cp $(JCO_WASI_WIT)/$$dep/package.wit $(GUEST_DIR)/plain-js-wit/$*/deps/$$dep/; done
+	sdk/js/node_modules/.bin/componentize-js tests/fixtures_plain/js_$*/app.js --wit $(GUEST_DIR)/plain-js-wit/$* -n $* -d http -d fetch-event -o $@
 
 # JavaScript and C plugins are built with `cordon build` (so the host is built first), rebuilt
 # when their sources, the SDK or the contract change.
@@ -158,20 +163,20 @@ tests/mcp/node_modules/.installed: tests/mcp/package-lock.json
 	cd tests/mcp && npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
-# Opt-in, not part of `make test` or CI: `cordon run` on five small tasks against a real model
-# (Qwen2.5-Coder-0.5B-Instruct) served by llama.cpp's llama-server, both fetched and built into
-# ~/.cache/cordon-real-model on the first run (docs/real-model.md). `CORDON_BIN=/path/to/cordon make
-# test-real-model` measures another build; REAL_MODEL_ARGS passes flags to the runner, e.g.
-# REAL_MODEL_ARGS="--tasks list,read --keep".
+# Opt-in, not part of `make test` or CI: `cordon run` on seven small tasks against a real model
+# (Qwen2.5-Coder-1.5B-Instruct; REAL_MODEL=qwen0.5b for the 0.5B) served by llama.cpp's llama-server,
+# both fetched and built into ~/.cache/cordon-real-model on the first run (docs/real-model.md).
+# `CORDON_BIN=/path/to/cordon make test-real-model` measures another build; REAL_MODEL_ARGS passes
+# flags to the runner, e.g. REAL_MODEL_ARGS="--tasks list,find --keep".
+REAL_MODEL ?= qwen1.5b
 REAL_MODEL_JSON ?= $(HOME)/.cache/cordon-real-model/last-run.json
 test-real-model: toolchain
 ifndef CORDON_BIN
 	cargo build -p cordon
 endif
-	cargo build --target wasm32-wasip2 --profile guest -p fs -p guard
-	python3 tests/real_model/setup_model.py
+	cargo build --target wasm32-wasip2 --profile guest -p fs -p guard -p fixture_many_tools
 	CORDON_BIN=$(or $(CORDON_BIN),$(CORDON)) CORDON_GUEST_DIR=$(GUEST_DIR) \
-		python3 tests/real_model/run.py --json $(REAL_MODEL_JSON) $(REAL_MODEL_ARGS)
+		python3 tests/real_model/run.py --setup --model $(REAL_MODEL) --json $(REAL_MODEL_JSON) $(REAL_MODEL_ARGS)
 
 # The property tests of tests/integration/fuzz.rs with many more cases than CI runs.
 fuzz: host

@@ -62,6 +62,30 @@ const RESOURCE_COMPONENT: &str = r#"
 )
 "#;
 
+/// A component exporting a function that borrows a resource handle.
+const BORROW_COMPONENT: &str = r#"
+(component
+  (type $res (resource (rep i32)))
+  (export $file "file" (type $res))
+  (core module $m (func (export "f") (param i32)))
+  (core instance $i (instantiate $m))
+  (func $peek (param "handle" (borrow $file)) (canon lift (core func $i "f")))
+  (export "peek" (func $peek))
+)
+"#;
+
+/// A component importing two interfaces no host provides.
+const TWO_FOREIGN_IMPORTS: &str = r#"
+(component
+  (import "test:first/gadget" (instance (export "poke" (func))))
+  (import "test:second/widget" (instance (export "prod" (func))))
+  (core module $m (func (export "f") (param i32)))
+  (core instance $i (instantiate $m))
+  (func $count (param "n" u32) (canon lift (core func $i "f")))
+  (export "count" (func $count))
+)
+"#;
+
 #[test]
 fn a_component_that_exports_nothing_json_can_carry_is_refused() {
     let empty = wat::parse_str("(component)").unwrap();
@@ -80,6 +104,14 @@ fn a_component_that_exports_nothing_json_can_carry_is_refused() {
         reason.contains("its function `take` (tool take) has an owned resource handle")
             && reason.contains("parameter \"handle\"")
             && reason.contains("skip = true"),
+        "{reason}"
+    );
+    let borrowing = probe().raw_plugin("borrow", &wat::parse_str(BORROW_COMPONENT).unwrap());
+    let reason = rejection(&borrowing, "borrow.wasm");
+    assert!(
+        reason.contains("its function `peek` (tool peek)")
+            && reason.contains("handle")
+            && reason.contains("parameter \"handle\""),
         "{reason}"
     );
     let skipped = ws.config("[plugins.handles.tools.take]\nskip = true\n");
@@ -119,6 +151,12 @@ fn a_failing_describe_an_invalid_schema_and_an_invalid_name_are_refused() {
         "{name}"
     );
     assert_eq!(text(&ws.call("echo", r#"{"text": "ok"}"#)), "ok");
+    let two = probe().raw_plugin("two", &wat::parse_str(TWO_FOREIGN_IMPORTS).unwrap());
+    let reason = rejection(&two, "two.wasm");
+    assert!(
+        reason.contains("test:first/gadget") && reason.contains("test:second/widget"),
+        "every missing import is named: {reason}"
+    );
 }
 
 #[test]

@@ -341,6 +341,30 @@ fn operator_overrides_are_checked_against_the_component() {
         !names.contains(&"spin") && names.contains(&"measure"),
         "{names:?}"
     );
+    // The execution mode the component cannot declare.
+    let sequential = Workspace::new()
+        .plugin("fixture_plain_geometry", "geometry")
+        .config("[plugins.geometry.tools.measure]\nexecution_mode = \"sequential\"\n");
+    let measure = sequential.cordon(&["describe", "measure", "--json"]).json();
+    assert_eq!(measure["executionMode"], "sequential", "{measure}");
+    // Values the operator gives are checked: a name no model API takes, an unknown mode.
+    for (table, expected) in [
+        ("name = \"has space\"", "name"),
+        ("name = \"search tools\"", "name"),
+        ("execution_mode = \"sometimes\"", "execution_mode"),
+        ("title = 7", "title"),
+    ] {
+        let bad = Workspace::new()
+            .plugin("fixture_plain_geometry", "geometry")
+            .config(&format!("[plugins.geometry.tools.measure]\n{table}\n"));
+        let out = bad.cordon(&["list"]);
+        assert_eq!(out.code, 2, "{table}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("cordon.toml") && out.stderr.contains(expected),
+            "{table}: {}",
+            out.stderr
+        );
+    }
     let sdk = Workspace::new()
         .plugin("fixture_echo", "echo")
         .config("[plugins.echo.tools.echo]\ndescription = \"no\"\n");
@@ -421,6 +445,38 @@ env_set = { GREETING = "hello" }
     assert_eq!(kind(&panicked), "trap", "{panicked}");
     let bad = ws.call("count", r#"{"args": "not a list"}"#);
     assert_eq!(kind(&bad), "invalid_arguments", "{bad}");
+    assert!(
+        text(&bad).contains("/args"),
+        "the error names the path: {}",
+        text(&bad)
+    );
+    let bad_item = ws.call("count", r#"{"args": ["ok", 3]}"#);
+    assert_eq!(kind(&bad_item), "invalid_arguments", "{bad_item}");
+    assert!(text(&bad_item).contains("/args/1"), "{}", text(&bad_item));
+
+    // A hook watching the command blocks one of its calls, as for any plugin.
+    let hooked = Workspace::new()
+        .plugin("fixture_cli_count", "count")
+        .plugin("fixture_scripted_hook", "gate")
+        .config("[plugins.gate]\nhook = [\"count\"]\nsettings = { before = \"block\", tag = \"gate\" }\n");
+    let blocked = hooked.call("count", r#"{"stdin": "a b"}"#);
+    assert_eq!(kind(&blocked), "blocked", "{blocked}");
+
+    // Its derived schema has an OpenAI strict form, as `cordon test` checks.
+    let tested = ws.cordon(&[
+        "--config",
+        "cordon.toml",
+        "test",
+        "plugins/count.wasm",
+        "--json",
+    ]);
+    assert_eq!(tested.code, 0, "{}\n{}", tested.stdout, tested.stderr);
+    assert_eq!(
+        crate::plain_languages::strict_forms(&tested.stdout),
+        (1, 0),
+        "{}",
+        tested.stdout
+    );
 }
 
 #[test]
@@ -470,4 +526,31 @@ fn a_component_written_for_wassette_runs_inside_its_grants() {
     assert!(!text(&private).contains("secret"), "{private}");
     let info: Value = ws.call("get_file_info", r#"{"path": "/data/report.txt"}"#);
     assert_eq!(text(&info), "/data/report.txt: file, 18 bytes", "{info}");
+}
+
+#[test]
+fn flags_are_unique_names_and_bytes_are_base64() {
+    let ws = geometry();
+    let style = ws.cordon(&["describe", "style_names", "--json"]).json();
+    let flags = &style["parameters"]["properties"]["style"];
+    assert_eq!(flags["type"], "array", "{style}");
+    assert_eq!(flags["uniqueItems"], true, "{style}");
+    assert_eq!(flags["items"]["enum"], json!(["bold", "italic"]), "{style}");
+    let twice = ws.call("style_names", r#"{"style": ["bold", "bold"]}"#);
+    assert_eq!(kind(&twice), "invalid_arguments", "{twice}");
+    assert!(text(&twice).contains("/style"), "{}", text(&twice));
+
+    let checksum = ws.cordon(&["describe", "checksum", "--json"]).json();
+    let data = &checksum["parameters"]["properties"]["data"];
+    assert_eq!(data["contentEncoding"], "base64", "{checksum}");
+    let summed = ws.call("checksum", r#"{"data": "aGVsbG8="}"#);
+    assert_eq!(kind(&summed), "", "{summed}");
+    let not_base64 = ws.call("checksum", r#"{"data": "not base64!"}"#);
+    assert_eq!(kind(&not_base64), "invalid_arguments", "{not_base64}");
+    assert!(text(&not_base64).contains("/data"), "{}", text(&not_base64));
+
+    // Tool names are the same on every load (derived from the WIT, not from load order).
+    let first = ws.cordon(&["list", "--json"]).json();
+    let again = ws.cordon(&["list", "--json"]).json();
+    assert_eq!(first["tools"], again["tools"]);
 }

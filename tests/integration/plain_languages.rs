@@ -113,6 +113,12 @@ settings = { before = "block", tag = "gate" }
         "--json",
     ]);
     assert_eq!(tested.code, 0, "{}\n{}", tested.stdout, tested.stderr);
+    assert_eq!(
+        strict_forms(&tested.stdout),
+        (5, 0),
+        "every derived schema has an OpenAI strict form: {}",
+        tested.stdout
+    );
 }
 
 #[test]
@@ -120,8 +126,13 @@ fn a_componentize_js_component_with_its_own_world_is_a_plugin() {
     let ws = Workspace::new()
         .plugin("plain_js_text", "text")
         .plugin("fixture_scripted_hook", "gate")
+        .file("data/a.txt", "hello from data\n")
+        .file("secret/b.txt", "private\n")
         .config(
             r#"
+[plugins.text]
+dirs = [{ host = "data", guest = "/data" }]
+
 [plugins.text.tools.slugify]
 examples = ['{"text": "Hello, World", "options": {"separator": "-", "max_words": null}}']
 
@@ -140,7 +151,7 @@ settings = { before = "block", tag = "gate" }
         .collect();
     assert_eq!(
         names,
-        ["fail_hard", "parse_count", "recase", "slugify"],
+        ["fail_hard", "parse_count", "read_text", "recase", "slugify"],
         "{listed}"
     );
 
@@ -185,6 +196,15 @@ settings = { before = "block", tag = "gate" }
     let trap = ws.call("fail_hard", "{}");
     assert_eq!(kind(&trap), "trap", "{trap}");
 
+    // Its world imports wasi:filesystem: it reads what is granted, and nothing else.
+    let read = ws.call("read_text", r#"{"path": "/data/a.txt"}"#);
+    assert_eq!(text(&read), "hello from data\n", "{read}");
+    let elsewhere = ws.call("read_text", r#"{"path": "/secret/b.txt"}"#);
+    assert_eq!(kind(&elsewhere), "tool_error", "{elsewhere}");
+    let escape = ws.call("read_text", r#"{"path": "/data/../secret/b.txt"}"#);
+    assert_eq!(kind(&escape), "capability_denied", "{escape}");
+    assert!(!text(&escape).contains("private"), "{escape}");
+
     let tested = ws.cordon(&[
         "--config",
         "cordon.toml",
@@ -193,4 +213,28 @@ settings = { before = "block", tag = "gate" }
         "--json",
     ]);
     assert_eq!(tested.code, 0, "{}\n{}", tested.stdout, tested.stderr);
+    assert_eq!(
+        strict_forms(&tested.stdout),
+        (5, 0),
+        "every derived schema has an OpenAI strict form: {}",
+        tested.stdout
+    );
+}
+
+/// From a `cordon test --json` report: how many tools' schemas passed the OpenAI strict-mode
+/// check, and how many did not.
+pub fn strict_forms(report: &str) -> (usize, usize) {
+    let report: serde_json::Value = serde_json::from_str(report).expect("a JSON report");
+    let strict: Vec<&serde_json::Value> = report
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|plugin| plugin["findings"].as_array().into_iter().flatten())
+        .filter(|finding| finding["check"] == "strict mode")
+        .collect();
+    let passed = strict
+        .iter()
+        .filter(|finding| finding["outcome"] == "pass")
+        .count();
+    (passed, strict.len() - passed)
 }

@@ -1,6 +1,9 @@
 // Test fixture: a component written in JavaScript for a WIT world of its own (wit/world.wit),
 // built with componentize-js and no cordon SDK: a record with an option and a char, an enum, a
-// result, and an exception that is a trap.
+// result, an exception that is a trap, and a file read through the directories granted to it
+// (`wasi:filesystem` imported by the world itself).
+
+import { getDirectories } from "wasi:filesystem/preopens@0.2.12";
 
 export function slugify(text, options) {
   let words = text.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 0);
@@ -30,4 +33,22 @@ export function parseCount(text) {
 
 export function failHard() {
   null.boom();
+}
+
+export function readText(path) {
+  const grants = getDirectories();
+  const match = grants.find(([, guest]) => path.startsWith(guest.endsWith("/") ? guest : `${guest}/`));
+  if (!match) {
+    throw `cannot read ${path}: it is under none of the granted directories (${grants.map(([, g]) => g).join(", ") || "none"})`;
+  }
+  const [dir, guest] = match;
+  const rest = path.slice(guest.length).replace(/^\/+/, "");
+  let file;
+  try {
+    file = dir.openAt({}, rest, {}, { read: true });
+  } catch (error) {
+    throw `cannot read ${path}: ${error?.payload ?? error}`;
+  }
+  const [bytes] = file.read(1n << 20n, 0n);
+  return new TextDecoder().decode(bytes);
 }
