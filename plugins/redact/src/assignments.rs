@@ -1,34 +1,64 @@
 //! Secrets recognised by the name they are assigned to: `KEY=value`, `export KEY=value`,
-//! `KEY: value` (YAML), `"key": "value"` (JSON), `KEY := value`, `key => value`, quoted or not,
-//! where the key has a word naming a secret (PASSWORD, PASSWD, PASSPHRASE, SECRET, TOKEN,
-//! API KEY, ACCESS KEY, PRIVATE KEY, CREDENTIAL) with any prefix or suffix: `DB_PASSWORD`,
-//! `aws_secret_access_key`, `clientSecret`, `X-Api-Key`. The key and the operator are kept, the
-//! value becomes `[REDACTED:kind]`.
+//! `KEY: value` (YAML, with `|` and `>` blocks), `"key": "value"` (JSON), `KEY := value`,
+//! `key => value`, `<password>value</password>`, `key="Password" value="…"` and a plist's
+//! `<key>Password</key><string>…</string>`, where the key has a word naming a secret (PASSWORD,
+//! PASSWD, PASSPHRASE, PASSCODE, PASS, PWD, SECRET, TOKEN, API KEY, ACCESS KEY, PRIVATE KEY,
+//! CREDENTIAL, AUTH, or a last word KEY) with any prefix or suffix: `DB_PASSWORD`,
+//! `aws_secret_access_key`, `clientSecret`, `X-Api-Key`, `ENCRYPTION_KEY`. The key and the
+//! operator are kept, the value becomes `[REDACTED:kind]`.
 //!
-//! What stays, because it is not a secret: a key whose last word says it is about the secret
+//! The value must look like a literal secret (literal.rs): random enough for what the name says
+//! (a token or key is generated; a password may be a word, masked where it can only be a literal:
+//! quoted, an XML element or a `.env` line). So code stays as it is: `use crate::token::{Id}`,
+//! `if password == confirm_password`, `def f(password: str)`, `const TOKEN_FLAG = 16;`,
+//! `let secret = secret.trim();`, `"@octokit/auth-token": "^6.0.0"`.
+//!
+//! What else stays, because it is not a secret: a key whose last word says it is about the secret
 //! rather than the secret (`PASSWORD_MIN_LENGTH`, `token_count`, `SECRET_NAME`, `TOKEN_URL`,
-//! `max_tokens`: the list is [`ABOUT_WORDS`]), a value that is a boolean, `null`, empty, or a
-//! reference to where the secret is kept (`${DB_PASSWORD}`, `$TOKEN`, `{{ .Values.x }}`,
-//! `<password>`, `os.environ[...]`), and after a colon, an unquoted value of several words (prose
-//! such as `password: must be 8 characters`, read as text, not YAML).
+//! `max_tokens`: the list is [`ABOUT_WORDS`]; `public_key`, `primary_key`: [`NOT_SECRET_KEYS`]),
+//! and a value that is a boolean, `null`, empty, a number or version, a placeholder or a reference
+//! to where the secret is kept (`${DB_PASSWORD}`, `$TOKEN`, `{{ .Values.x }}`, `<password>`,
+//! `os.environ[...]`).
 
-use regex::Regex;
+use crate::literal::{self, Strength};
+use regex::{Captures, Regex};
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// A key (possibly quoted), an operator, and a value (quoted, or up to a separator). The key must
-/// not continue a longer word on its left.
+/// The word a key must contain to be looked at (the words are then checked by [`kind_of`]).
+macro_rules! secret_word {
+    () => {
+        "(?:pass|secret|token|key|credential|pwd|auth)"
+    };
+}
+
+/// Four forms, tried in this order at each position: an XML attribute pair (`key="Password"
+/// value="…"`), a plist pair, an XML element (`<password>…</password>`), and a key (possibly
+/// quoted, possibly an index: `environ["API_TOKEN"] =`) with an operator, whose value is read by
+/// [`read_value`]. A key must not continue a longer word on its left.
 static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r#"(?i)(?P<lead>^|[^A-Za-z0-9_.\-])"#,
-        r#"(?P<key>["']?[A-Za-z0-9_.\-]*(?:pass|secret|token|key|credential)[A-Za-z0-9_.\-]*["']?)"#,
-        r#"(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)"#,
-        r#"(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;&"'<>()\[\]{}`]+(?:[ \t]+[^\s,;&"'<>()\[\]{}`]+)*)"#,
+        r#"(?i)(?P<alead>^|[^A-Za-z0-9_.\-])(?:key|name)[ \t]*=[ \t]*"(?P<akey>[^"\n]{1,100})"[ \t]+value[ \t]*=[ \t]*"(?P<avalue>[^"\n]*)""#,
+        r#"|<key>(?P<pkey>[^<\n]{1,100})</key>\s*<string>(?P<pvalue>[^<\n]*)</string>"#,
+        r#"|<(?P<tag>[A-Za-z0-9_.:\-]*"#,
+        secret_word!(),
+        r#"[A-Za-z0-9_.:\-]*)(?:[ \t][^<>\n]*)?>(?P<text>[^<\n]*)</(?P<close>[A-Za-z0-9_.:\-]+)>"#,
+        r#"|(?P<lead>^|[^A-Za-z0-9_.\-])(?P<key>["'`]?[A-Za-z0-9_.\-]*"#,
+        secret_word!(),
+        r#"[A-Za-z0-9_.\-]*["'`]?\]?)(?P<op>[ \t]*(?::=|=>|=|:)[ \t]*)"#,
     ))
     .expect("built-in pattern compiles")
 });
 
-/// Last words of a key that make it a setting about a secret, not the secret.
+/// What may stand before a key on a `.env`, shell or properties line: a `grep` result's
+/// `path:line: `, indentation, and `export`, `set`, `ENV`, `ARG`, `readonly`, `declare -x`, or a
+/// YAML list's `- `.
+static LINE_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:\S+:[0-9]+: )?[ \t]*(?:(?:export|set|setx|ENV|ARG|readonly|local|declare[ \t]+-x)[ \t]+|-[ \t]+)?$")
+        .expect("built-in pattern compiles")
+});
+
+/// Last words of a key that make it a setting about a secret, or code around it, not the secret.
 const ABOUT_WORDS: &[&str] = &[
     "length",
     "len",
@@ -83,10 +113,142 @@ const ABOUT_WORDS: &[&str] = &[
     "seconds",
     "interval",
     "period",
+    "flag",
+    "flags",
+    "pattern",
+    "regex",
+    "re",
+    "prefix",
+    "suffix",
+    "class",
+    "struct",
+    "enum",
+    "trait",
+    "fn",
+    "func",
+    "function",
+    "method",
+    "handler",
+    "callback",
+    "provider",
+    "factory",
+    "builder",
+    "parser",
+    "lexer",
+    "stream",
+    "tree",
+    "iter",
+    "index",
+    "idx",
+    "pos",
+    "position",
+    "offset",
+    "span",
+    "start",
+    "end",
+    "line",
+    "column",
+    "col",
+    "list",
+    "map",
+    "set",
+    "vec",
+    "array",
+    "queue",
+    "store",
+    "manager",
+    "service",
+    "client",
+    "scheme",
+    "source",
+    "style",
+    "color",
+    "width",
+    "char",
+    "chars",
+    "charset",
+    "alphabet",
+    "bits",
+    "algorithm",
+    "algo",
+    "alg",
+    "status",
+    "state",
+    "error",
+    "err",
+    "message",
+    "msg",
+    "text",
+    "description",
+    "desc",
+    "help",
+    "placeholder",
+    "backend",
+    "engine",
+    "ref",
+    "arn",
+    "buffer",
+    "buf",
 ];
 
-/// The kind a key's words name, if they name a secret at all.
-fn kind_of(key: &str) -> Option<&'static str> {
+/// Words before a last word `key` that name a key that is not secret.
+const NOT_SECRET_KEYS: &[&str] = &[
+    "public",
+    "pub",
+    "foreign",
+    "primary",
+    "sort",
+    "partition",
+    "hash",
+    "range",
+    "cache",
+    "idempotency",
+    "object",
+    "row",
+    "routing",
+    "host",
+    "verifying",
+    "verification",
+    "lookup",
+    "unique",
+    "index",
+    "composite",
+    "map",
+    "dict",
+    "i18n",
+    "translation",
+    "message",
+    "group",
+    "shard",
+    "dedup",
+    "deduplication",
+    "sequence",
+    "cursor",
+    "page",
+    "pagination",
+    "next",
+    "prev",
+    "gpg",
+    "pgp",
+    "s3",
+    "bucket",
+    "search",
+    "hot",
+    "short",
+    "sub",
+    "parent",
+    "child",
+    "item",
+    "entry",
+    "node",
+    "field",
+    "column",
+    "table",
+    "lock",
+];
+
+/// The kind a key's words name, and how random its value must be, if they name a secret at all.
+fn kind_of(key: &str) -> Option<(&'static str, Strength)> {
     let words = words(key);
     let last = words.last()?;
     if ABOUT_WORDS.contains(&last.as_str()) {
@@ -95,10 +257,28 @@ fn kind_of(key: &str) -> Option<&'static str> {
     let has = |word: &str| words.iter().any(|w| w == word);
     let pair = |first: &str, second: &str| {
         words.windows(2).any(|w| w[0] == first && w[1] == second)
-            || has(&format!("{first}{second}"))
+            || words.iter().any(|w| {
+                w.len() == first.len() + second.len() && w.starts_with(first) && w.ends_with(second)
+            })
     };
-    if has("password") || has("passwd") || has("passphrase") || has("passwords") {
-        Some("password")
+    // `pass` and `pwd` only as the last word (`DB_PASS`, `MYSQL_PWD`, not
+    // `needless_pass_by_value`), and `pwd` not alone (the shell's working directory).
+    let password_word = |word: &String| {
+        word.ends_with("password")
+            || word.ends_with("passwd")
+            || matches!(word.as_str(), "passwords" | "passphrase" | "passcode")
+    };
+    if has("allow") {
+        // `Access-Control-Allow-Credentials`, `allow_password_login`: permissions.
+        return None;
+    }
+    if words.iter().any(password_word) || last == "pass" || (last == "pwd" && words.len() > 1) {
+        let strength = if has("passphrase") {
+            Strength::Passphrase
+        } else {
+            Strength::Password
+        };
+        Some(("password", strength))
     } else if has("secret")
         || has("secrets")
         || pair("private", "key")
@@ -106,11 +286,20 @@ fn kind_of(key: &str) -> Option<&'static str> {
         || has("credentials")
         || has("creds")
     {
-        Some("secret")
+        Some(("secret", Strength::Generated))
     } else if has("token") {
-        Some("token")
+        Some(("token", Strength::Generated))
     } else if pair("api", "key") || pair("access", "key") || pair("auth", "key") {
-        Some("api_key")
+        Some(("api_key", Strength::Generated))
+    } else if last == "auth" {
+        Some(("auth", Strength::Generated))
+    } else if last == "key"
+        && !words
+            .len()
+            .checked_sub(2)
+            .is_some_and(|before| NOT_SECRET_KEYS.contains(&words[before].as_str()))
+    {
+        Some(("key", Strength::Key))
     } else {
         None
     }
@@ -142,90 +331,333 @@ fn words(key: &str) -> Vec<String> {
     words
 }
 
-/// Whether an assigned value is not a secret itself (see the module's list).
-fn is_not_a_secret(value: &str, after_colon: bool) -> bool {
-    let quoted = value.len() >= 2
-        && ((value.starts_with('"') && value.ends_with('"'))
-            || (value.starts_with('\'') && value.ends_with('\'')));
-    let inner = if quoted {
-        &value[1..value.len() - 1]
-    } else {
-        value
+/// A value found after an operator: the span to mask, and whether it can only be a literal.
+struct Value {
+    start: usize,
+    end: usize,
+    /// Where to look again after it.
+    after: usize,
+    literal: bool,
+}
+
+/// What follows an operator: a value, a YAML block, or nothing to look at (code, no value).
+enum Found {
+    Value(Value),
+    /// A YAML block scalar (`password: |`): the lines after the key's line, indented deeper.
+    Block {
+        from: usize,
+    },
+    Nothing,
+}
+
+/// Characters that end an unquoted value.
+fn ends_value(c: char) -> bool {
+    c.is_whitespace() || ",;&\"'<>()[]{}`".contains(c)
+}
+
+/// How far a quoted value is read, and a line's start looked for: a longer value or line prefix
+/// is not one of the forms here, and the bound keeps a long line (minified code) linear.
+const WINDOW: usize = 4096;
+
+/// How far an unquoted value is read past a character that ends a value in code (`(`, `,`, `&`)
+/// to see if it is the whole value of a `.env` line.
+const LINE_VALUE: usize = 256;
+
+/// The length of the longest prefix of `text`, at most `max` bytes, whose characters pass `keep`.
+fn run_len(text: &str, max: usize, keep: impl Fn(char) -> bool) -> usize {
+    text.char_indices()
+        .find(|&(i, c)| i >= max || !keep(c))
+        .map_or(text.len(), |(i, _)| i)
+}
+
+/// Where the line holding `at` starts, if it is at most [`WINDOW`] bytes before.
+fn line_start(text: &str, at: usize) -> Option<usize> {
+    let mut from = at.saturating_sub(WINDOW);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    match text[from..at].rfind('\n') {
+        Some(i) => Some(from + i + 1),
+        None => (from == 0).then_some(0),
+    }
+}
+
+/// Whether nothing but blanks and a `#` comment follows on the line.
+fn ends_line(rest: &str) -> bool {
+    let after = rest.trim_start_matches([' ', '\t']);
+    after.is_empty() || after.starts_with(['\n', '\r', '#'])
+}
+
+/// Whether code goes on after a quoted string (`"username" in options`, `"a" + b`, `"x" if c`):
+/// the string is then an operand, not the value assigned. What may follow a value: a separator,
+/// a closing bracket, a comment, the end of the line, a `.to_string()`-like call.
+fn continues_expression(rest: &str) -> bool {
+    let after = rest.trim_start_matches([' ', '\t']);
+    let Some(next) = after.chars().next() else {
+        return false;
     };
-    let bare = inner.trim();
-    if bare.is_empty() || bare.starts_with("[REDACTED") {
-        return true;
+    !(matches!(
+        next,
+        ',' | ';' | ')' | ']' | '}' | '\n' | '\r' | '#' | '>' | '<' | '/' | ':'
+    ) || after.starts_with(".to_")
+        || after.starts_with(".into(")
+        || after.starts_with(".as_")
+        || after.starts_with(".encode(")
+        || after.starts_with(".freeze("))
+}
+
+/// Whether a query parameter (`name=`, `amp;`) starts `text`.
+fn starts_parameter(text: &str) -> bool {
+    let name = run_len(text, 64, |c| {
+        c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+    });
+    name > 0 && text[name..].starts_with(['=', ';', '[']) || text.starts_with("amp;")
+}
+
+/// Reads the value after the operator of the key at `key_start`..`at`. Reads at most
+/// [`WINDOW`] bytes, so a match costs at most that much.
+fn read_value(text: &str, key_start: usize, key_quoted: bool, op: &str, at: usize) -> Found {
+    let rest = &text[at..];
+    let op_trimmed = op.trim();
+    // `a::b`, `a == b`, `a =~ b`: code, not an assignment.
+    if (op_trimmed == ":" && rest.starts_with(':'))
+        || (op_trimmed == "=" && rest.starts_with(['=', '~']))
+    {
+        return Found::Nothing;
     }
-    if !quoted && after_colon && bare.contains([' ', '\t']) {
-        return true;
-    }
-    let lower = bare.to_ascii_lowercase();
-    if matches!(
-        lower.as_str(),
-        "true" | "false" | "null" | "nil" | "none" | "yes" | "no" | "on" | "off" | "undefined"
-    ) {
-        return true;
-    }
-    bare.starts_with('$')
-        || bare.starts_with("{{")
-        || bare.starts_with('<')
-        || bare.starts_with('%')
-        || lower.starts_with("os.environ")
-        || lower.starts_with("os.getenv")
-        || lower.starts_with("process.env")
-        || lower.starts_with("env(")
-        || lower.starts_with("secret(")
-        || bare
+    // Quoted, with Python's `r"…"`, `b'…'` and `f"…"` prefixes; on one line.
+    let prefix = run_len(rest, 3, |c| "rRbBfFuU".contains(c));
+    if prefix <= 2
+        && let Some(quote) = rest[prefix..]
             .chars()
-            .all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
+            .next()
+            .filter(|c| "\"'`".contains(*c))
+    {
+        let open = at + prefix + 1;
+        let mut escaped = false;
+        for (i, c) in text[open..].char_indices() {
+            if i > WINDOW || c == '\n' {
+                break;
+            }
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == quote {
+                let after = open + i + 1;
+                return Found::Value(Value {
+                    start: open,
+                    end: open + i,
+                    after,
+                    literal: !continues_expression(&text[after..]),
+                });
+            }
+        }
+        return Found::Nothing;
+    }
+    // A YAML block scalar: `|` or `>`, a chomping indicator, nothing else but a comment.
+    if op_trimmed == ":" && rest.starts_with(['|', '>']) {
+        let header = run_len(rest, 4, |c| matches!(c, '|' | '>' | '+' | '-' | '1'..='9'));
+        if header <= 3 && ends_line(&rest[header..]) {
+            let line_end = rest.find('\n').map_or(text.len(), |i| at + i);
+            return Found::Block {
+                from: (line_end + 1).min(text.len()),
+            };
+        }
+    }
+    let mut token_len = run_len(rest, WINDOW, |c| !ends_value(c));
+    // `&` separates a query's parameters (`a=1&b=2`); otherwise it is part of the value
+    // (`Tr0ub4dor&3`).
+    while token_len < WINDOW
+        && rest[token_len..].starts_with('&')
+        && !starts_parameter(&rest[token_len + 1..])
+    {
+        let more = run_len(&rest[token_len + 1..], WINDOW, |c| !ends_value(c));
+        if more == 0 {
+            break;
+        }
+        token_len += 1 + more;
+    }
+    // Inside a string literal, an escaped line break ends the value (`"KEY=v\r\nNext: …"`).
+    if let Some(escape) = ["\\n", "\\r", "\\t"]
+        .iter()
+        .filter_map(|e| rest[..token_len].find(e))
+        .min()
+    {
+        token_len = escape;
+    }
+    // A `.env`, shell or properties line: `KEY=value` at the start of a line, the value up to the
+    // next blank (`VAR=value command` in shell, `key=value text` in a properties file). The
+    // value can only be a literal. Not a form body (`client_secret=…&grant_type=…`: parameters),
+    // and not when the value ends like code (`password=password,`, `token=get()`).
+    if op == "=" && !key_quoted {
+        let blank_after = |n: usize| rest[n..].chars().next().is_none_or(char::is_whitespace);
+        let whole = if blank_after(token_len) {
+            token_len
+        } else if rest[token_len..].starts_with('&') {
+            0
+        } else {
+            Some(run_len(rest, LINE_VALUE, |c| !c.is_whitespace()))
+                .filter(|&n| n < LINE_VALUE)
+                .unwrap_or(0)
+        };
+        let strict = whole > 0
+            && !rest[..whole].ends_with([',', ';', '(', ')', '[', '{'])
+            && line_start(text, key_start)
+                .is_some_and(|start| LINE_PREFIX.is_match(&text[start..key_start]));
+        if strict {
+            return Found::Value(Value {
+                start: at,
+                end: at + whole,
+                after: at + whole,
+                literal: true,
+            });
+        }
+    }
+    if token_len == 0 {
+        return Found::Nothing;
+    }
+    // A call, an index, a generic or a block after the value, or `= …` after a type
+    // (`key: Pkcs8Der = …`): code.
+    let after = rest[token_len..].trim_start_matches([' ', '\t']);
+    if rest[token_len..].starts_with(['(', '[', '<', '{'])
+        || (op_trimmed == ":" && after.starts_with('=') && !after.starts_with("=="))
+    {
+        return Found::Nothing;
+    }
+    Found::Value(Value {
+        start: at,
+        end: at + token_len,
+        after: at + token_len,
+        literal: false,
+    })
+}
+
+/// The lines of a YAML block scalar starting at `from`, indented deeper than the key's line (at
+/// `key_start`): the span of each line's text.
+fn block_lines(text: &str, key_start: usize, from: usize) -> Vec<(usize, usize)> {
+    let Some(line_start) = line_start(text, key_start) else {
+        return Vec::new();
+    };
+    let indent = |line: &str| line.len() - line.trim_start_matches([' ', '\t']).len();
+    let key_indent = indent(&text[line_start..key_start]);
+    let mut lines = Vec::new();
+    let mut at = from;
+    while at < text.len() {
+        let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+        let line = text[at..end].trim_end_matches('\r');
+        if !line.trim().is_empty() {
+            let own = indent(line);
+            if own <= key_indent {
+                break;
+            }
+            lines.push((at + own, at + line.len()));
+        }
+        at = end + 1;
+    }
+    lines
+}
+
+/// The kind of secret `value` is, when it is the whole value of a JSON member named `key`
+/// (`{"password": "hunter22"}` in structured output, where name and value are two strings).
+pub fn named_secret(key: &str, value: &str) -> Option<&'static str> {
+    let (kind, strength) = kind_of(key)?;
+    literal::is_secret(value.trim(), strength, true).then_some(kind)
 }
 
 /// `text` with every secret assigned to a secret's name masked; `counts` gains one per value.
 pub fn mask(text: &str, counts: &mut BTreeMap<&'static str, usize>) -> String {
-    let mut masked = String::with_capacity(text.len());
-    let mut copied = 0;
+    let mut spans: Vec<(usize, usize, &'static str)> = Vec::new();
     let mut search_from = 0;
-    while let Some(found) = ASSIGNMENT.captures_at(text, search_from) {
-        let key = found.name("key").expect("the key is matched");
-        let op = found.name("op").expect("the operator is matched");
-        let value = found.name("value").expect("the value is matched");
-        let mut value_text = value.as_str();
-        let after_colon = op.as_str().trim() == ":";
-        // An unquoted value ends at the first blank unless it follows a colon (YAML, where a
-        // ` #` starts a comment).
-        if after_colon && let Some(comment) = value_text.find(" #") {
-            value_text = &value_text[..comment];
+    while search_from <= text.len() {
+        let Some(found) = ASSIGNMENT.captures_at(text, search_from) else {
+            break;
+        };
+        let whole = found.get(0).expect("the match");
+        let (next, masked) = assess(text, &found);
+        if let Some((kind, lines)) = masked {
+            *counts.entry(kind).or_default() += 1;
+            spans.extend(lines.into_iter().map(|(start, end)| (start, end, kind)));
         }
-        if !after_colon
-            && !value_text.starts_with(['"', '\''])
-            && let Some(end) = value_text.find([' ', '\t'])
-        {
-            value_text = &value_text[..end];
-        }
-        let kind = kind_of(key.as_str());
-        match kind {
-            Some(kind) if !is_not_a_secret(value_text, after_colon) => {
-                let (start, end) = (value.start(), value.start() + value_text.len());
-                masked.push_str(&text[copied..start]);
-                let (open, close) = match value_text.as_bytes()[0] {
-                    quote @ (b'"' | b'\'') if value_text.len() >= 2 => {
-                        let quote = (quote as char).to_string();
-                        (quote.clone(), quote)
-                    }
-                    _ => (String::new(), String::new()),
-                };
-                masked.push_str(&format!("{open}[REDACTED:{kind}]{close}"));
-                copied = end;
-                search_from = end;
-                *counts.entry(kind).or_default() += 1;
-            }
-            // Not a secret: look again from just after the key, so `a_token: b, password=c`
-            // still finds the second pair.
-            _ => search_from = key.end(),
+        // Always move on, at least past the match's first character.
+        search_from = next.max(whole.start() + 1);
+        while !text.is_char_boundary(search_from.min(text.len())) {
+            search_from += 1;
         }
     }
-    masked.push_str(&text[copied..]);
-    masked
+    if spans.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (start, end, kind) in spans {
+        out.push_str(&text[copied..start]);
+        out.push_str("[REDACTED:");
+        out.push_str(kind);
+        out.push(']');
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// Spans to mask, one or more (a YAML block's lines).
+type Masked = Option<(&'static str, Vec<(usize, usize)>)>;
+
+/// For one match: where to search next, and what to mask.
+fn assess(text: &str, found: &Captures) -> (usize, Masked) {
+    let whole = found.get(0).expect("the match");
+    let pair = |key: &str, value: regex::Match| -> Masked {
+        let (kind, strength) = kind_of(key)?;
+        let trimmed = value.as_str().trim();
+        let start = value.start() + value.as_str().find(trimmed).unwrap_or(0);
+        literal::is_secret(trimmed, strength, true)
+            .then(|| (kind, vec![(start, start + trimmed.len())]))
+    };
+    if let (Some(key), Some(value)) = (found.name("akey"), found.name("avalue")) {
+        return (whole.end(), pair(key.as_str(), value));
+    }
+    if let (Some(key), Some(value)) = (found.name("pkey"), found.name("pvalue")) {
+        return (whole.end(), pair(key.as_str(), value));
+    }
+    if let (Some(tag), Some(value), Some(close)) =
+        (found.name("tag"), found.name("text"), found.name("close"))
+    {
+        if tag.as_str() != close.as_str() {
+            return (value.start(), None);
+        }
+        return (whole.end(), pair(tag.as_str(), value));
+    }
+    let key = found.name("key").expect("the key is matched");
+    let op = found.name("op").expect("the operator is matched");
+    let Some((kind, strength)) = kind_of(key.as_str()) else {
+        return (key.end(), None);
+    };
+    let key_quoted = key.as_str().starts_with(['"', '\'', '`']);
+    match read_value(text, key.start(), key_quoted, op.as_str(), op.end()) {
+        Found::Value(value) => {
+            let bare = &text[value.start..value.end];
+            if literal::is_secret(bare, strength, value.literal) {
+                (value.after, Some((kind, vec![(value.start, value.end)])))
+            } else if bare.len() > LINE_VALUE {
+                // Not read again from inside: a match costs at most a window once.
+                (value.after, None)
+            } else {
+                (key.end(), None)
+            }
+        }
+        Found::Block { from } => {
+            let lines = block_lines(text, key.start(), from);
+            let joined: String = lines.iter().map(|&(s, e)| text[s..e].trim()).collect();
+            if !lines.is_empty() && literal::is_secret(&joined, strength, true) {
+                let after = lines.last().map_or(from, |&(_, end)| end);
+                (after, Some((kind, lines)))
+            } else {
+                (key.end(), None)
+            }
+        }
+        Found::Nothing => (key.end(), None),
+    }
 }
 
 #[cfg(test)]
@@ -238,10 +670,89 @@ mod tests {
         assert_eq!(words("clientSecret"), ["client", "secret"]);
         assert_eq!(words("\"X-Api-Key\""), ["x", "api", "key"]);
         assert_eq!(words("APIKey"), ["apikey"]);
-        assert_eq!(kind_of("aws_secret_access_key"), Some("secret"));
+        assert_eq!(
+            kind_of("aws_secret_access_key").map(|k| k.0),
+            Some("secret")
+        );
+        assert_eq!(kind_of("PGPASSWORD").map(|k| k.0), Some("password"));
+        assert_eq!(kind_of("DB_PWD").map(|k| k.0), Some("password"));
+        assert_eq!(kind_of("ENCRYPTION_KEY").map(|k| k.0), Some("key"));
         assert_eq!(kind_of("PASSWORD_MIN_LENGTH"), None);
         assert_eq!(kind_of("max_tokens"), None);
         assert_eq!(kind_of("tokenizer"), None);
         assert_eq!(kind_of("monkey"), None);
+        assert_eq!(kind_of("PWD"), None);
+        assert_eq!(kind_of("public_key"), None);
+        assert_eq!(kind_of("TOKEN_FLAG"), None);
+        assert_eq!(kind_of("passthrough"), None);
+    }
+
+    fn masked(text: &str) -> String {
+        mask(text, &mut BTreeMap::new())
+    }
+
+    #[test]
+    fn code_is_left_as_it_is() {
+        for text in [
+            "use crate::token::{Id, Span};",
+            "TokenStream::new();",
+            "if password == confirm_password {",
+            "def check_password(password: str) -> bool:",
+            "const TOKEN_FLAG = 16;",
+            "let secret = secret.trim();",
+            "\"@octokit/auth-token\": \"^6.0.0\",",
+            "docker_credential = \"1.0.1\"",
+            "hash_password::<sha2::Sha256>(\"my_password\", \"abcd\", &mut buf1);",
+            "    password=password,",
+            "token: Token<'a>,",
+            "refresh_token_key = 'refresh_token'",
+        ] {
+            assert_eq!(masked(text), text);
+        }
+    }
+
+    #[test]
+    fn config_values_are_masked() {
+        assert_eq!(
+            masked("smtp_pass = Tr0ub4dor&3"),
+            "smtp_pass = [REDACTED:password]"
+        );
+        assert_eq!(
+            masked("client_secret=TQtFVfY4UecTUUPetA42erqCRUoTnI&grant_type=client_credentials"),
+            "client_secret=[REDACTED:secret]&grant_type=client_credentials"
+        );
+        assert_eq!(
+            masked("DB_PASSWORD=hunter22"),
+            "DB_PASSWORD=[REDACTED:password]"
+        );
+        assert_eq!(
+            masked("src/.env:3: DB_PASSWORD=hunter22"),
+            "src/.env:3: DB_PASSWORD=[REDACTED:password]"
+        );
+        assert_eq!(masked("password: hunter22"), "password: hunter22");
+        assert_eq!(
+            masked("password=hunter2 and more"),
+            "password=[REDACTED:password] and more"
+        );
+        assert_eq!(
+            masked("PGPASSWORD=hunter22 psql -U app"),
+            "PGPASSWORD=[REDACTED:password] psql -U app"
+        );
+        assert_eq!(
+            masked("password: \"hunter22\""),
+            "password: \"[REDACTED:password]\""
+        );
+        assert_eq!(
+            masked("db:\n  password: |\n    Xk9#mQ2vLp\n    line2\nnext: 1"),
+            "db:\n  password: |\n    [REDACTED:password]\n    [REDACTED:password]\nnext: 1"
+        );
+        assert_eq!(
+            masked("<add key=\"Password\" value=\"JDCq4hipowmLqLZK\"/>"),
+            "<add key=\"Password\" value=\"[REDACTED:password]\"/>"
+        );
+        assert_eq!(
+            masked("<db><password>hunter22</password></db>"),
+            "<db><password>[REDACTED:password]</password></db>"
+        );
     }
 }
