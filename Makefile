@@ -35,9 +35,9 @@ ZIG_TOOLCHAIN := $(BUILD_VENV)/.zig-installed
 # Misbehaving plugins the tests load from the target dir (never from plugins/).
 FIXTURES := $(notdir $(wildcard tests/fixtures/*))
 FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
-# The host's crates: the runtime library, the agent loop, the MCP server, the scaffolding, and the
+# The host's crates: the runtime library, the agent loop, the MCP server, the scaffolding, telemetry, and the
 # `cordon` binary on top (crates/).
-HOST_CRATES := -p cordon-runtime -p cordon-agent -p cordon-mcp -p cordon-scaffold -p cordon-distribution -p cordon
+HOST_CRATES := -p cordon-runtime -p cordon-agent -p cordon-mcp -p cordon-scaffold -p cordon-distribution -p cordon-telemetry -p cordon
 
 .PHONY: build install demo test test-rust test-mcp test-deploy mcp-clients registry-tools test-real-model fuzz bench toolchain host plugins fixtures lint clean
 

@@ -209,6 +209,48 @@ fn anthropic_without_streaming_sends_tool_results_with_error_flags_and_the_key_h
 }
 
 #[test]
+fn the_providers_own_key_variable_goes_only_to_the_providers_own_api() {
+    // OPENAI_API_KEY / ANTHROPIC_API_KEY exported for the real APIs are not sent to another base
+    // URL (here a local server) unless --api-key-env names them.
+    for provider in ["openai", "anthropic"] {
+        let model = ScriptedModel::start(json!([{ "text": "Hi." }]));
+        let ws = workspace();
+        let env = [
+            ("OPENAI_API_KEY", "sk-real-openai-key-1234"),
+            ("ANTHROPIC_API_KEY", "sk-ant-real-key-5678"),
+        ];
+        let out = run(&ws, &model, &["--provider", provider, "Hello"], &env);
+        assert_eq!(out.code, 0, "{provider}: {}", out.stderr);
+        let headers = &model.requests()[0]["headers"];
+        assert!(headers["authorization"].is_null(), "{provider}: {headers}");
+        assert!(headers["x-api-key"].is_null(), "{provider}: {headers}");
+
+        let named = ScriptedModel::start(json!([{ "text": "Hi." }]));
+        let variable = if provider == "openai" {
+            "OPENAI_API_KEY"
+        } else {
+            "ANTHROPIC_API_KEY"
+        };
+        let out = run(
+            &ws,
+            &named,
+            &["--provider", provider, "--api-key-env", variable, "Hello"],
+            &env,
+        );
+        assert_eq!(out.code, 0, "{provider}: {}", out.stderr);
+        let headers = &named.requests()[0]["headers"];
+        let sent = headers["authorization"]
+            .as_str()
+            .or(headers["x-api-key"].as_str())
+            .unwrap_or_default();
+        assert!(
+            sent.contains("real"),
+            "{provider}: named, it is sent: {headers}"
+        );
+    }
+}
+
+#[test]
 fn both_providers_work_streamed_and_whole() {
     for provider in ["openai", "anthropic"] {
         for stream in [true, false] {

@@ -760,6 +760,40 @@ fn a_token_realm_over_plain_http_on_another_host_does_not_get_the_password() {
 }
 
 #[test]
+fn a_v2_probe_redirected_to_another_host_does_not_choose_where_the_password_goes() {
+    // The registry's /v2/ answers with a redirect; the host it leads to challenges with Basic (or
+    // names a token service of its own). That challenge is not the registry's: nothing is sent.
+    let other = Server::start("127.0.0.2:0", |request| {
+        if request.header("authorization").is_none() {
+            status(401, &[("WWW-Authenticate", "Basic realm=\"other\"")], "{}")
+        } else {
+            status(404, &[], "{}")
+        }
+    });
+    let location = format!("http://{}/v2/", other.addr);
+    let registry = Server::start("127.0.0.1:0", move |request| {
+        if request.path == "/v2/" {
+            status(307, &[("Location", location.as_str())], "")
+        } else {
+            status(404, &[], "{}")
+        }
+    });
+    let ws = Workspace::new();
+    let docker = docker_config(&ws, &registry.addr.to_string(), "alice", "alice-pw-123");
+    let out = ws.cordon_with_env(
+        &["add", &format!("oci://{}/tools/probe:1", registry.addr)],
+        &[("DOCKER_CONFIG", docker.as_str())],
+    );
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("another origin"), "{}", out.stderr);
+    assert!(
+        !carried(&other.requests(), "alice", "alice-pw-123"),
+        "{:?}",
+        other.requests()
+    );
+}
+
+#[test]
 fn a_blob_redirect_to_another_host_drops_the_credentials() {
     let probe = component("fixture_probe");
     let other = {

@@ -200,3 +200,46 @@ async fn a_grant_keeps_pointing_at_the_directory_it_was_opened_on() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("symlink"), "{}", run.stderr);
 }
+
+#[test]
+fn a_plugin_file_that_is_a_link_into_a_read_write_grant_is_not_loaded() {
+    // plugins/ is cordon's own; a .wasm there that is a symbolic or hard link to a file in a
+    // read-write grant is a tool the granted plugin could rewrite between loads.
+    let ws = hostile()
+        .config("[plugins.hostile]\ndirs = [{ host = \"work\", guest = \"/w\", mode = \"rw\" }]\n");
+    let count = crate::support::guest_dir().join("fixture_cli_count.wasm");
+    std::fs::copy(&count, ws.path().join("work/sym.wasm")).unwrap();
+    std::fs::copy(&count, ws.path().join("work/hard.wasm")).unwrap();
+    std::os::unix::fs::symlink(
+        ws.path().join("work/sym.wasm"),
+        ws.path().join("plugins/sym_count.wasm"),
+    )
+    .unwrap();
+    std::fs::hard_link(
+        ws.path().join("work/hard.wasm"),
+        ws.path().join("plugins/hard_count.wasm"),
+    )
+    .unwrap();
+    let listed = ws.cordon(&["list", "--json"]);
+    let names: Vec<String> = serde_json::from_str::<serde_json::Value>(&listed.stdout)
+        .map(|list| {
+            list["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|tool| tool["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        !names.iter().any(|name| name.contains("count")),
+        "{names:?}\n{}",
+        listed.stderr
+    );
+    assert!(
+        listed.stderr.contains("the plugin file") && listed.stderr.contains("sym_count"),
+        "{}",
+        listed.stderr
+    );
+    assert!(listed.stderr.contains("hard links"), "{}", listed.stderr);
+}

@@ -151,7 +151,7 @@ settings = { before = "block", tag = "gate" }
         .collect();
     assert_eq!(
         names,
-        ["fail_hard", "parse_count", "read_text", "recase", "slugify"],
+        ["fail_hard", "parse_count", "read_note", "recase", "slugify"],
         "{listed}"
     );
 
@@ -197,11 +197,11 @@ settings = { before = "block", tag = "gate" }
     assert_eq!(kind(&trap), "trap", "{trap}");
 
     // Its world imports wasi:filesystem: it reads what is granted, and nothing else.
-    let read = ws.call("read_text", r#"{"path": "/data/a.txt"}"#);
+    let read = ws.call("read_note", r#"{"path": "/data/a.txt"}"#);
     assert_eq!(text(&read), "hello from data\n", "{read}");
-    let elsewhere = ws.call("read_text", r#"{"path": "/secret/b.txt"}"#);
+    let elsewhere = ws.call("read_note", r#"{"path": "/secret/b.txt"}"#);
     assert_eq!(kind(&elsewhere), "tool_error", "{elsewhere}");
-    let escape = ws.call("read_text", r#"{"path": "/data/../secret/b.txt"}"#);
+    let escape = ws.call("read_note", r#"{"path": "/data/../secret/b.txt"}"#);
     assert_eq!(kind(&escape), "capability_denied", "{escape}");
     assert!(!text(&escape).contains("private"), "{escape}");
 

@@ -251,3 +251,77 @@ fn a_base_url_with_a_password_in_it_is_refused_without_printing_it() {
         out.stderr
     );
 }
+
+#[test]
+fn a_secret_with_quotes_and_backslashes_is_masked_without_breaking_a_json_line() {
+    // Masking the serialised line would cut a `\"` escape in half; values are masked before
+    // they are serialised, so every line stays JSON.
+    const ODD: &str = r#"pa"ss\wo/rd-0123456789abcdefXYZ"#;
+    let model = ScriptedModel::start(json!([
+        {"tool_calls": [{"id": "c1", "name": "echo", "arguments": {"text": ODD}}]},
+        {"text": format!("It said {ODD}.")},
+    ]));
+    let ws = workspace().config(&format!(
+        "{}\n[audit]\npath = \"audit.jsonl\"\n",
+        crate::agent_loop::CONFIG
+    ));
+    let transcript = ws.path().join("session.jsonl");
+    let out = run(
+        &ws,
+        &model,
+        &[
+            "--api-key-env",
+            "CORDON_ODD_KEY",
+            "--events",
+            "--transcript",
+            transcript.to_str().unwrap(),
+            "echo it",
+        ],
+        &[("CORDON_ODD_KEY", ODD)],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let audit = std::fs::read_to_string(ws.path().join("audit.jsonl")).unwrap();
+    let saved = std::fs::read_to_string(&transcript).unwrap();
+    for (path, text) in [
+        ("stderr (events)", out.stderr.as_str()),
+        ("the transcript", saved.as_str()),
+        ("the audit log", audit.as_str()),
+    ] {
+        let lines: Vec<&str> = text.lines().filter(|line| line.starts_with('{')).collect();
+        assert!(!lines.is_empty(), "{path}: no JSON lines:\n{text}");
+        for line in lines {
+            let parsed: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|err| panic!("{path}: not JSON ({err}): {line}"));
+            let back = parsed.to_string();
+            assert!(!back.contains("0123456789abcdefXYZ"), "{path}: {line}");
+        }
+    }
+    assert!(
+        out.stdout.contains("It said [REDACTED:secret]."),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_plain_header_value_in_a_grant_is_not_a_secret_but_a_credential_is() {
+    // `Accept = "application/json"` is not a secret: masking it would hide ordinary words in
+    // every result. An Authorization value written in cordon.toml is one.
+    let model = ScriptedModel::start(json!([
+        {"tool_calls": [{"id": "c1", "name": "echo",
+                         "arguments": {"text": "send application/json with Bearer lit-4f9a8b7c6d5e4f3a"}}]},
+        {"text": "Done."},
+    ]));
+    let ws = workspace().config(&format!(
+        "{}\n[plugins.probe]\nhttp = [{{ origin = \"http://127.0.0.1:9\", headers = {{ Accept = \"application/json\", Authorization = \"Bearer lit-4f9a8b7c6d5e4f3a\" }} }}]\n",
+        crate::agent_loop::CONFIG
+    ));
+    let out = run(&ws, &model, &["--events", "echo it"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let result = crate::agent_loop::openai_tool_messages(&model.body(1));
+    let content = &result[0].1;
+    assert!(
+        content.contains("send application/json with [REDACTED:secret]"),
+        "{content}"
+    );
+}

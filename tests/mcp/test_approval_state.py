@@ -84,21 +84,33 @@ async def test_a_state_approves_once_and_is_refused_when_replayed(cordon_bin, ap
 
 
 async def test_a_state_issued_to_another_caller_approves_nothing(cordon_bin, approval_workspace):
-    # Over HTTP a state is bound to the credentials it was issued to; over stdio to the connection.
-    http = HttpServer(cordon_bin, approval_workspace)
+    # Over HTTP a state is bound to the credentials it was issued to (the server's bearer token);
+    # over stdio to the connection.
+    http = HttpServer(cordon_bin, approval_workspace, ["--token-env", "CORDON_TEST_SERVE_TOKEN"],
+                      env={"CORDON_TEST_SERVE_TOKEN": "alice-token-0123"})
     try:
-        async with connect(as_caller(http.url, "Bearer alice")) as alice:
+        async with connect(as_caller(http.url, "Bearer alice-token-0123")) as alice:
             state = await ask(alice)
-        async with connect(as_caller(http.url, "Bearer mallory")) as mallory:
-            stolen = await answer(mallory, state)
-            assert isinstance(stolen, types.InputRequiredResult), stolen
         async with connect(stdio(cordon_bin, approval_workspace)) as other:
             assert isinstance(await answer(other, state), types.InputRequiredResult)
-        async with connect(as_caller(http.url, "Bearer alice")) as alice:
+        async with connect(as_caller(http.url, "Bearer alice-token-0123")) as alice:
             assert ran(await answer(alice, state)), "the caller it was issued to can still answer"
     finally:
         http.stop()
     assert decisions(approval_workspace).count("client") == 1, decisions(approval_workspace)
+
+
+async def test_without_a_token_a_made_up_authorization_is_no_other_caller(cordon_bin, approval_workspace):
+    # With no token every local client is one caller: a header a client makes up does not make it
+    # another (it could otherwise mint callers, each with its own share of the answers kept).
+    http = HttpServer(cordon_bin, approval_workspace)
+    try:
+        async with connect(as_caller(http.url, "Bearer alice")) as alice:
+            state = await ask(alice)
+        async with connect(as_caller(http.url, "Bearer somebody-else")) as other:
+            assert ran(await answer(other, state))
+    finally:
+        http.stop()
 
 
 async def test_an_expired_state_approves_nothing(cordon_bin, approval_workspace):

@@ -5,7 +5,8 @@
 //! this machine); cordon asks it for a token with the credentials and hands the registry client
 //! only that token, so the client never signs in on its own and never sees the password. A
 //! registry that asks for Basic gets the credentials directly (they are its own); one that asks
-//! for nothing gets none.
+//! for nothing gets none. The challenge counts only when the registry's own origin gave it: a
+//! `/v2/` redirected to another host is refused.
 
 use crate::source::{url_allowed, without_userinfo};
 use crate::{DistributionError, transfer};
@@ -44,11 +45,22 @@ pub async fn sign_in(
         reason,
     };
     let client = transfer::client()?;
+    let probe = format!("{scheme}://{registry}/v2/");
     let response = client
-        .get(format!("{scheme}://{registry}/v2/"))
+        .get(&probe)
         .send()
         .await
         .map_err(|err| failed(err.to_string()))?;
+    // The challenge must be the registry's own: one a redirect led to (another host's
+    // `WWW-Authenticate` naming its own token service) would decide where the password goes.
+    let same_origin =
+        reqwest::Url::parse(&probe).is_ok_and(|asked| asked.origin() == response.url().origin());
+    if !same_origin {
+        return Err(failed(format!(
+            "its /v2/ redirected to {}, another origin; the credentials for {registry} are sent only where {registry} itself says",
+            without_userinfo(response.url().as_str())
+        )));
+    }
     let headers: Vec<String> = response
         .headers()
         .get_all(reqwest::header::WWW_AUTHENTICATE)

@@ -8,6 +8,8 @@ use cordon_sdk::http;
 use cordon_sdk::prelude::*;
 
 const DEFAULT_MAX_CHARS: usize = 20_000;
+/// How far back a cut may move to fall between words.
+const WORD_CUT_BYTES: usize = 1024;
 const MAX_REDIRECTS: usize = 5;
 
 #[derive(Deserialize, JsonSchema)]
@@ -81,6 +83,13 @@ impl Tool for Fetch {
         let total = text.chars().count();
         let mut out: String = text.chars().take(max).collect();
         if total > max {
+            // Cut at a word's end, not inside one: a token cut short (a credential the origin
+            // echoed, say) is shown whole or not at all, where the host can recognise it.
+            if let Some(space) = out.rfind(char::is_whitespace)
+                && out.len() - space <= WORD_CUT_BYTES
+            {
+                out.truncate(space);
+            }
             out.push_str(&format!(
                 "\n\n[truncated: showing {max} of {total} characters; raise max_chars to see more]"
             ));

@@ -35,7 +35,7 @@ export function failHard() {
   null.boom();
 }
 
-export function readText(path) {
+export function readNote(path) {
   const grants = getDirectories();
   const match = grants.find(([, guest]) => path.startsWith(guest.endsWith("/") ? guest : `${guest}/`));
   if (!match) {

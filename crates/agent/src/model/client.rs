@@ -90,22 +90,25 @@ impl ModelClient {
     pub fn new(settings: &ModelSettings) -> Result<Self, ModelError> {
         let model = settings.model.clone().ok_or(ModelError::NoModel)?;
         let provider = settings.provider;
+        let base = settings
+            .base_url
+            .clone()
+            .unwrap_or_else(|| provider.default_base_url().to_string());
         let key = match &settings.api_key_env {
             Some(var) => Some(read_key(var)?),
+            // The provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY) is a key for the
+            // provider's own API: it is not sent to another base URL (a local server, a proxy,
+            // a URL a config set) unless `api_key_env` names it.
+            None if !same_origin(&base, provider.default_base_url()) => None,
             None => {
                 let var = provider.default_api_key_env();
                 match (provider, read_key(var)) {
                     (_, Ok(key)) => Some(key),
-                    // Local OpenAI-compatible servers take no key.
                     (Provider::OpenAi, Err(_)) => None,
                     (Provider::Anthropic, Err(err)) => return Err(err),
                 }
             }
         };
-        let base = settings
-            .base_url
-            .clone()
-            .unwrap_or_else(|| provider.default_base_url().to_string());
         let mut http = reqwest::Client::builder()
             .connect_timeout(
                 settings
@@ -485,5 +488,13 @@ fn describe_transport_error(err: &reqwest::Error) -> String {
         what.to_string()
     } else {
         format!("{what}: {detail}")
+    }
+}
+
+/// Whether two URLs have the same scheme, host and port.
+fn same_origin(a: &str, b: &str) -> bool {
+    match (reqwest::Url::parse(a), reqwest::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => false,
     }
 }

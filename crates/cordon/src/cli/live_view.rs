@@ -223,7 +223,10 @@ impl LiveView {
         stderr_line(&without_controls(text));
     }
 
-    fn json_line(&self, value: serde_json::Value) {
+    fn json_line(&self, mut value: serde_json::Value) {
+        // Its strings are scrubbed before it is serialised: a mask across JSON's own quotes or
+        // escapes would break the line.
+        cordon_runtime::report::secrets::scrub_json(&mut value);
         stderr_line(&value.to_string());
     }
 }

@@ -302,8 +302,10 @@ pub fn batch_results(results: &[ToolResult], as_json: bool) -> anyhow::Result<()
 
 /// One event as a JSON line on stderr.
 pub fn event_line(event: &Event) {
-    if let Ok(line) = serde_json::to_string(event) {
-        crate::cli::stdio_output::stderr_line(&line);
+    // Scrubbed as a value before it is serialised, so a mask never breaks the JSON.
+    if let Ok(mut value) = serde_json::to_value(event) {
+        cordon_runtime::report::secrets::scrub_json(&mut value);
+        crate::cli::stdio_output::stderr_line(&value.to_string());
     }
 }
 

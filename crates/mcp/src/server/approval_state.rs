@@ -2,7 +2,7 @@
 //! one answer to that question from the caller it was asked of, within `[approval]
 //! answer_within` (5 minutes unless cordon.toml says otherwise).
 //!
-//! A state is `v1.NONCE.ISSUED.MAC`: a random 128-bit nonce, the issue time (Unix seconds) and an
+//! A state is `v1.NONCE.ISSUED.MAC`: a random 128-bit nonce, the issue time (seconds on the process's monotonic clock) and an
 //! HMAC-SHA256, under a key drawn at random when the process starts (no client ever sees it), of
 //! the nonce, the issue time, the question's fingerprint (tool, plugin, final arguments, askers and
 //! their reasons) and the caller (over HTTP a digest of its `Authorization` header; over stdio the
@@ -18,7 +18,7 @@ use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Answers one caller can have given within a state's lifetime.
 pub const MAX_ANSWERS_PER_CALLER: usize = 10_000;
@@ -75,7 +75,7 @@ pub struct ApprovalStates {
 /// Nonces answered and not yet expired.
 #[derive(Default)]
 struct Answered {
-    /// Nonce → when its state was issued (Unix seconds).
+    /// Nonce → when its state was issued (the process's clock, seconds).
     nonces: HashMap<String, u64>,
     /// (issued, nonce, caller) in the order answered, to forget the expired.
     order: VecDeque<(u64, String, Caller)>,
@@ -192,10 +192,14 @@ impl Answered {
     }
 }
 
+/// Seconds on this process's own clock: monotonic, so setting the system clock back or forth
+/// neither revives an expired state nor forgets an answered one (a state is good only in the
+/// process that issued it anyway, its key being that process's).
 fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
+    static STARTED: std::sync::LazyLock<std::time::Instant> =
+        std::sync::LazyLock::new(std::time::Instant::now);
+    // Counted from a little past zero, so a state issued at start is never "from the future".
+    STARTED.elapsed().as_secs() + 1_000
 }
 
 /// Equality of two byte strings in time that depends on their length only.

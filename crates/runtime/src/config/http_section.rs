@@ -65,8 +65,12 @@ impl RawHttpGrant {
                 ));
             }
             let (value, parts) = expand_env_parts(template).map_err(|m| (key.clone(), m))?;
-            // The value and each variable in it are secrets: no output of cordon shows them.
-            crate::report::secrets::register(&value);
+            // What comes from the environment, and a header that carries credentials, are
+            // secrets: no output of cordon shows them. A plain value written in cordon.toml
+            // (`Accept = "application/json"`) is not, and masking it would hide ordinary words.
+            if !parts.is_empty() || carries_credentials(name) {
+                crate::report::secrets::register(&value);
+            }
             parts
                 .iter()
                 .for_each(|part| crate::report::secrets::register(part));
@@ -90,8 +94,28 @@ impl RawHttpGrant {
     }
 }
 
+/// Whether a header of this name carries credentials (its value is a secret even when written in
+/// cordon.toml itself).
+pub(super) fn carries_credentials(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "authorization",
+        "auth",
+        "token",
+        "key",
+        "secret",
+        "cookie",
+        "session",
+        "password",
+        "signature",
+        "credential",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+}
+
 /// `template` with every `${env:NAME}` replaced by the host's value of NAME, and the values put in.
-fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), String> {
+pub(super) fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), String> {
     let mut parts = Vec::new();
     let mut out = String::new();
     let mut rest = template;

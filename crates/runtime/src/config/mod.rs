@@ -8,6 +8,7 @@ mod http_section;
 mod layout;
 mod model;
 mod plugin_section;
+mod telemetry_section;
 #[cfg(test)]
 mod tests;
 mod tool_section;
@@ -20,6 +21,7 @@ pub use agent_section::{
 use approval_section::RawApproval;
 pub use approval_section::{ApprovalPolicy, Unattended};
 use plugin_section::{RawLimits, RawPlugin};
+pub use telemetry_section::TelemetryConfig;
 
 use crate::capabilities::grant::{Access, DirGrant, HookGrant, PluginGrant};
 use crate::capabilities::limits::Limits;
@@ -86,6 +88,8 @@ pub struct Config {
     pub agent: AgentSettings,
     /// The model API the agent loop talks to (`[model]`).
     pub model: ModelSettings,
+    /// Where OpenTelemetry traces and metrics go (`[telemetry]`).
+    pub telemetry: TelemetryConfig,
     /// Plugin ids whose hooks run first, in this order (`[hooks] order`); the other hooks follow
     /// in plugin file-name order.
     pub hook_order: Vec<String>,
@@ -110,6 +114,7 @@ impl Default for Config {
             batches: BatchSettings::default(),
             agent: AgentSettings::default(),
             model: ModelSettings::default(),
+            telemetry: TelemetryConfig::default(),
             hook_order: Vec::new(),
             default_limits: Limits::default(),
             plugins: BTreeMap::new(),
@@ -169,6 +174,10 @@ impl Config {
             .model
             .validate()
             .map_err(|(key, message)| invalid(format!("model.{key}"), message))?;
+        let telemetry = raw
+            .telemetry
+            .validate()
+            .map_err(|(key, message)| invalid(format!("telemetry.{key}"), message))?;
         let max_sandboxes = raw.host.max_sandboxes.unwrap_or(DEFAULT_MAX_SANDBOXES);
         if !(1..=10_000).contains(&max_sandboxes) {
             return Err(invalid(
@@ -220,6 +229,7 @@ impl Config {
             batches,
             agent,
             model,
+            telemetry,
             hook_order: raw.hooks.order,
             default_limits,
             plugins,
@@ -287,9 +297,12 @@ fn register_literal_header_values(text: &str) {
         let Some(headers) = grant.get("headers").and_then(toml::Value::as_table) else {
             continue;
         };
-        for value in headers.values().filter_map(toml::Value::as_str) {
+        for (name, value) in headers {
+            let Some(value) = value.as_str() else {
+                continue;
+            };
             // A value with `${env:NAME}` in it holds its secret in the variable, read later.
-            if !value.contains("${") {
+            if !value.contains("${") && http_section::carries_credentials(name) {
                 crate::report::secrets::register(value);
             }
         }
@@ -307,6 +320,8 @@ struct RawConfig {
     agent: RawAgent,
     #[serde(default)]
     approval: RawApproval,
+    #[serde(default)]
+    telemetry: telemetry_section::RawTelemetry,
     #[serde(default)]
     model: model::RawModel,
     #[serde(default)]

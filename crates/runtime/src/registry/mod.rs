@@ -114,6 +114,15 @@ impl Registry {
         let lock = options.lock.map(Arc::new);
         let mut loads = tokio::task::JoinSet::new();
         for (index, file) in files.iter().cloned().enumerate() {
+            // A plugin file is cordon's own like the directory it is in: one that is a link into
+            // a read-write grant (where a plugin could rewrite it) is refused.
+            if let Err(err) = options
+                .config
+                .check_own_files(&[("the plugin file", &file)])
+            {
+                loads.spawn(async move { (index, Err(LoadError::OwnFile(err.to_string()))) });
+                continue;
+            }
             let host = host.clone();
             let grant = Arc::new(options.config.grant_for(&plugin_id(&file)));
             let lock = lock.clone();

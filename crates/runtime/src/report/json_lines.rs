@@ -21,10 +21,12 @@ impl JsonLinesFile {
         Ok(Self { file })
     }
 
-    /// Appends `record` as one line.
+    /// Appends `record` as one line. Its strings are scrubbed before it is serialised, never the
+    /// serialised text: a mask placed across JSON's own quotes or escapes would break the line.
     pub fn append(&mut self, record: &impl Serialize) -> std::io::Result<()> {
-        let line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
-        let mut line = crate::report::secrets::scrub_bytes(&line).into_owned();
+        let mut value = serde_json::to_value(record).map_err(std::io::Error::other)?;
+        crate::report::secrets::scrub_json(&mut value);
+        let mut line = serde_json::to_vec(&value).map_err(std::io::Error::other)?;
         line.push(b'\n');
         self.file.write_all(&line)?;
         self.file.flush()

@@ -1,22 +1,27 @@
 //! The one scrubber: every secret cordon is configured with is registered here as it is read (the
-//! model API key, registry passwords and tokens, the values of HTTP grant headers from cordon.toml,
-//! the bearer token of `cordon serve --http`), and every path by which cordon prints or writes
-//! text passes it through [`scrub`] first: stderr and stdout, events, transcripts, the audit log,
-//! error messages, tool results, MCP notifications and questions, and `/metrics`. Whatever a server
-//! echoes back (a model API quoting the `Authorization` header in an error body, a registry or a
-//! granted origin reflecting a request), the secret comes out as [`MASK`].
+//! model API key, registry passwords and tokens, the values of HTTP grant headers from cordon.toml
+//! that carry credentials, the bearer token of `cordon serve --http`), and every path by which
+//! cordon prints or writes text passes it through [`scrub`] first: stderr and stdout, events,
+//! transcripts, the audit log, error messages, tool results, MCP notifications and questions, and
+//! `/metrics`. Whatever a server echoes back (a model API quoting the `Authorization` header in an
+//! error body, a registry or a granted origin reflecting a request), the secret comes out as
+//! [`MASK`].
 //!
-//! A secret is matched as written, JSON-escaped (with or without `\/`), percent-encoded (either
-//! case of hex digits) and base64-encoded (at each of the three alignments it can have inside a
-//! longer base64 text), in any ASCII case; a Basic credential also as its base64 `user:password`.
-//! A secret of [`FRAGMENT_FROM_BYTES`] or more is also masked in part: any run of at least
-//! [`FRAGMENT_BYTES`] of its bytes, so text cut in the middle of a secret (a result or error
-//! preview cut at a limit, a tool's own `max_chars`) shows none of it. Values shorter than
-//! [`MIN_SECRET_BYTES`] are not registered: they would mask ordinary words, and a secret that
-//! short is not protected by masking anyway.
+//! A secret is matched whole, as written, JSON-escaped (with or without `\/`), percent-encoded
+//! (either case of hex digits) and base64-encoded (at each of the three alignments it can have
+//! inside a longer base64 text), in any ASCII case; a Basic credential also as its base64
+//! `user:password`. Only whole forms are masked, never a part: masking parts would let whoever
+//! chooses a text (a client naming a tool, a model writing arguments) test a guess of a secret's
+//! next character by whether it comes back masked. What cordon cuts itself (a result past its
+//! budget, an error preview, an approval question) it masks first and cuts after, so no cut
+//! leaves part of a secret. Values shorter than [`MIN_SECRET_BYTES`] are not registered (they
+//! would mask ordinary words, and a secret that short is not protected by masking anyway), nor
+//! longer than [`MAX_SECRET_BYTES`] (no credential is; a server handing out such a "token" would
+//! only make every output slow).
 //!
 //! Text that arrives in pieces (a model's streamed reply) goes through a [`StreamScrubber`],
-//! which holds back the end of what it has seen while it could still be the start of a secret.
+//! which holds back the end of what it has seen while it could still be the start of a secret
+//! (at most the longest form, less a byte).
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::borrow::Cow;
@@ -29,24 +34,26 @@ pub const MASK: &str = "[REDACTED:secret]";
 /// The shortest value registered as a secret.
 pub const MIN_SECRET_BYTES: usize = 6;
 
-/// A form at least this long is masked in part too.
-pub const FRAGMENT_FROM_BYTES: usize = 12;
+/// The longest value registered as a secret.
+pub const MAX_SECRET_BYTES: usize = 16 << 10;
 
-/// The shortest run of a secret's bytes masked on its own.
-pub const FRAGMENT_BYTES: usize = 8;
+/// The shortest base64 text of a secret matched on its own.
+const MIN_BASE64_CORE_BYTES: usize = 12;
 
-/// Every form of every registered secret, and the automaton that finds them and their fragments.
+/// Every form of every registered secret, and the automaton that finds them (built when first
+/// needed after a registration, so registering many secrets costs one build).
 struct Known {
     forms: Vec<String>,
-    patterns: Vec<String>,
     finder: Option<AhoCorasick>,
+    /// The forms changed since the finder was built.
+    stale: bool,
     longest: usize,
 }
 
 static KNOWN: RwLock<Known> = RwLock::new(Known {
     forms: Vec::new(),
-    patterns: Vec::new(),
     finder: None,
+    stale: false,
     longest: 0,
 });
 static ANY: AtomicBool = AtomicBool::new(false);
@@ -54,7 +61,7 @@ static ANY: AtomicBool = AtomicBool::new(false);
 /// Registers `secret`, so no output of this process shows it from now on.
 pub fn register(secret: &str) {
     let secret = secret.trim();
-    if secret.len() < MIN_SECRET_BYTES {
+    if secret.len() < MIN_SECRET_BYTES || secret.len() > MAX_SECRET_BYTES {
         return;
     }
     add(forms_of(secret));
@@ -83,9 +90,7 @@ fn forms_of(secret: &str) -> Vec<String> {
         percent_encoded(secret, false),
         percent_encoded(secret, true),
     ];
-    if secret.len() >= FRAGMENT_FROM_BYTES {
-        forms.extend(base64_cores(secret.as_bytes()));
-    }
+    forms.extend(base64_cores(secret.as_bytes()));
     forms
 }
 
@@ -107,7 +112,7 @@ fn base64_cores(secret: &[u8]) -> Vec<String> {
             };
             let whole_groups = padded.len() / 3 * 4;
             let core = encoded.get(skip..whole_groups)?;
-            (core.len() >= FRAGMENT_FROM_BYTES).then(|| core.to_string())
+            (core.len() >= MIN_BASE64_CORE_BYTES).then(|| core.to_string())
         })
         .collect()
 }
@@ -116,39 +121,44 @@ fn add(forms: impl IntoIterator<Item = String>) {
     let mut known = KNOWN
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut changed = false;
     for form in forms {
         if form.len() >= MIN_SECRET_BYTES && !known.forms.contains(&form) {
+            known.longest = known.longest.max(form.len());
             known.forms.push(form);
-            changed = true;
+            known.stale = true;
         }
     }
-    if !changed {
-        return;
+    if known.stale {
+        ANY.store(true, Ordering::Release);
     }
-    let mut patterns: Vec<String> = Vec::new();
-    for form in &known.forms {
-        patterns.push(form.clone());
-        if form.len() >= FRAGMENT_FROM_BYTES {
-            let bytes = form.as_bytes();
-            for start in 0..=bytes.len() - FRAGMENT_BYTES {
-                // A window cut inside a multi-byte character is no text of its own.
-                if let Ok(window) = std::str::from_utf8(&bytes[start..start + FRAGMENT_BYTES]) {
-                    patterns.push(window.to_string());
-                }
-            }
+}
+
+/// The forms and their finder, built now if a registration came since the last build.
+fn known() -> std::sync::RwLockReadGuard<'static, Known> {
+    {
+        let known = KNOWN
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !known.stale {
+            return known;
         }
     }
-    patterns.sort();
-    patterns.dedup();
-    known.longest = patterns.iter().map(String::len).max().unwrap_or(0);
-    known.finder = AhoCorasickBuilder::new()
-        .ascii_case_insensitive(true)
-        .match_kind(MatchKind::Standard)
-        .build(&patterns)
-        .ok();
-    known.patterns = patterns;
-    ANY.store(known.finder.is_some(), Ordering::Release);
+    {
+        let mut known = KNOWN
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if known.stale {
+            known.finder = AhoCorasickBuilder::new()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::Standard)
+                .build(&known.forms)
+                .ok();
+            known.stale = false;
+        }
+    }
+    KNOWN
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn percent_encoded(secret: &str, lower: bool) -> String {
@@ -180,9 +190,7 @@ fn secret_spans(text: &str) -> Vec<(usize, usize)> {
     if !ANY.load(Ordering::Acquire) {
         return Vec::new();
     }
-    let known = KNOWN
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let known = known();
     let Some(finder) = &known.finder else {
         return Vec::new();
     };
@@ -265,9 +273,7 @@ pub fn found_in_bytes(bytes: &[u8]) -> bool {
     if !ANY.load(Ordering::Acquire) {
         return false;
     }
-    let known = KNOWN
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let known = known();
     known
         .finder
         .as_ref()
@@ -348,21 +354,20 @@ impl StreamScrubber {
     }
 }
 
-/// How many bytes at the end of `text` must wait: the longest end of it that begins some
-/// pattern (a whole form or a fragment) of a registered secret.
+/// How many bytes at the end of `text` must wait: the longest end of it that begins some form of
+/// a registered secret.
 fn held_back(text: &str) -> usize {
-    let known = KNOWN
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let known = known();
     let longest = known.longest.saturating_sub(1).min(text.len());
     let bytes = text.as_bytes();
     (1..=longest)
         .rev()
         .find(|&len| {
             let tail = &bytes[bytes.len() - len..];
-            known.patterns.iter().any(|pattern| {
-                pattern.len() > len && pattern.as_bytes()[..len].eq_ignore_ascii_case(tail)
-            })
+            known
+                .forms
+                .iter()
+                .any(|form| form.len() > len && form.as_bytes()[..len].eq_ignore_ascii_case(tail))
         })
         .unwrap_or(0)
 }
@@ -403,17 +408,9 @@ mod tests {
     }
 
     #[test]
-    fn a_secret_cut_short_or_in_another_case_or_base64_shows_none_of_it() {
+    fn a_secret_in_another_case_or_base64_is_masked_but_no_part_of_it_is() {
         let secret = "ghp_R2mT5vLk9WpYc3NfHs7GdJ4uAeQZq8XbTy01";
         register(secret);
-        // Cut one byte before its end, as a result cut at a limit would.
-        let cut = format!("Authorization: Bearer {}", &secret[..secret.len() - 1]);
-        assert_eq!(scrub(&cut), "Authorization: Bearer [REDACTED:secret]");
-        // Its second half on its own, as the next page of a cut text.
-        assert_eq!(
-            scrub(&format!("…{} end", &secret[20..])),
-            "…[REDACTED:secret] end"
-        );
         assert_eq!(
             scrub(&secret.to_ascii_uppercase()),
             "[REDACTED:secret]",
@@ -429,8 +426,17 @@ mod tests {
                 "{prefix:?}: {encoded} -> {scrubbed}"
             );
         }
-        // Seven bytes of it alone are too few to tell from ordinary text.
-        assert_eq!(scrub("R2mT5vL"), "R2mT5vL");
+        // A part is never masked: whoever chooses a text could otherwise test guesses of the
+        // next character by whether it comes back masked.
+        for guess in [
+            &secret[..5],
+            &secret[..20],
+            &secret[..secret.len() - 1],
+            &secret[10..],
+        ] {
+            let text = format!("Unknown tool \"{guess}\"");
+            assert_eq!(scrub(&text), text);
+        }
     }
 
     #[test]

@@ -6,10 +6,12 @@
 //! would not fit under that limit, so a huge directory costs the host no more than the limit. The
 //! first [`INLINE_ENTRIES`] entries are read on the calling thread (most directories end there);
 //! the rest of a bigger one on a blocking thread (blocking_ops.rs), so listing a huge directory
-//! neither holds an async worker nor its call past the deadline. The resource, the call that makes
+//! neither holds an async worker nor its call past the deadline; that thread itself stops reading
+//! at the call's deadline or cancellation, so an abandoned listing does not keep one of the
+//! process's slow-operation slots. The resource, the call that makes
 //! it and the call that reads it are all defined here, shadowing wasmtime-wasi's in the linker.
 
-use crate::sandbox::blocking_ops::{off_thread, stop_of};
+use crate::sandbox::blocking_ops::{Stop, off_thread, stop_of};
 use crate::sandbox::call_state::CallState;
 use rustix::fs::FileType;
 use std::collections::VecDeque;
@@ -28,6 +30,9 @@ const ENTRY_OVERHEAD_BYTES: u64 = 64;
 
 /// Entries read on the calling thread before the rest of a listing moves to a blocking thread.
 pub const INLINE_ENTRIES: usize = 1_024;
+
+/// Entries read on the blocking thread between two looks at the call's deadline and cancellation.
+const ENTRIES_BETWEEN_STOP_CHECKS: usize = 256;
 
 /// One directory's entries, read when it was listed.
 pub struct Listing {
@@ -63,12 +68,17 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> 
                     Descriptor::File(_) => Err(Unlisted::Error(ErrorCode::NotDirectory)),
                 };
                 let listing = match reading {
-                    Ok(mut reading) => match reading.read(Some(INLINE_ENTRIES)) {
+                    Ok(mut reading) => match reading.read(Some(INLINE_ENTRIES), None) {
                         Ok(true) => Ok(reading.listing),
                         Ok(false) => {
                             let stop = stop_of(state);
-                            off_thread(stop, move || reading.read(None).map(|_| reading.listing))
-                                .await?
+                            let stop_reading = stop.clone();
+                            off_thread(stop, move || {
+                                reading
+                                    .read(None, Some(&stop_reading))
+                                    .map(|_| reading.listing)
+                            })
+                            .await?
                         }
                         Err(unlisted) => Err(unlisted),
                     },
@@ -78,6 +88,7 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> 
                     Ok(listing) => listing,
                     Err(Unlisted::Error(code)) => return Ok((Err(code),)),
                     Err(Unlisted::OverLimit) => return Err(state.listing_over_limit()),
+                    Err(Unlisted::Stopped) => return Err(wasmtime::Trap::Interrupt.into()),
                 };
                 let size = listing.bytes;
                 let stream = state.table().push(listing)?;
@@ -102,6 +113,8 @@ enum Unlisted {
     Error(ErrorCode),
     /// Its entries would take more than the memory the call has left.
     OverLimit,
+    /// The call reached its deadline or was cancelled while the listing was read.
+    Stopped,
 }
 
 /// A directory being listed: its own handle (so the reading can move to another thread), the
@@ -129,13 +142,20 @@ impl Reading {
 
     /// Reads up to `most` more entries (all of them when `None`), without `.` and `..`, each with
     /// its type from the directory (a stat of the entry only where the filesystem does not say);
-    /// `true` once the directory is read whole. Stops when they would hold more than allowed.
-    fn read(&mut self, most: Option<usize>) -> Result<bool, Unlisted> {
+    /// `true` once the directory is read whole. Stops when they would hold more than allowed, and
+    /// (given a `stop`) at the call's deadline or cancellation.
+    fn read(&mut self, most: Option<usize>, stop: Option<&Stop>) -> Result<bool, Unlisted> {
         let error = |err| Unlisted::Error(error_code(err));
         let mut read = 0;
         loop {
             if most.is_some_and(|most| read >= most) {
                 return Ok(false);
+            }
+            if let Some((deadline, cancelled)) = stop
+                && read % ENTRIES_BETWEEN_STOP_CHECKS == 0
+                && (std::time::Instant::now() >= *deadline || cancelled.is_cancelled())
+            {
+                return Err(Unlisted::Stopped);
             }
             let Some(entry) = self.reader.read() else {
                 return Ok(true);
@@ -182,7 +202,7 @@ impl Reading {
 #[cfg(test)]
 fn list(dir: std::os::fd::BorrowedFd<'_>, most_bytes: u64) -> Result<Listing, Unlisted> {
     let mut reading = Reading::start(dir, most_bytes)?;
-    reading.read(None)?;
+    reading.read(None, None)?;
     Ok(reading.listing)
 }
 
@@ -232,11 +252,11 @@ mod tests {
         let handle = std::fs::File::open(dir.path()).unwrap();
         let mut reading = Reading::start(handle.as_fd(), u64::MAX).ok().unwrap();
         assert!(
-            !reading.read(Some(INLINE_ENTRIES)).ok().unwrap(),
+            !reading.read(Some(INLINE_ENTRIES), None).ok().unwrap(),
             "more to read"
         );
         let rest = std::thread::spawn(move || {
-            assert!(reading.read(None).ok().unwrap());
+            assert!(reading.read(None, None).ok().unwrap());
             reading.listing
         })
         .join()
@@ -249,5 +269,28 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), 2_500);
+    }
+
+    #[test]
+    fn a_listing_on_its_thread_stops_at_the_deadline_or_cancellation() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..2_000 {
+            std::fs::write(dir.path().join(format!("f{i}")), "").unwrap();
+        }
+        let handle = std::fs::File::open(dir.path()).unwrap();
+        let past = std::time::Instant::now() - std::time::Duration::from_millis(1);
+        let later = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let token = tokio_util::sync::CancellationToken::new();
+        let mut reading = Reading::start(handle.as_fd(), u64::MAX).ok().unwrap();
+        let late = reading.read(None, Some(&(past, token.clone())));
+        assert!(matches!(late, Err(Unlisted::Stopped)));
+        token.cancel();
+        let mut reading = Reading::start(handle.as_fd(), u64::MAX).ok().unwrap();
+        let cancelled = reading.read(None, Some(&(later, token)));
+        assert!(matches!(cancelled, Err(Unlisted::Stopped)));
+        let mut reading = Reading::start(handle.as_fd(), u64::MAX).ok().unwrap();
+        let fresh = tokio_util::sync::CancellationToken::new();
+        assert!(reading.read(None, Some(&(later, fresh))).ok().unwrap());
+        assert_eq!(reading.listing.entries.len(), 2_000);
     }
 }

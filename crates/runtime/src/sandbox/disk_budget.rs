@@ -1,7 +1,9 @@
 //! What one call may do to the disk through its read-write grants: bytes written (every write,
 //! stream write and append, and a file grown by `set-size`, sparse or not, counts) and entries
-//! created (files opened with `create`, directories, hard and symbolic links; a directory also
-//! costs [`DIRECTORY_BYTES`] and a symbolic link its target's bytes), each against the
+//! created (files opened with `create`, directories, hard and symbolic links; every entry also
+//! costs the byte budget at least [`ENTRY_BYTES`], the block a filesystem gives it, so many tiny
+//! files cannot take far more disk than the byte limit says, and a symbolic link its target's
+//! bytes when that is more), each against the
 //! plugin's `limits.disk_write` and `limits.files_created`. A charge past either bound is refused
 //! before anything is written, the call ends (a trap the failure classification reports as
 //! `out_of_disk`), and the host carries on. The budget is shared with the call's file streams,
@@ -10,8 +12,9 @@
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// What creating a directory costs the byte budget: the block it takes on most filesystems.
-pub const DIRECTORY_BYTES: u64 = 4 << 10;
+/// What creating any entry (file, directory, link) costs the byte budget at least: the block it
+/// takes on most filesystems (a one-byte file takes 4 KiB of disk on ext4).
+pub const ENTRY_BYTES: u64 = 4 << 10;
 
 /// Which bound a call went past.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -52,16 +55,16 @@ impl DiskBudget {
         })
     }
 
-    /// Takes one entry about to be created, and the `bytes` of disk it takes by being made (a
-    /// directory's first block, a symbolic link's target); refused (and remembered) past either
-    /// limit.
+    /// Takes one entry about to be created, and the disk it takes by being made: its block
+    /// ([`ENTRY_BYTES`]) or `bytes` (a symbolic link's target) if that is more; refused (and
+    /// remembered) past either limit.
     pub fn charge_entry(&self, bytes: u64) -> Result<(), DiskLimit> {
         charge(&self.created, 1, self.max_entries).map_err(|()| {
             self.refuse(DiskLimit::Entries {
                 limit: self.max_entries,
             })
         })?;
-        self.charge_bytes(bytes)
+        self.charge_bytes(bytes.max(ENTRY_BYTES))
     }
 
     fn refuse(&self, limit: DiskLimit) -> DiskLimit {
@@ -89,21 +92,29 @@ mod tests {
 
     #[test]
     fn charges_stop_at_the_limit_and_say_which() {
-        let budget = DiskBudget::new(100, 2);
+        let budget = DiskBudget::new(2 * ENTRY_BYTES + 100, 3);
         assert_eq!(budget.charge_bytes(60), Ok(()));
         assert_eq!(budget.charge_bytes(40), Ok(()));
-        assert_eq!(budget.charge_bytes(1), Err(DiskLimit::Bytes { limit: 100 }));
+        assert_eq!(budget.charge_entry(0), Ok(()), "an entry costs its block");
+        assert_eq!(budget.charge_entry(1), Ok(()));
+        let limit = 2 * ENTRY_BYTES + 100;
+        assert_eq!(budget.charge_bytes(1), Err(DiskLimit::Bytes { limit }));
         assert_eq!(
             budget.charge_bytes(u64::MAX),
-            Err(DiskLimit::Bytes { limit: 100 }),
+            Err(DiskLimit::Bytes { limit }),
             "no overflow"
         );
-        assert_eq!(budget.charge_entry(0), Ok(()));
-        assert_eq!(budget.charge_entry(0), Ok(()));
-        assert!(budget.charge_entry(0).is_err());
+        assert!(
+            budget.charge_entry(0).is_err(),
+            "a third entry has no block left"
+        );
+        assert!(
+            budget.charge_entry(0).is_err(),
+            "nor a fourth: past the count"
+        );
         assert_eq!(
             budget.exceeded(),
-            Some(DiskLimit::Bytes { limit: 100 }),
+            Some(DiskLimit::Bytes { limit }),
             "the first bound passed is the one reported"
         );
     }

@@ -95,9 +95,7 @@ pub fn shadow_in_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> 
          (directory, path): (Resource<Descriptor>, String)| {
             Box::new(async move {
                 let state = store.data_mut();
-                state
-                    .disk()
-                    .charge_entry(crate::sandbox::disk_budget::DIRECTORY_BYTES)?;
+                state.disk().charge_entry(0)?;
                 answer(
                     HostDescriptor::create_directory_at(&mut state.filesystem(), directory, path)
                         .await,

@@ -64,6 +64,10 @@ pub enum AfterDecision {
 pub enum LoadError {
     #[error("cannot read the file: {0}")]
     Read(#[source] std::io::Error),
+    /// The file is reachable through a read-write grant (a link into one), where a plugin could
+    /// rewrite it.
+    #[error("{0}")]
+    OwnFile(String),
     #[error(
         "its sha256 is {actual} but cordon.toml pins {expected}; the file changed since it was pinned (update the pin only if you trust the new file)"
     )]
