@@ -14,6 +14,9 @@ use tracing_subscriber::EnvFilter;
 /// How long the process waits at exit for queued stderr output to be written.
 const STDERR_DRAIN: Duration = Duration::from_secs(2);
 
+/// How long the process waits at exit for the last spans and metrics to reach the collector.
+const TELEMETRY_FLUSH: Duration = Duration::from_secs(2);
+
 fn main() -> ExitCode {
     stdio_output::ensure_standard_fds();
     scrub_panic_messages();
@@ -35,7 +38,14 @@ fn run() -> ExitCode {
             };
         }
     };
-    init_logging(cli.verbose);
+    let (telemetry, telemetry_warning) = cli::telemetry_setup::start(&cli);
+    init_logging(
+        cli.verbose,
+        telemetry.as_ref().map(|started| &started.telemetry),
+    );
+    if let Some(warning) = telemetry_warning {
+        tracing::warn!("{warning}");
+    }
     // Registry credentials join the one scrubber every output passes through.
     cordon_distribution::on_secret(cordon_runtime::report::secrets::register);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -52,6 +62,10 @@ fn run() -> ExitCode {
     // Blocking work still running (a validation past its bound, a stuck file read) does not hold
     // the exit.
     runtime.shutdown_background();
+    // What is queued goes to the collector, within a bound: a dead one does not hold the exit.
+    if let Some(started) = telemetry {
+        started.telemetry.shutdown(TELEMETRY_FLUSH);
+    }
     match outcome {
         Ok(code) => code,
         Err(err) => {
@@ -105,8 +119,13 @@ fn raise_open_file_limit() {
 }
 
 /// Logs go to stderr only (through the queue that never blocks), in colour only on a terminal:
-/// stdout carries results (and, for `serve`, the protocol).
-fn init_logging(verbose: u8) {
+/// stdout carries results (and, for `serve`, the protocol). The spans meant for OpenTelemetry
+/// (target `cordon_otel`) never reach the log output; they go to the telemetry layer when there
+/// is one, and are disabled at their call sites when there is not.
+fn init_logging(verbose: u8, telemetry: Option<&cordon_telemetry::Telemetry>) {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let default = match verbose {
         0 => "warn",
         1 => "info",
@@ -114,11 +133,19 @@ fn init_logging(verbose: u8) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("{default},wasmtime=warn,cranelift=warn")));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .unwrap_or_else(|_| EnvFilter::new(format!("{default},wasmtime=warn,cranelift=warn")))
+        .add_directive(
+            format!("{}=off", cordon_runtime::trace_spans::TARGET)
+                .parse()
+                .expect("a valid directive"),
+        );
+    let logs = tracing_subscriber::fmt::layer()
         .with_writer(stdio_output::QueuedStderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
+        .with_filter(filter);
+    tracing_subscriber::registry()
+        .with(telemetry.map(|telemetry| telemetry.layer()))
+        .with(logs)
         .init();
 }

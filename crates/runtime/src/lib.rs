@@ -24,6 +24,7 @@ pub mod registry;
 pub mod report;
 mod sandbox;
 pub mod schema;
+pub mod trace_spans;
 
 pub use builder::{BuildError, RuntimeBuilder, watch};
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
@@ -35,5 +36,5 @@ pub use sandbox::contract::{ContractVersion, WrongWorld};
 pub use sandbox::engine;
 pub use sandbox::plugin::{
     AfterDecision, BeforeDecision, CallOptions, ExecutionMode, HookInfo, LoadError, Plugin,
-    ToolAnnotations, ToolInfo,
+    ToolAnnotations, ToolInfo, sandboxes_running,
 };

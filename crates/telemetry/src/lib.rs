@@ -135,20 +135,27 @@ impl Telemetry {
     {
         let only_ours =
             || Targets::new().with_target(conventions::SPAN_TARGET, tracing::Level::TRACE);
-        let traces = self.tracer_provider.as_ref().map(|provider| {
-            tracing_opentelemetry::layer()
-                .with_tracer(provider.tracer(conventions::SCOPE))
-                .with_location(false)
-                .with_threads(false)
-                .with_target(false)
-                .with_level(false)
-                .with_tracked_inactivity(false)
-                .with_filter(only_ours())
-        });
-        let metrics = self
-            .meter()
-            .map(|meter| span_metrics::SpanMetrics::new(&meter).with_filter(only_ours()));
-        Box::new(Layer::and_then(traces, metrics))
+        // A Vec, not Options: a `None` layer hints "no level at all", which would turn the
+        // spans off for the whole subscriber when only one of the two exports is on.
+        let mut layers: Vec<BoxedLayer<S>> = Vec::new();
+        if let Some(provider) = &self.tracer_provider {
+            layers.push(Box::new(
+                tracing_opentelemetry::layer()
+                    .with_tracer(provider.tracer(conventions::SCOPE))
+                    .with_location(false)
+                    .with_threads(false)
+                    .with_target(false)
+                    .with_level(false)
+                    .with_tracked_inactivity(false)
+                    .with_filter(only_ours()),
+            ));
+        }
+        if let Some(meter) = self.meter() {
+            layers.push(Box::new(
+                span_metrics::SpanMetrics::new(&meter).with_filter(only_ours()),
+            ));
+        }
+        Box::new(layers)
     }
 
     /// The meter other metrics are made with (a gauge read when metrics are collected), when

@@ -13,6 +13,7 @@ use crate::model::sse::SseDecoder;
 use cordon_runtime::config::{ModelSettings, Provider, STREAM_IDLE_TIMEOUT};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// Why a model request produced no reply.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +65,23 @@ pub enum ModelError {
     Malformed { url: String, reason: String },
     #[error("the model request was cancelled")]
     Cancelled,
+}
+
+impl ModelError {
+    /// What kind of failure this is, for a span's `error.type`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::NoModel => "no_model",
+            Self::MissingKey { .. } => "missing_key",
+            Self::Client(_) => "client_setup",
+            Self::Refused { .. } => "refused",
+            Self::GaveUp { .. } => "gave_up",
+            Self::TimedOut { .. } => "timeout",
+            Self::ContextExceeded { .. } => "context_exceeded",
+            Self::Malformed { .. } => "malformed_reply",
+            Self::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// A configured connection to one model API.
@@ -181,11 +199,58 @@ impl ModelClient {
         );
         // Serialised once; every attempt sends the same shared bytes.
         let body = bytes::Bytes::from(serde_json::to_vec(&body).expect("a JSON value serialises"));
-        tokio::select! {
+        let span = self.chat_span();
+        let reply = tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(ModelError::Cancelled),
-            reply = self.with_retries(&body, observer, text_enough) => reply,
+            reply = self.with_retries(&body, observer, text_enough).instrument(span.clone()) => reply,
+        };
+        match &reply {
+            Ok(reply) => {
+                if let Some(usage) = reply.usage {
+                    span.record("gen_ai.usage.input_tokens", usage.prompt_tokens as i64);
+                    span.record("gen_ai.usage.output_tokens", usage.completion_tokens as i64);
+                }
+                span.record(
+                    "gen_ai.response.finish_reasons",
+                    format!("{:?}", reply.stop).to_lowercase(),
+                );
+            }
+            Err(err) => {
+                span.record("error.type", err.kind());
+                span.record("otel.status_code", "ERROR");
+            }
         }
+        reply
+    }
+
+    /// The span of one model request (`chat {model}`, a client span), for export.
+    fn chat_span(&self) -> tracing::Span {
+        let address = reqwest::Url::parse(&self.url).ok();
+        let host = address
+            .as_ref()
+            .and_then(|url| url.host_str().map(str::to_string))
+            .unwrap_or_default();
+        let port = address
+            .as_ref()
+            .and_then(reqwest::Url::port_or_known_default)
+            .unwrap_or_default();
+        tracing::info_span!(
+            target: "cordon_otel",
+            "chat",
+            otel.name = %format_args!("chat {}", self.model),
+            otel.kind = "client",
+            gen_ai.operation.name = "chat",
+            gen_ai.provider.name = self.provider.as_str(),
+            gen_ai.request.model = %self.model,
+            server.address = %host,
+            server.port = i64::from(port),
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            gen_ai.response.finish_reasons = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        )
     }
 
     async fn with_retries(

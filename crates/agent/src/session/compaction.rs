@@ -16,6 +16,7 @@ use crate::model::provider::ToolSpec;
 use cordon_runtime::config::Compaction;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 impl Agent {
     /// The messages of the next request and their raw token count (tools included), compacting
@@ -41,7 +42,16 @@ impl Agent {
                     through,
                     raw_before,
                 } => {
+                    let span = tracing::info_span!(
+                        target: "cordon_otel",
+                        "compaction",
+                        otel.name = "cordon.compaction",
+                        cordon.compaction.folded_from = from as i64,
+                        cordon.compaction.folded_through = through as i64,
+                        cordon.compaction.tokens_before = raw_before as i64,
+                    );
                     self.compact(from, through, raw_before, window, observer, cancel, tally)
+                        .instrument(span)
                         .await?;
                     force = false;
                 }

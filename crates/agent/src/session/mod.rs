@@ -31,6 +31,7 @@ use repetition::{Repeat, RepetitionGuard};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// Why a turn ended without an answer.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +62,23 @@ pub enum AgentError {
     Cancelled,
     #[error(transparent)]
     Transcript(#[from] TranscriptError),
+}
+
+impl AgentError {
+    /// What kind of failure ended the turn, for a span's `error.type`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Model(err) => err.kind(),
+            Self::MaxSteps { .. } => "max_steps",
+            Self::ContractBroken { .. } => "contract_broken",
+            Self::Repeating { .. } => "repeating",
+            Self::EmptyAnswer => "empty_answer",
+            Self::CutOffBeforeAnswer { .. } => "cut_off",
+            Self::ContextTooSmall(_) => "context_too_small",
+            Self::Cancelled => "cancelled",
+            Self::Transcript(_) => "transcript",
+        }
+    }
 }
 
 impl From<ModelError> for AgentError {
@@ -304,7 +322,34 @@ impl Agent {
         }
         self.contract_failures = 0;
         let mut tally = TurnTally::default();
-        let outcome = self.steps(&observer, cancel, &mut tally).await;
+        let span = tracing::info_span!(
+            target: "cordon_otel",
+            "invoke_agent",
+            otel.name = "invoke_agent cordon",
+            gen_ai.operation.name = "invoke_agent",
+            gen_ai.agent.name = "cordon",
+            gen_ai.provider.name = self.client.provider().as_str(),
+            gen_ai.request.model = %self.client.model(),
+            gen_ai.usage.input_tokens = tracing::field::Empty,
+            gen_ai.usage.output_tokens = tracing::field::Empty,
+            cordon.model_requests = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let outcome = self
+            .steps(&observer, cancel, &mut tally)
+            .instrument(span.clone())
+            .await;
+        span.record("cordon.model_requests", i64::from(tally.requests));
+        if let Some(usage) = tally.usage {
+            span.record("gen_ai.usage.input_tokens", usage.prompt_tokens as i64);
+            span.record("gen_ai.usage.output_tokens", usage.completion_tokens as i64);
+        }
+        if let Err(err) = &outcome {
+            span.record("error.type", err.kind());
+            span.record("otel.status_code", "ERROR");
+        }
+        drop(span);
         if tally.requests > 0 {
             observer.turn_end(tally.requests, tally.usage);
             if let Some(usage) = tally.usage {

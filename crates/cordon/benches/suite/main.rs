@@ -4,7 +4,8 @@
 //! hook cost, memory, the cost of recording opened paths, real work on a real-sized repository,
 //! the installed (release) build beside the development one, a plain component's call beside
 //! an SDK plugin's, the prompt size of the agent loop's first request, and calls while plugins are
-//! replaced; then each target checked
+//! replaced, and the cost of OpenTelemetry export (a dead collector included); then each
+//! target checked
 //! against this run's figures. `CORDON_BENCH_ONLY` picks sections (see
 //! [`wanted`]).
 
@@ -25,6 +26,7 @@ mod report;
 mod setup;
 mod stats;
 mod stdio;
+mod telemetry;
 mod throughput;
 
 use report::{Report, Section};
@@ -34,7 +36,7 @@ use std::time::{Duration, Instant};
 
 /// Whether section `name` runs: all of them, unless `CORDON_BENCH_ONLY` lists some (comma-separated:
 /// per_call, stdio, batch, throughput, cold_start, interrupt, memory, opened_paths, real_repo,
-/// installed_build, prompt_size, plain_components, live_reload).
+/// installed_build, prompt_size, plain_components, live_reload, telemetry).
 fn wanted(name: &str) -> bool {
     std::env::var("CORDON_BENCH_ONLY").map_or(true, |only| {
         only.split(',').any(|section| section.trim() == name)
@@ -113,6 +115,10 @@ async fn main() -> anyhow::Result<()> {
         false => None,
     };
 
+    let telemetry = match wanted("telemetry") {
+        true => Some(telemetry::run(&setup, &mut report)?),
+        false => None,
+    };
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let check = |figure: Option<Duration>, limit: f64, show: fn(Duration) -> String| {
         (
@@ -222,6 +228,16 @@ async fn main() -> anyhow::Result<()> {
         reloads
             .as_ref()
             .map(|r| r.failed == 0 && r.p99_ratio <= 1.5),
+    );
+
+    report.target(
+        "MCP call with a collector that never answers, beside telemetry off (median)",
+        "≤ 1.1×",
+        telemetry.as_ref().map_or_else(
+            || "not measured".into(),
+            |t| format!("{:.2}×", t.dead_median_ratio),
+        ),
+        telemetry.as_ref().map(|t| t.dead_median_ratio <= 1.1),
     );
 
     let out = std::env::var_os("CORDON_BENCH_OUT")

@@ -10,6 +10,7 @@ mod live_view;
 mod plugin_test;
 pub mod render;
 pub mod stdio_output;
+pub mod telemetry_setup;
 mod uninstall;
 mod wassette_import;
 

@@ -13,6 +13,7 @@ mod approval_state;
 pub(crate) mod in_flight_calls;
 mod list_watchers;
 mod logging;
+mod request_span;
 pub mod results;
 mod served_set;
 mod tool_pages;
@@ -35,6 +36,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use std::sync::{Arc, Mutex};
+use tracing::Instrument as _;
 
 /// How long a call's response waits for its progress and log notifications to be sent.
 const NOTIFICATION_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
@@ -133,6 +135,64 @@ impl McpServer {
         self
     }
 
+    /// `tools/call`, inside its request's span.
+    async fn run_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let started = std::time::Instant::now();
+        // The set this call runs on, from start to end, whatever a reload does meanwhile.
+        let served = self.served.current();
+        if served.searching() && request.name == tool_search::SEARCH_TOOL {
+            let arguments = request.arguments.map(serde_json::Value::Object);
+            let result = tool_search::answer(&served.pipeline, &served.tools, arguments.as_ref());
+            self.metrics
+                .record_call(tool_search::SEARCH_TOOL, "ok", started.elapsed());
+            return Ok(result.into());
+        }
+        let asking = self.asking(&context, &request);
+        let arguments = request
+            .arguments
+            .map(|object| serde_json::Value::Object(object).to_string())
+            .unwrap_or_default();
+        let call = CallRequest::new(context.id.to_string(), request.name.to_string(), arguments);
+        // Over HTTP a cancellation may arrive as a request of its own (in_flight_calls.rs).
+        let cancel = context.ct.child_token();
+        let _registered = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .map(|parts| {
+                let credentials = in_flight_calls::credentials(&parts.headers);
+                self.in_flight
+                    .register(credentials, &context.id.to_string(), cancel.clone())
+            });
+        let token = context.meta.get_progress_token();
+        let log_level = self.log_level.for_request(&context.meta);
+        if token.is_none() && !log_level.enabled() {
+            // Nothing to stream: no forwarding task.
+            let options = BatchOptions {
+                cancel,
+                events: None,
+                approver: asking.approver(),
+            };
+            let result = served.pipeline.call(call, &options).await;
+            return Ok(self.answered(&request.name, started, result, &asking));
+        }
+        let reviewed = served.pipeline.results_reviewed(&request.name);
+        let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
+        let options = BatchOptions {
+            cancel,
+            events: Some(sink),
+            approver: asking.approver(),
+        };
+        let result = served.pipeline.call(call, &options).await;
+        // Notifications go out before the response: once every sender is gone the task drains.
+        drop(options);
+        let _ = tokio::time::timeout(NOTIFICATION_DRAIN, sending).await;
+        Ok(self.answered(&request.name, started, result, &asking))
+    }
+
     /// The response to a `tools/call`, the call counted and timed: the approval question instead of
     /// the result when this round stopped at one (outcome `input_required`).
     fn answered(
@@ -158,6 +218,7 @@ impl McpServer {
             }
         };
         self.metrics.record_call(tool, outcome, started.elapsed());
+        request_span::record_outcome(&tracing::Span::current(), outcome);
         response
     }
 
@@ -233,8 +294,9 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let _span = request_span::for_request("tools/list", None, &context).entered();
         let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
         let served = self.served.current();
         let (page, next) = tool_pages::page(&served.listed, cursor, self.page_size)
@@ -289,56 +351,8 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let started = std::time::Instant::now();
-        // The set this call runs on, from start to end, whatever a reload does meanwhile.
-        let served = self.served.current();
-        if served.searching() && request.name == tool_search::SEARCH_TOOL {
-            let arguments = request.arguments.map(serde_json::Value::Object);
-            let result = tool_search::answer(&served.pipeline, &served.tools, arguments.as_ref());
-            self.metrics
-                .record_call(tool_search::SEARCH_TOOL, "ok", started.elapsed());
-            return Ok(result.into());
-        }
-        let asking = self.asking(&context, &request);
-        let arguments = request
-            .arguments
-            .map(|object| serde_json::Value::Object(object).to_string())
-            .unwrap_or_default();
-        let call = CallRequest::new(context.id.to_string(), request.name.to_string(), arguments);
-        // Over HTTP a cancellation may arrive as a request of its own (in_flight_calls.rs).
-        let cancel = context.ct.child_token();
-        let _registered = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .map(|parts| {
-                let credentials = in_flight_calls::credentials(&parts.headers);
-                self.in_flight
-                    .register(credentials, &context.id.to_string(), cancel.clone())
-            });
-        let token = context.meta.get_progress_token();
-        let log_level = self.log_level.for_request(&context.meta);
-        if token.is_none() && !log_level.enabled() {
-            // Nothing to stream: no forwarding task.
-            let options = BatchOptions {
-                cancel,
-                events: None,
-                approver: asking.approver(),
-            };
-            let result = served.pipeline.call(call, &options).await;
-            return Ok(self.answered(&request.name, started, result, &asking));
-        }
-        let reviewed = served.pipeline.results_reviewed(&request.name);
-        let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
-        let options = BatchOptions {
-            cancel,
-            events: Some(sink),
-            approver: asking.approver(),
-        };
-        let result = served.pipeline.call(call, &options).await;
-        // Notifications go out before the response: once every sender is gone the task drains.
-        drop(options);
-        let _ = tokio::time::timeout(NOTIFICATION_DRAIN, sending).await;
-        Ok(self.answered(&request.name, started, result, &asking))
+        let span = request_span::for_request("tools/call", Some(&request.name), &context);
+        self.run_call(request, context).instrument(span).await
     }
 
     /// rmcp hands over every request it could not parse as a custom request; one for a method it

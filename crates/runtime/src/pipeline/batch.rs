@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 impl Pipeline {
     /// Runs one call as a batch of one.
@@ -41,7 +42,10 @@ impl Pipeline {
                 Some(sink)
             }
         };
-        self.run_with(calls, options, Emitter::new(events)).await
+        let span = crate::trace_spans::batch(calls.len());
+        self.run_with(calls, options, Emitter::new(events))
+            .instrument(span)
+            .await
     }
 
     /// A call whose id an earlier call of the batch has: not run, so no two calls share a record.
@@ -106,8 +110,13 @@ impl Pipeline {
                     Some(self.refuse_duplicate(index, request, started, &emitter, &mut taken));
                 continue;
             }
-            match self.prepare(request, options, &emitter).await {
-                Prepared::Ready(call) => ready.push((index, call)),
+            let span = crate::trace_spans::tool_call(&request.id, &request.name);
+            match self
+                .prepare(request, options, &emitter)
+                .instrument(span.clone())
+                .await
+            {
+                Prepared::Ready(call) => ready.push((index, call, span)),
                 Prepared::Done(mut result) => {
                     emitter.emit(|| Event::ToolExecutionStart {
                         tool_call_id: request.id.clone(),
@@ -118,17 +127,18 @@ impl Pipeline {
                     crate::report::secrets::scrub_result(&mut result);
                     budget::apply(&mut result, &self.inner.settings);
                     self.end(&result, started, &emitter);
+                    crate::trace_spans::record_result(&span, &result);
                     results[index] = Some(result);
                 }
             }
         }
 
         let sequential = self.inner.settings.execution == Execution::Sequential
-            || ready.iter().any(|(_, call)| call.sequential);
+            || ready.iter().any(|(_, call, _)| call.sequential);
         // One call (or a sequential batch) runs on this task: no spawn, no slot to wait for.
         if sequential || ready.len() == 1 {
-            for (index, call) in ready {
-                results[index] = Some(self.execute(call, cancel, &emitter).await);
+            for (index, call, span) in ready {
+                results[index] = Some(self.execute(call, cancel, &emitter).instrument(span).await);
             }
         } else {
             let slots = Arc::new(Semaphore::new(self.inner.settings.max_concurrency.max(1)));
@@ -138,9 +148,11 @@ impl Pipeline {
                 ready.iter().map(|_| CancellationToken::new()).collect();
             // The position in `ready` of the last call that locked each value.
             let mut holders: HashMap<&str, usize> = HashMap::new();
-            let lock_keys: Vec<Vec<String>> =
-                ready.iter().map(|(_, call)| call.locks.clone()).collect();
-            for (position, (index, call)) in ready.into_iter().enumerate() {
+            let lock_keys: Vec<Vec<String>> = ready
+                .iter()
+                .map(|(_, call, _)| call.locks.clone())
+                .collect();
+            for (position, (index, call, span)) in ready.into_iter().enumerate() {
                 // The last earlier call holding each key (never this call itself, whatever its keys).
                 let waits: BTreeSet<usize> = lock_keys[position]
                     .iter()
@@ -166,25 +178,28 @@ impl Pipeline {
                     None
                 };
                 let slots = slots.clone();
-                let handle = running.spawn(async move {
-                    let _done = done;
-                    let _slot = match slot {
-                        Some(slot) => slot,
-                        None => {
-                            for earlier in &waits {
+                let handle = running.spawn(
+                    async move {
+                        let _done = done;
+                        let _slot = match slot {
+                            Some(slot) => slot,
+                            None => {
+                                for earlier in &waits {
+                                    tokio::select! {
+                                        () = earlier.cancelled() => {}
+                                        () = cancel.cancelled() => break,
+                                    }
+                                }
                                 tokio::select! {
-                                    () = earlier.cancelled() => {}
-                                    () = cancel.cancelled() => break,
+                                    slot = slots.acquire_owned() => slot.ok(),
+                                    () = cancel.cancelled() => None,
                                 }
                             }
-                            tokio::select! {
-                                slot = slots.acquire_owned() => slot.ok(),
-                                () = cancel.cancelled() => None,
-                            }
-                        }
-                    };
-                    pipeline.execute(call, &cancel, &emitter).await
-                });
+                        };
+                        pipeline.execute(call, &cancel, &emitter).await
+                    }
+                    .instrument(span),
+                );
                 task_index.insert(handle.id(), (index, id, name));
             }
             while let Some(joined) = running.join_next_with_id().await {

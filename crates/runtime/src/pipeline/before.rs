@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// Walks of the hook chain for one call before the hooks must have agreed.
 pub const MAX_PASSES: usize = 4;
@@ -67,9 +68,14 @@ impl Pipeline {
                     reports: reports::hook_sink(reporter, emitter, running.clone()),
                     cancel: cancel.clone(),
                 };
-                let decision = hook.before_tool_call(id, name, &arguments, &options).await;
+                let span = crate::trace_spans::hook(&hook.id, "before", name);
+                let decision = hook
+                    .before_tool_call(id, name, &arguments, &options)
+                    .instrument(span.clone())
+                    .await;
                 running.store(false, Ordering::SeqCst);
                 let emit = |decision: &'static str, reason: Option<String>| {
+                    crate::trace_spans::record_decision(&span, decision);
                     emitter.emit(|| Event::HookDecision {
                         tool_call_id: id.to_string(),
                         tool_name: name.to_string(),

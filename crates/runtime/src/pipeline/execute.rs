@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 impl Pipeline {
     /// Runs a prepared call to its final result, emitting its start and end events.
@@ -30,6 +31,8 @@ impl Pipeline {
             arguments: call.arguments.clone(),
         });
         let started = Instant::now();
+        let span = tracing::Span::current();
+        crate::trace_spans::record_run(&span, &call.plugin.id, &call.arguments);
         let mut result = if cancel.is_cancelled() {
             cancelled(&call.id, &call.name)
         } else {
@@ -55,6 +58,7 @@ impl Pipeline {
         crate::report::secrets::scrub_result(&mut result);
         budget::apply(&mut result, &self.inner.settings);
         self.end(&result, started, emitter);
+        crate::trace_spans::record_result(&span, &result);
         result
     }
 
@@ -127,6 +131,7 @@ impl Pipeline {
                 reports: reports::hook_sink(reporter, emitter, running.clone()),
                 cancel: cancel.clone(),
             };
+            let span = crate::trace_spans::hook(&hook.id, "after", &call.name);
             let decision = hook
                 .after_tool_call(
                     &call.id,
@@ -136,9 +141,11 @@ impl Pipeline {
                     output_schema,
                     &options,
                 )
+                .instrument(span.clone())
                 .await;
             running.store(false, Ordering::SeqCst);
             let emit = |decision: &'static str, reason: Option<String>| {
+                crate::trace_spans::record_decision(&span, decision);
                 emitter.emit(|| Event::HookDecision {
                     tool_call_id: call.id.clone(),
                     tool_name: call.name.clone(),

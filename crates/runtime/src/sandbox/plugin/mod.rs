@@ -7,6 +7,7 @@ mod declared;
 mod host;
 mod output;
 mod run;
+pub use run::sandboxes_running;
 
 use crate::capabilities::grant::{OpenDirError, OpenedDirs, PluginGrant};
 use crate::capabilities::lock::{LockRefusal, Lockfile};

@@ -109,6 +109,7 @@ impl Plugin {
             }
             () = options.cancel.cancelled() => return Err(failure::cancelled(what)),
         };
+        let _running = RunningSandbox::start();
         let started = Instant::now();
         let reports = options
             .reports
@@ -200,5 +201,29 @@ fn log_stdio(plugin: &str, call: &str, state: &CallState) {
                 text.trim_end()
             );
         }
+    }
+}
+
+/// Sandboxes running now in this process, every registry's together.
+static RUNNING_SANDBOXES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many sandboxes are running now in this process (for the OpenTelemetry gauge).
+pub fn sandboxes_running() -> usize {
+    RUNNING_SANDBOXES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Counts one running sandbox while it lives.
+struct RunningSandbox;
+
+impl RunningSandbox {
+    fn start() -> Self {
+        RUNNING_SANDBOXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Self
+    }
+}
+
+impl Drop for RunningSandbox {
+    fn drop(&mut self) {
+        RUNNING_SANDBOXES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }

@@ -1,0 +1,91 @@
+//! Turning OpenTelemetry export on for the commands that run tools (`run`, `chat`, `serve`,
+//! `call`, `batch`): the settings from `[telemetry]` of the config the command will use and the
+//! standard `OTEL_*` variables, the exporter started before logging is set up (so its layer is
+//! part of the one subscriber), capture of content when opted in, and a gauge of the sandboxes in
+//! use. Any other command, or no endpoint configured, exports nothing and starts nothing.
+
+use crate::cli::{Cli, Command};
+use cordon_runtime::config::Config;
+use cordon_telemetry::{FileSettings, Telemetry, TelemetrySettings};
+use opentelemetry::metrics::ObservableGauge;
+use std::path::PathBuf;
+
+/// Telemetry as started for this process, with what must live as long as it.
+pub struct Started {
+    pub telemetry: Telemetry,
+    _sandboxes_gauge: Option<ObservableGauge<u64>>,
+}
+
+/// Starts telemetry when `cli`'s command runs tools and an endpoint is configured. A config that
+/// does not load leaves it off here; the command itself then reports the config's error. Returns
+/// a warning to log once logging is up, when the settings were wrong.
+pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
+    let runs_tools = matches!(
+        cli.command,
+        Command::Run { .. }
+            | Command::Chat { .. }
+            | Command::Serve { .. }
+            | Command::Call { .. }
+            | Command::Batch { .. }
+    );
+    if !runs_tools {
+        return (None, None);
+    }
+    let path = cli
+        .config
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("cordon.toml"));
+    let file = match path.exists().then(|| Config::load(&path)) {
+        Some(Ok(config)) => file_settings(&config),
+        _ => FileSettings::default(),
+    };
+    let settings = match TelemetrySettings::resolve(&file, |name| std::env::var(name).ok()) {
+        Ok(Some(settings)) => settings,
+        Ok(None) => return (None, None),
+        Err(err) => {
+            return (None, Some(format!("telemetry is off: {err}")));
+        }
+    };
+    // Collector credentials are secrets like every other configured one.
+    for value in settings.headers.values() {
+        cordon_runtime::report::secrets::register(value);
+    }
+    cordon_runtime::trace_spans::set_capture_content(settings.capture_content);
+    match Telemetry::start(&settings) {
+        Ok(telemetry) => {
+            let gauge = telemetry.meter().map(|meter| {
+                meter
+                    .u64_observable_gauge(cordon_telemetry::conventions::metrics::SANDBOXES_IN_USE)
+                    .with_description("Sandboxes running tool and hook calls now.")
+                    .with_unit("{sandbox}")
+                    .with_callback(|observer| {
+                        observer.observe(cordon_runtime::sandboxes_running() as u64, &[])
+                    })
+                    .build()
+            });
+            (
+                Some(Started {
+                    telemetry,
+                    _sandboxes_gauge: gauge,
+                }),
+                None,
+            )
+        }
+        Err(err) => (None, Some(format!("telemetry is off: {err}"))),
+    }
+}
+
+fn file_settings(config: &Config) -> FileSettings {
+    let section = &config.telemetry;
+    FileSettings {
+        endpoint: section.endpoint.clone(),
+        headers: section.headers.clone(),
+        service_name: section.service_name.clone(),
+        sampler: section.sampler.clone(),
+        sampler_ratio: section.sampler_ratio,
+        capture_content: section.capture_content,
+        metrics: section.metrics,
+        metrics_interval: section.metrics_interval,
+        timeout: section.timeout,
+    }
+}

@@ -1,0 +1,64 @@
+//! The span of one MCP request `cordon serve` handles (`{mcp.method.name} {target}`, a server
+//! span, for OpenTelemetry export), named and attributed as the MCP semantic conventions (v1.41)
+//! say, and made a child of the client's trace when the request's `params._meta` carries W3C
+//! trace context (`traceparent`, `tracestate`). A `tools/call` whose result is an error gets
+//! `error.type = tool_error`, and cordon's error kind beside it.
+
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+use tracing::Span;
+use tracing::field::Empty;
+
+/// The span of a request for `method` (on `target`, a tool's name, when there is one).
+pub(super) fn for_request(
+    method: &str,
+    target: Option<&str>,
+    context: &RequestContext<RoleServer>,
+) -> Span {
+    let over_http = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some();
+    let version = context
+        .meta
+        .protocol_version()
+        .map(|version| version.to_string())
+        .or_else(|| {
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.protocol_version.to_string())
+        })
+        .unwrap_or_default();
+    let name = match target {
+        Some(target) => format!("{method} {target}"),
+        None => method.to_string(),
+    };
+    let span = tracing::info_span!(
+        target: "cordon_otel",
+        "mcp_request",
+        otel.name = %name,
+        otel.kind = "server",
+        mcp.method.name = %method,
+        mcp.protocol.version = %version,
+        jsonrpc.request.id = %context.id,
+        network.transport = if over_http { "tcp" } else { "pipe" },
+        network.protocol.name = if over_http { "http" } else { "" },
+        gen_ai.operation.name = if target.is_some() { "execute_tool" } else { "" },
+        gen_ai.tool.name = target.unwrap_or_default(),
+        error.type = Empty,
+        cordon.error.kind = Empty,
+        otel.status_code = Empty,
+    );
+    cordon_telemetry::continue_trace(&span, &context.meta.0.0);
+    span
+}
+
+/// Records how a `tools/call` ended: `ok`, `input_required`, or an error kind.
+pub(super) fn record_outcome(span: &Span, outcome: &str) {
+    if outcome != "ok" && outcome != "input_required" {
+        span.record("error.type", "tool_error");
+        span.record("cordon.error.kind", outcome);
+        span.record("otel.status_code", "ERROR");
+    }
+}

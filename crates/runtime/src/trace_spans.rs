@@ -1,0 +1,113 @@
+//! The spans the host opens for OpenTelemetry export (target [`TARGET`]): a batch, a tool call
+//! (`execute_tool {tool}`, from its preparation to its final result), and a hook's decision.
+//! Field names follow the GenAI semantic conventions (v1.41) where they have one and `cordon.*`
+//! otherwise; the `cordon-telemetry` crate turns them into OTLP spans and metrics. With telemetry
+//! off no layer wants [`TARGET`], so these spans are disabled at their call sites and cost a
+//! check of a cached flag.
+//!
+//! Nothing secret goes into a span: names, ids, kinds and decisions. Tool arguments and results
+//! are recorded only when the operator opted in ([`set_capture_content`], `[telemetry]
+//! capture_content`), and then as the after-hooks and the scrubber left them.
+
+use crate::report::ToolResult;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tracing::Span;
+use tracing::field::Empty;
+
+/// The `tracing` target of every span meant for export.
+pub const TARGET: &str = "cordon_otel";
+
+/// The most bytes of arguments or result text put in a span when content is captured.
+const MAX_CAPTURED_BYTES: usize = 8 << 10;
+
+static CAPTURE_CONTENT: AtomicBool = AtomicBool::new(false);
+
+/// Puts tool arguments and results in the spans from now on (`[telemetry] capture_content`).
+pub fn set_capture_content(on: bool) {
+    CAPTURE_CONTENT.store(on, Ordering::Relaxed);
+}
+
+/// Whether tool arguments and results go into spans.
+pub fn captures_content() -> bool {
+    CAPTURE_CONTENT.load(Ordering::Relaxed)
+}
+
+/// `text`, masked and cut for a span.
+pub fn captured(text: &str) -> String {
+    let masked = crate::report::secrets::scrub(text);
+    crate::report::budget::cut(&masked, MAX_CAPTURED_BYTES)
+}
+
+/// A batch of `calls` tool calls.
+pub fn batch(calls: usize) -> Span {
+    tracing::info_span!(
+        target: "cordon_otel",
+        "batch",
+        otel.name = "cordon.batch",
+        cordon.batch.calls = calls as i64,
+    )
+}
+
+/// One tool call, from its preparation (lookup, schema, before-hooks, approval) to its result.
+pub fn tool_call(id: &str, name: &str) -> Span {
+    tracing::info_span!(
+        target: "cordon_otel",
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {name}"),
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %name,
+        gen_ai.tool.call.id = %id,
+        gen_ai.tool.type = "function",
+        cordon.plugin = Empty,
+        error.type = Empty,
+        otel.status_code = Empty,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
+    )
+}
+
+/// Records which plugin runs the call and, when content is captured, the arguments it runs with.
+pub fn record_run(span: &Span, plugin: &str, arguments: &serde_json::Value) {
+    span.record("cordon.plugin", plugin);
+    if captures_content() {
+        span.record(
+            "gen_ai.tool.call.arguments",
+            captured(&arguments.to_string()),
+        );
+    }
+}
+
+/// Records how the call ended: its error kind as `error.type`, and (captured) its result.
+pub fn record_result(span: &Span, result: &ToolResult) {
+    if let Some(kind) = result.error_kind.filter(|_| result.is_error) {
+        span.record("error.type", kind.as_str());
+        span.record("otel.status_code", "ERROR");
+    }
+    if captures_content() {
+        span.record("gen_ai.tool.call.result", captured(&result.text()));
+    }
+}
+
+/// One hook's decision on a call, at `stage` (`before` or `after`).
+pub fn hook(hook: &str, stage: &str, tool: &str) -> Span {
+    tracing::info_span!(
+        target: "cordon_otel",
+        "hook",
+        otel.name = %format_args!("hook {hook}"),
+        cordon.hook.id = %hook,
+        cordon.hook.stage = %stage,
+        gen_ai.tool.name = %tool,
+        cordon.hook.decision = Empty,
+        error.type = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// Records a hook's decision (`allow`, `block`, `rewrite`, `ask`, `keep`, `replace`, `failed`).
+pub fn record_decision(span: &Span, decision: &str) {
+    span.record("cordon.hook.decision", decision);
+    if decision == "failed" {
+        span.record("error.type", "hook_failed");
+        span.record("otel.status_code", "ERROR");
+    }
+}
