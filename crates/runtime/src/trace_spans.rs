@@ -50,6 +50,8 @@ pub fn batch(calls: usize) -> Span {
 
 /// One tool call, from its preparation (lookup, schema, before-hooks, approval) to its result.
 pub fn tool_call(id: &str, name: &str) -> Span {
+    // The name and id come from the model: masked like every output, and bounded.
+    let (id, name) = (captured(id), captured(name));
     tracing::info_span!(
         target: "cordon_otel",
         "execute_tool",

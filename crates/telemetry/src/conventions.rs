@@ -60,6 +60,8 @@ pub mod attributes {
     pub const HOOK_STAGE: &str = "cordon.hook.stage";
     pub const HOOK_DECISION: &str = "cordon.hook.decision";
     pub const BATCH_CALLS: &str = "cordon.batch.calls";
+    /// cordon's error kind of an MCP call whose `error.type` is `tool_error`.
+    pub const CORDON_ERROR_KIND: &str = "cordon.error.kind";
 }
 
 /// Metric names (all histograms but the counter of calls).
@@ -76,8 +78,6 @@ pub mod metrics {
     pub const MCP_OPERATION_DURATION: &str = "mcp.server.operation.duration";
     /// Sandboxes running now (an observable gauge).
     pub const SANDBOXES_IN_USE: &str = "cordon.sandboxes.in_use";
-    /// Spans dropped because the export queue was full (a counter, also in `/metrics`).
-    pub const SPANS_DROPPED: &str = "cordon.telemetry.spans_dropped";
 
     /// The conventions' bucket boundaries.
     pub const TOKEN_BUCKETS: &[f64] = &[

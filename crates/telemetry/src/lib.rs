@@ -179,11 +179,11 @@ impl Telemetry {
     /// Flushes what is queued and stops, giving up after `within`.
     pub fn shutdown(self, within: Duration) {
         let deadline = std::time::Instant::now() + within;
-        let dropped = self.spans_dropped();
         let (done, finished) = std::sync::mpsc::channel();
         let Self {
             tracer_provider,
             meter_provider,
+            counts,
             ..
         } = self;
         // On a thread of its own: a provider's shutdown may wait longer than we will.
@@ -204,6 +204,8 @@ impl Telemetry {
                 "telemetry: the collector did not take the last spans and metrics within {within:?}; they were dropped"
             );
         }
+        // Read after the flush: its own failures count too.
+        let dropped = counts.dropped.load(Ordering::Relaxed);
         if dropped > 0 {
             tracing::warn!(
                 "telemetry: {dropped} span(s) were dropped (the export queue was full or the collector failed)"

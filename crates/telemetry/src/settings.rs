@@ -1,6 +1,7 @@
 //! Where telemetry goes and what it carries, from the standard `OTEL_*` environment variables and
 //! cordon.toml's `[telemetry]` (what cordon.toml sets wins; what it leaves unset comes from the
-//! environment). Telemetry is off unless an endpoint is given one way or the other, and
+//! environment; headers are the exception: the exporter library adds `OTEL_EXPORTER_OTLP_HEADERS`
+//! after the file's, so a header named in both goes out with the variable's value). Telemetry is off unless an endpoint is given one way or the other, and
 //! `OTEL_SDK_DISABLED=true` turns it off whatever else is set.
 
 use std::collections::BTreeMap;

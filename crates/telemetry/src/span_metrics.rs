@@ -41,7 +41,21 @@ const KEPT: &[&str] = &[
     attr::MCP_PROTOCOL_VERSION,
     attr::NETWORK_TRANSPORT,
     attr::OPERATION_NAME,
+    attr::CORDON_ERROR_KIND,
 ];
+
+/// The label a tool name the model or client made up gets: names are label values only when a
+/// tool of that name exists, so no caller can add series.
+const UNKNOWN_TOOL: &str = "(unknown)";
+
+/// The tool name to label a metric with: the span's, or [`UNKNOWN_TOOL`] when the call found no
+/// such tool.
+fn tool_label(tool: Option<String>, kind: Option<&str>) -> String {
+    match kind {
+        Some("not_found") => UNKNOWN_TOOL.to_string(),
+        _ => tool.unwrap_or_default(),
+    }
+}
 
 struct Collect<'a>(&'a mut BTreeMap<&'static str, String>);
 
@@ -100,7 +114,7 @@ impl SpanMetrics {
         let error = field(attr::ERROR_TYPE);
         match name {
             spans::EXECUTE_TOOL => {
-                let tool = field(attr::TOOL_NAME).unwrap_or_default();
+                let tool = tool_label(field(attr::TOOL_NAME), error.as_deref());
                 let outcome = error.clone().unwrap_or_else(|| "ok".into());
                 let labels = [
                     KeyValue::new(attr::TOOL_NAME, tool),
@@ -140,8 +154,14 @@ impl SpanMetrics {
                     attr::MCP_METHOD_NAME,
                     field(attr::MCP_METHOD_NAME).unwrap_or_default(),
                 )];
+                let kind = field(attr::CORDON_ERROR_KIND);
+                if let Some(tool) = field(attr::TOOL_NAME).filter(|tool| !tool.is_empty()) {
+                    labels.push(KeyValue::new(
+                        attr::TOOL_NAME,
+                        tool_label(Some(tool), kind.as_deref()),
+                    ));
+                }
                 for key in [
-                    attr::TOOL_NAME,
                     attr::MCP_PROTOCOL_VERSION,
                     attr::NETWORK_TRANSPORT,
                     attr::ERROR_TYPE,

@@ -187,6 +187,18 @@ pub struct Reply {
     pub cut_short: bool,
 }
 
+impl StopReason {
+    /// The reason as the GenAI conventions' `gen_ai.response.finish_reasons` spells it.
+    pub fn convention_name(self) -> &'static str {
+        match self {
+            Self::End => "stop",
+            Self::ToolCalls => "tool_calls",
+            Self::Length => "length",
+            Self::Other => "other",
+        }
+    }
+}
+
 impl Reply {
     pub fn into_message(self) -> Message {
         Message::Assistant {

@@ -213,7 +213,7 @@ impl ModelClient {
                 }
                 span.record(
                     "gen_ai.response.finish_reasons",
-                    format!("{:?}", reply.stop).to_lowercase(),
+                    reply.stop.convention_name(),
                 );
             }
             Err(err) => {

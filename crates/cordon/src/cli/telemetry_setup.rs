@@ -46,9 +46,22 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
             return (None, Some(format!("telemetry is off: {err}")));
         }
     };
-    // Collector credentials are secrets like every other configured one.
+    // Collector credentials are secrets like every other configured one, including the
+    // per-signal header variables the exporter reads on its own.
     for value in settings.headers.values() {
         cordon_runtime::report::secrets::register(value);
+    }
+    for variable in [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    ] {
+        let list = std::env::var(variable).unwrap_or_default();
+        for pair in list.split(',') {
+            if let Some((_, value)) = pair.split_once('=') {
+                cordon_runtime::report::secrets::register(value.trim());
+            }
+        }
     }
     cordon_runtime::trace_spans::set_capture_content(settings.capture_content);
     match Telemetry::start(&settings) {

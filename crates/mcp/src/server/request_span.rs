@@ -30,8 +30,9 @@ pub(super) fn for_request(
                 .map(|info| info.protocol_version.to_string())
         })
         .unwrap_or_default();
+    // A tool name comes from the client: masked like every output, and bounded.
     let name = match target {
-        Some(target) => format!("{method} {target}"),
+        Some(target) => format!("{method} {}", cordon_runtime::trace_spans::captured(target)),
         None => method.to_string(),
     };
     let span = tracing::info_span!(
@@ -43,13 +44,23 @@ pub(super) fn for_request(
         mcp.protocol.version = %version,
         jsonrpc.request.id = %context.id,
         network.transport = if over_http { "tcp" } else { "pipe" },
-        network.protocol.name = if over_http { "http" } else { "" },
-        gen_ai.operation.name = if target.is_some() { "execute_tool" } else { "" },
-        gen_ai.tool.name = target.unwrap_or_default(),
+        network.protocol.name = Empty,
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
         error.type = Empty,
         cordon.error.kind = Empty,
         otel.status_code = Empty,
     );
+    if over_http {
+        span.record("network.protocol.name", "http");
+    }
+    if let Some(tool) = target {
+        span.record("gen_ai.operation.name", "execute_tool");
+        span.record(
+            "gen_ai.tool.name",
+            cordon_runtime::trace_spans::captured(tool),
+        );
+    }
     cordon_telemetry::continue_trace(&span, &context.meta.0.0);
     span
 }

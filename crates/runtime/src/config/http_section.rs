@@ -65,9 +65,9 @@ impl RawHttpGrant {
                 ));
             }
             let (value, parts) = expand_env_parts(template).map_err(|m| (key.clone(), m))?;
-            // What comes from the environment, and a header that carries credentials, are
-            // secrets: no output of cordon shows them. A plain value written in cordon.toml
-            // (`Accept = "application/json"`) is not, and masking it would hide ordinary words.
+            // What comes from the environment, and the value of any header but the harmless
+            // ones, are secrets: no output of cordon shows them. `Accept = "application/json"`
+            // is not, and masking it would hide ordinary words in every result.
             if !parts.is_empty() || carries_credentials(name) {
                 crate::report::secrets::register(&value);
             }
@@ -94,24 +94,29 @@ impl RawHttpGrant {
     }
 }
 
-/// Whether a header of this name carries credentials (its value is a secret even when written in
-/// cordon.toml itself).
+/// Whether a header of this name carries credentials, so its value is a secret even when written
+/// in cordon.toml itself: every header but those known to carry none (content negotiation, caching,
+/// the client's name, API versions). Deny by default: a list of credential words always misses
+/// some (`X-Pwd`, `X-Sig`, `X-Jwt`).
 pub(super) fn carries_credentials(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    [
-        "authorization",
-        "auth",
-        "token",
-        "key",
-        "secret",
-        "cookie",
-        "session",
-        "password",
-        "signature",
-        "credential",
-    ]
-    .iter()
-    .any(|word| name.contains(word))
+    const HARMLESS: &[&str] = &[
+        "accept",
+        "accept-charset",
+        "accept-encoding",
+        "accept-language",
+        "cache-control",
+        "content-encoding",
+        "content-language",
+        "content-type",
+        "dnt",
+        "from",
+        "pragma",
+        "prefer",
+        "user-agent",
+        "x-requested-with",
+    ];
+    !(HARMLESS.contains(&name.as_str()) || name.ends_with("-version"))
 }
 
 /// `template` with every `${env:NAME}` replaced by the host's value of NAME, and the values put in.
@@ -134,4 +139,35 @@ pub(super) fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), 
     }
     out.push_str(rest);
     Ok((out, parts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::carries_credentials;
+
+    #[test]
+    fn every_header_carries_credentials_but_the_known_harmless_ones() {
+        for name in [
+            "Authorization",
+            "X-Api",
+            "X-Pwd",
+            "X-Sig",
+            "X-Jwt",
+            "X-Hmac",
+            "X-Otp",
+            "Private-Token",
+            "Cookie",
+        ] {
+            assert!(carries_credentials(name), "{name}");
+        }
+        for name in [
+            "Accept",
+            "content-type",
+            "User-Agent",
+            "X-GitHub-Api-Version",
+            "anthropic-version",
+        ] {
+            assert!(!carries_credentials(name), "{name}");
+        }
+    }
 }

@@ -101,13 +101,15 @@ pub fn check_grants(
 
 /// Refuses a read-write grant that contains (or is) one of `files`, however the file is reached:
 /// through symlinks (a dangling one included: what it would create is checked), a bind mount of
-/// the grant elsewhere (directories are compared by device and inode, not only by path), or a
+/// the grant elsewhere (directories are compared by device and inode, not only by path), a file
+/// bind-mounted from inside the grant (mount_source.rs: where each really lives), or a
 /// hard link (a file of cordon's own with more than one name is refused while any read-write
 /// grant exists, since its other name could be inside one).
 pub fn check_own_files(
     plugins: &BTreeMap<String, PluginGrant>,
     files: &[(&str, &Path)],
 ) -> Result<(), KeyError> {
+    let mounts = super::mount_source::Mounts::read();
     for grant in entries(plugins)
         .iter()
         .filter(|e| e.access == Access::ReadWrite)
@@ -120,7 +122,10 @@ pub fn check_own_files(
                     resolved
                         .ancestors()
                         .any(|ancestor| file_id(ancestor) == Some(id))
-                });
+                })
+                || mounts
+                    .as_ref()
+                    .is_some_and(|mounts| mounts.inside(&resolved, grant.host));
             if inside {
                 return Err((
                     grant.key.clone(),

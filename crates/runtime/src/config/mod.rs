@@ -7,6 +7,7 @@ mod approval_section;
 mod http_section;
 mod layout;
 mod model;
+mod mount_source;
 mod plugin_section;
 mod telemetry_section;
 #[cfg(test)]

@@ -83,12 +83,35 @@ fn forms_of(secret: &str) -> Vec<String> {
         .and_then(|s| s.strip_suffix('"'))
         .unwrap_or_default()
         .to_string();
+    // Go's encoding/json and others write `&`, `<` and `>` as \u escapes (matching ignores case,
+    // so `\u003C` is the same form).
+    let go_json = json
+        .replace('&', "\\u0026")
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e");
     let mut forms = vec![
         secret.to_string(),
         json.replace('/', "\\/"),
+        go_json,
         json,
         percent_encoded(secret, false),
         percent_encoded(secret, true),
+        // Every byte %XX, as some clients encode whole values.
+        secret.bytes().map(|byte| format!("%{byte:02X}")).collect(),
+        // Every character a \u escape, as ASCII-only JSON writers may.
+        secret
+            .encode_utf16()
+            .map(|unit| format!("\\u{unit:04x}"))
+            .collect(),
+        // HTML and XML text.
+        secret
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;"),
+        // A JSON Pointer segment, as schema errors name an argument's path.
+        secret.replace('~', "~0").replace('/', "~1"),
     ];
     forms.extend(base64_cores(secret.as_bytes()));
     forms
@@ -405,6 +428,38 @@ mod tests {
         let mut value = serde_json::json!({"k": ["x sk-test-scrubber-0123456789"]});
         scrub_json(&mut value);
         assert_eq!(value, serde_json::json!({"k": ["x [REDACTED:secret]"]}));
+    }
+
+    #[test]
+    fn escaped_forms_servers_and_validators_write_are_masked() {
+        let secret = "p&ss<w>rd+/=~Sec9-long";
+        register(secret);
+        for (form, written) in [
+            (
+                "Go's encoding/json",
+                r"Bearer p\u0026ss\u003cw\u003erd+/=~Sec9-long",
+            ),
+            (
+                "the same in capitals",
+                r"Bearer p\u0026ss\u003Cw\u003Erd+/=~Sec9-long",
+            ),
+            (
+                "every character escaped",
+                r"Bearer \u0070\u0026\u0073\u0073\u003c\u0077\u003e\u0072\u0064\u002b\u002f\u003d\u007e\u0053\u0065\u0063\u0039\u002d\u006c\u006f\u006e\u0067",
+            ),
+            (
+                "every byte percent-encoded",
+                "Bearer %70%26%73%73%3C%77%3E%72%64%2B%2F%3D%7E%53%65%63%39%2D%6C%6F%6E%67",
+            ),
+            ("HTML text", "Bearer p&amp;ss&lt;w&gt;rd+/=~Sec9-long"),
+            ("a JSON Pointer", "at /p&ss<w>rd+~1=~0Sec9-long: expected"),
+        ] {
+            let scrubbed = scrub(written);
+            assert!(
+                scrubbed.contains("[REDACTED:secret]") && !scrubbed.contains("Sec9"),
+                "{form}: {scrubbed}"
+            );
+        }
     }
 
     #[test]
