@@ -49,23 +49,30 @@ pub fn batch(calls: usize) -> Span {
 }
 
 /// One tool call, from its preparation (lookup, schema, before-hooks, approval) to its result.
+/// The name and id come from the model: masked like every output and bounded, and only when the
+/// span is wanted (with telemetry off this is one check of a cached flag).
 pub fn tool_call(id: &str, name: &str) -> Span {
-    // The name and id come from the model: masked like every output, and bounded.
-    let (id, name) = (captured(id), captured(name));
-    tracing::info_span!(
+    let span = tracing::info_span!(
         target: "cordon_otel",
         "execute_tool",
-        otel.name = %format_args!("execute_tool {name}"),
+        otel.name = Empty,
         gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %name,
-        gen_ai.tool.call.id = %id,
+        gen_ai.tool.name = Empty,
+        gen_ai.tool.call.id = Empty,
         gen_ai.tool.type = "function",
         cordon.plugin = Empty,
         error.type = Empty,
         otel.status_code = Empty,
         gen_ai.tool.call.arguments = Empty,
         gen_ai.tool.call.result = Empty,
-    )
+    );
+    if !span.is_disabled() {
+        let name = captured(name);
+        span.record("otel.name", format!("execute_tool {name}"));
+        span.record("gen_ai.tool.name", name);
+        span.record("gen_ai.tool.call.id", captured(id));
+    }
+    span
 }
 
 /// Records which plugin runs the call and, when content is captured, the arguments it runs with.

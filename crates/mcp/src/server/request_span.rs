@@ -15,6 +15,25 @@ pub(super) fn for_request(
     target: Option<&str>,
     context: &RequestContext<RoleServer>,
 ) -> Span {
+    let span = tracing::info_span!(
+        target: "cordon_otel",
+        "mcp_request",
+        otel.name = Empty,
+        otel.kind = "server",
+        mcp.method.name = %method,
+        mcp.protocol.version = Empty,
+        jsonrpc.request.id = %context.id,
+        network.transport = Empty,
+        network.protocol.name = Empty,
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        error.type = Empty,
+        cordon.error.kind = Empty,
+        otel.status_code = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
     let over_http = context
         .extensions
         .get::<axum::http::request::Parts>()
@@ -30,36 +49,22 @@ pub(super) fn for_request(
                 .map(|info| info.protocol_version.to_string())
         })
         .unwrap_or_default();
-    // A tool name comes from the client: masked like every output, and bounded.
-    let name = match target {
-        Some(target) => format!("{method} {}", cordon_runtime::trace_spans::captured(target)),
-        None => method.to_string(),
-    };
-    let span = tracing::info_span!(
-        target: "cordon_otel",
-        "mcp_request",
-        otel.name = %name,
-        otel.kind = "server",
-        mcp.method.name = %method,
-        mcp.protocol.version = %version,
-        jsonrpc.request.id = %context.id,
-        network.transport = if over_http { "tcp" } else { "pipe" },
-        network.protocol.name = Empty,
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.name = Empty,
-        error.type = Empty,
-        cordon.error.kind = Empty,
-        otel.status_code = Empty,
-    );
+    span.record("mcp.protocol.version", version);
+    span.record("network.transport", if over_http { "tcp" } else { "pipe" });
     if over_http {
         span.record("network.protocol.name", "http");
     }
-    if let Some(tool) = target {
-        span.record("gen_ai.operation.name", "execute_tool");
-        span.record(
-            "gen_ai.tool.name",
-            cordon_runtime::trace_spans::captured(tool),
-        );
+    match target {
+        // A tool name comes from the client: masked like every output, and bounded.
+        Some(tool) => {
+            let tool = cordon_runtime::trace_spans::captured(tool);
+            span.record("otel.name", format!("{method} {tool}"));
+            span.record("gen_ai.operation.name", "execute_tool");
+            span.record("gen_ai.tool.name", tool);
+        }
+        None => {
+            span.record("otel.name", method);
+        }
     }
     cordon_telemetry::continue_trace(&span, &context.meta.0.0);
     span
