@@ -67,7 +67,8 @@ pub enum SettingsError {
     },
 }
 
-const SAMPLERS: &[&str] = &[
+/// The sampler names the `OTEL_TRACES_SAMPLER` specification defines that cordon takes.
+pub const SAMPLERS: &[&str] = &[
     "always_on",
     "always_off",
     "traceidratio",

@@ -36,7 +36,7 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
         .clone()
         .unwrap_or_else(|| PathBuf::from("cordon.toml"));
     let file = match path.exists().then(|| Config::load(&path)) {
-        Some(Ok(config)) => file_settings(&config),
+        Some(Ok(config)) => config.telemetry,
         _ => FileSettings::default(),
     };
     let settings = match TelemetrySettings::resolve(&file, |name| std::env::var(name).ok()) {
@@ -85,20 +85,5 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
             )
         }
         Err(err) => (None, Some(format!("telemetry is off: {err}"))),
-    }
-}
-
-fn file_settings(config: &Config) -> FileSettings {
-    let section = &config.telemetry;
-    FileSettings {
-        endpoint: section.endpoint.clone(),
-        headers: section.headers.clone(),
-        service_name: section.service_name.clone(),
-        sampler: section.sampler.clone(),
-        sampler_ratio: section.sampler_ratio,
-        capture_content: section.capture_content,
-        metrics: section.metrics,
-        metrics_interval: section.metrics_interval,
-        timeout: section.timeout,
     }
 }

@@ -4,24 +4,10 @@
 //! resolves the two).
 
 use super::*;
+use cordon_telemetry::settings::SAMPLERS;
 
-/// The operator's telemetry settings, checked.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct TelemetryConfig {
-    /// OTLP/HTTP base URL; `/v1/traces` and `/v1/metrics` are appended.
-    pub endpoint: Option<String>,
-    /// Headers sent with every export, `${env:NAME}` expanded (secrets: never printed).
-    pub headers: BTreeMap<String, String>,
-    pub service_name: Option<String>,
-    pub sampler: Option<String>,
-    pub sampler_ratio: Option<f64>,
-    /// Put tool arguments and results (as the after-hooks and the scrubber left them) in spans.
-    pub capture_content: bool,
-    /// `false` exports traces only.
-    pub metrics: Option<bool>,
-    pub metrics_interval: Option<std::time::Duration>,
-    pub timeout: Option<std::time::Duration>,
-}
+/// The operator's telemetry settings, checked: the `cordon-telemetry` crate's own form of them.
+pub use cordon_telemetry::FileSettings as TelemetryConfig;
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -38,15 +24,6 @@ pub(super) struct RawTelemetry {
     metrics_interval: Option<String>,
     timeout: Option<String>,
 }
-
-const SAMPLERS: &[&str] = &[
-    "always_on",
-    "always_off",
-    "traceidratio",
-    "parentbased_always_on",
-    "parentbased_always_off",
-    "parentbased_traceidratio",
-];
 
 impl RawTelemetry {
     pub(super) fn validate(self) -> Result<TelemetryConfig, KeyError> {
