@@ -167,7 +167,8 @@ tests/mcp/node_modules/.installed: tests/mcp/package-lock.json
 # (Qwen2.5-Coder-1.5B-Instruct; REAL_MODEL=qwen0.5b for the 0.5B) served by llama.cpp's llama-server,
 # both fetched and built into ~/.cache/cordon-real-model on the first run (docs/real-model.md).
 # `CORDON_BIN=/path/to/cordon make test-real-model` measures another build; REAL_MODEL_ARGS passes
-# flags to the runner, e.g. REAL_MODEL_ARGS="--tasks list,find --keep".
+# flags to the runner, e.g. REAL_MODEL_ARGS="--tasks list,find --keep"; REAL_MODEL_BEFORE=old.json
+# (reports of earlier runs, e.g. of an older build) ends with a before/after table (compare.py).
 REAL_MODEL ?= qwen1.5b
 REAL_MODEL_JSON ?= $(HOME)/.cache/cordon-real-model/last-run.json
 test-real-model: toolchain
@@ -177,6 +178,9 @@ endif
 	cargo build --target wasm32-wasip2 --profile guest -p fs -p guard -p fixture_many_tools
 	CORDON_BIN=$(or $(CORDON_BIN),$(CORDON)) CORDON_GUEST_DIR=$(GUEST_DIR) \
 		python3 tests/real_model/run.py --setup --model $(REAL_MODEL) --json $(REAL_MODEL_JSON) $(REAL_MODEL_ARGS)
+ifdef REAL_MODEL_BEFORE
+	python3 tests/real_model/compare.py --before $(REAL_MODEL_BEFORE) --after $(REAL_MODEL_JSON)
+endif
 
 # The property tests of tests/integration/fuzz.rs with many more cases than CI runs.
 fuzz: host

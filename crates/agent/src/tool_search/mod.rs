@@ -193,7 +193,7 @@ pub fn spec_for_model(tool: &ToolInfo, send_examples: bool) -> ToolSpec {
 fn search_spec(pipeline: &Pipeline) -> ToolSpec {
     let groups: Vec<&str> = pipeline.groups().keys().map(String::as_str).collect();
     let mut query =
-        String::from("What the tool should do, in a few words (e.g. \"create an invoice\")");
+        String::from("What the tool should do, in a few words (e.g. \"resize an image\")");
     if !groups.is_empty() {
         query.push_str(&format!(
             ", or a group to load whole: {}",

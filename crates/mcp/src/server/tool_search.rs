@@ -17,7 +17,7 @@ const MAX_QUERY_BYTES: usize = 512;
 pub fn tool(pipeline: &Pipeline) -> Tool {
     let groups: Vec<&str> = pipeline.groups().keys().map(String::as_str).collect();
     let mut query =
-        String::from("What the tool should do, in a few words (e.g. \"create an invoice\")");
+        String::from("What the tool should do, in a few words (e.g. \"resize an image\")");
     if !groups.is_empty() {
         query.push_str(&format!(", or a group's name: {}", groups.join(", ")));
     }
