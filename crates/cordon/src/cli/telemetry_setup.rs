@@ -16,8 +16,9 @@ pub struct Started {
     _sandboxes_gauge: Option<ObservableGauge<u64>>,
 }
 
-/// Starts telemetry when `cli`'s command runs tools and an endpoint is configured. A config that
-/// does not load leaves it off here; the command itself then reports the config's error. Returns
+/// Starts telemetry when `cli`'s command runs tools and an endpoint is configured. A `[telemetry]`
+/// table that does not check out leaves it off here; the command's own load of the config then
+/// reports the error. Returns
 /// a warning to log once logging is up, when the settings were wrong.
 pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
     let runs_tools = matches!(
@@ -35,8 +36,8 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("cordon.toml"));
-    let file = match path.exists().then(|| Config::load(&path)) {
-        Some(Ok(config)) => config.telemetry,
+    let file = match path.exists().then(|| Config::load_telemetry(&path)) {
+        Some(Ok(telemetry)) => telemetry,
         _ => FileSettings::default(),
     };
     let settings = match TelemetrySettings::resolve(&file, |name| std::env::var(name).ok()) {

@@ -139,6 +139,33 @@ impl Config {
         Self::parse(&text, path, base)
     }
 
+    /// Only the `[telemetry]` table of a config file, checked as [`Config::load`] checks it: what
+    /// a process needs before anything else (its exporter starts before logging is set up),
+    /// without reading and checking every plugin's grants a second time.
+    pub fn load_telemetry(path: &Path) -> Result<TelemetryConfig, ConfigError> {
+        #[derive(Deserialize)]
+        struct TelemetryOnly {
+            #[serde(default)]
+            telemetry: telemetry_section::RawTelemetry,
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        register_literal_header_values(&text);
+        let raw: TelemetryOnly = toml::from_str(&text).map_err(|err| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            message: err.to_string(),
+        })?;
+        raw.telemetry
+            .validate()
+            .map_err(|(key, message)| ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: format!("telemetry.{key}"),
+                message,
+            })
+    }
+
     /// Validates config text; `origin` names it in errors, `base` anchors relative host paths.
     pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
         register_literal_header_values(text);
