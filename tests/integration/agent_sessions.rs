@@ -68,6 +68,63 @@ fn the_output_contract_gives_up_after_two_retries_with_the_validation_errors() {
 }
 
 #[test]
+fn a_final_result_written_as_json_text_is_taken_when_text_is_read_for_calls() {
+    // What a 1.5B model wrote instead of calling final_result: the answer in doubled braces.
+    let reading = || {
+        probe()
+            .config(&format!("{CONFIG}parse_text_tool_calls = true\n"))
+            .file("schema.json", COUNT_SCHEMA)
+    };
+    let model = ScriptedModel::start(json!([{ "text": "{{\"count\": 5}}" }]));
+    let out = run(
+        &reading(),
+        &model,
+        &["--output-schema", "schema.json", "count them"],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out.stdout).unwrap(),
+        json!({"count": 5})
+    );
+    assert_eq!(model.requests().len(), 1);
+
+    // Text that does not match the schema is a failed attempt, as is any text without the switch.
+    let finish = json!({ "tool_calls": [call("f", "final_result", json!({"count": 5}))] });
+    for (ws, text) in [
+        (reading(), "{\"count\": \"five\"}"),
+        (reading(), "There are 5 files."),
+        (
+            workspace().file("schema.json", COUNT_SCHEMA),
+            "{\"count\": 5}",
+        ),
+    ] {
+        let model = ScriptedModel::start(json!([{ "text": text }, finish]));
+        let out = run(
+            &ws,
+            &model,
+            &["--output-schema", "schema.json", "count them"],
+            &[],
+        );
+        assert_eq!(out.code, 0, "{text}: {}", out.stderr);
+        assert_eq!(model.requests().len(), 2, "{text}: reminded once");
+        let reminder = model.body(1)["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert!(
+            reminder["content"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("final_result"),
+            "{reminder}"
+        );
+    }
+}
+
+#[test]
 fn tool_calls_written_as_text_are_recovered_only_when_asked() {
     let steps = json!([
         { "text": "<tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"from text\"}}</tool_call>" },

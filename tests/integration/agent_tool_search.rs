@@ -72,6 +72,99 @@ fn with_many_tools_the_first_request_carries_only_the_search() {
 }
 
 #[test]
+fn a_guessed_tool_name_loads_the_tools_that_match_it_instead_of_listing_every_tool() {
+    // A small model calls `create_invoice` without searching (native and as text); the answer
+    // names and loads the invoice tool, and the next step calls it.
+    for first in [
+        json!({ "tool_calls": [call("g1", "create_invoice", json!({"customer_id": "c-42", "amount": 12.5}))] }),
+        json!({ "text": "<tool_call>{\"name\": \"create_invoice\", \"arguments\": {\"customer_id\": \"c-42\", \"amount\": 12.5}}</tool_call>" }),
+    ] {
+        let model = ScriptedModel::start(json!([
+            first,
+            { "tool_calls": [call("c1", "invoices_create_invoice", json!({"customer_id": "c-42", "amount_cents": 1250}))] },
+            { "text": "Invoiced." }
+        ]));
+        let ws = many_tools("[model]\nparse_text_tool_calls = true\n");
+        let out = run(
+            &ws,
+            &model,
+            &[
+                "--transcript",
+                "t.jsonl",
+                "--events",
+                "Invoice c-42 12.50 euros.",
+            ],
+            &[],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.stdout.trim(), "Invoiced.");
+
+        let second = model.body(1);
+        let answered = openai_tool_messages(&second);
+        let guess = &answered[0].1;
+        assert!(
+            guess.starts_with("Error (not_found): Unknown tool \"create_invoice\""),
+            "{guess}"
+        );
+        assert!(
+            guess.contains("invoices_create_invoice(customer_id, amount_cents, due_date?)"),
+            "{guess}"
+        );
+        assert!(
+            guess.len() < 1_000 && !guess.contains("weather_"),
+            "not every tool's name: {guess}"
+        );
+        let offered = tool_names(&second);
+        assert!(
+            offered.contains(&"invoices_create_invoice".to_string()) && offered.len() <= 4,
+            "{offered:?}"
+        );
+        let created = openai_tool_messages(&model.body(2));
+        let created: Value = serde_json::from_str(&created[1].1).unwrap();
+        assert_eq!(created["arguments"]["amount_cents"], 1250);
+
+        let transcript = std::fs::read_to_string(ws.path().join("t.jsonl")).unwrap();
+        assert!(
+            transcript.lines().any(|line| {
+                let line: Value = serde_json::from_str(line).unwrap();
+                line["role"] == "tools_loaded"
+                    && line["tools"]
+                        .as_array()
+                        .unwrap()
+                        .contains(&json!("invoices_create_invoice"))
+            }),
+            "{transcript}"
+        );
+    }
+
+    // A name matching nothing says how to search; final_result is no guess.
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("g", "zzqx", json!({}))] },
+        { "tool_calls": [call("f", "final_result", json!({"done": true}))] }
+    ]));
+    let ws = many_tools("").file(
+        "schema.json",
+        r#"{"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}"#,
+    );
+    let out = run(
+        &ws,
+        &model,
+        &["--output-schema", "schema.json", "Do it."],
+        &[],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out.stdout).unwrap(),
+        json!({"done": true})
+    );
+    let nothing = &openai_tool_messages(&model.body(1))[0].1;
+    assert!(
+        nothing.contains("no tool has that name") && nothing.contains("search_tools"),
+        "{nothing}"
+    );
+}
+
+#[test]
 fn the_model_searches_loads_two_tools_calls_both_and_a_resumed_session_keeps_them() {
     let model = ScriptedModel::start(json!([
         { "tool_calls": [

@@ -12,6 +12,9 @@ pub const FINAL_RESULT: &str = "final_result";
 /// Invalid `final_result` calls answered with an error before the run fails.
 pub const MAX_RETRIES: u32 = 2;
 
+/// Where in a text answer a JSON value is looked for, at most (each `{` or `[` is a start).
+const MAX_TEXT_STARTS: usize = 64;
+
 /// A schema the final answer must match.
 pub struct OutputContract {
     schema: ArgumentSchema,
@@ -60,6 +63,47 @@ impl OutputContract {
     pub fn instructions(&self) -> &'static str {
         "You must finish by calling the `final_result` tool with your answer as its arguments, \
          matching its schema exactly. Do not answer in plain text."
+    }
+
+    /// The answer in a reply that gave it as text instead of calling `final_result`: the whole
+    /// text, or else the first JSON value in it (in a fence, after prose, inside doubled braces
+    /// `{{...}}`) that matches the schema. `None` when nothing in the text does.
+    pub fn accept_text(&self, text: &str) -> Option<Value> {
+        let whole = text.trim();
+        if let Ok(value) = serde_json::from_str::<Value>(whole)
+            && let Some(answer) = self.accept_value(value)
+        {
+            return Some(answer);
+        }
+        let starts = whole
+            .char_indices()
+            .filter(|(_, c)| *c == '{' || *c == '[')
+            .map(|(index, _)| index)
+            .take(MAX_TEXT_STARTS);
+        for start in starts {
+            let mut values =
+                serde_json::Deserializer::from_str(&whole[start..]).into_iter::<Value>();
+            if let Some(Ok(value)) = values.next()
+                && let Some(answer) = self.accept_value(value)
+            {
+                return Some(answer);
+            }
+        }
+        None
+    }
+
+    /// `value` as the answer (wrapped as `{"result": ...}` first when the schema is), if it
+    /// matches the schema.
+    fn accept_value(&self, value: Value) -> Option<Value> {
+        let candidate = if self.wrapped && value.get("result").is_none() {
+            json!({ "result": value })
+        } else {
+            value
+        };
+        match self.check(&candidate.to_string()) {
+            Verdict::Accepted(answer) => Some(answer),
+            Verdict::Rejected(_) => None,
+        }
     }
 
     pub fn check(&self, arguments: &str) -> Verdict {
@@ -115,5 +159,50 @@ mod tests {
             matches!(contract.check(r#"{"result": ["a"]}"#), Verdict::Accepted(v) if v == json!(["a"]))
         );
         assert!(OutputContract::new(json!({ "type": "no-such-type" })).is_err());
+    }
+
+    #[test]
+    fn a_text_answer_is_taken_only_when_json_in_it_matches_the_schema() {
+        let contract = OutputContract::new(json!({
+            "type": "object",
+            "properties": { "count": { "type": "integer" } },
+            "required": ["count"],
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let count = Some(json!({"count": 5}));
+        assert_eq!(contract.accept_text(r#"{"count": 5}"#), count);
+        // What a 1.5B model wrote: the object inside doubled braces.
+        assert_eq!(contract.accept_text(r#"{{"count": 5}}"#), count);
+        assert_eq!(
+            contract.accept_text("There are five files.\n```json\n{\"count\": 5}\n```"),
+            count
+        );
+        // The first value that matches, not the first value.
+        assert_eq!(
+            contract.accept_text(r#"{"files": 5} so {"count": 5}"#),
+            count
+        );
+        for text in [
+            "There are 5 files.",
+            r#"{"count": "5"}"#,
+            r#"{"count": 5, "extra": true}"#,
+            r#"{"count": 5"#,
+            "",
+        ] {
+            assert_eq!(contract.accept_text(text), None, "{text:?}");
+        }
+
+        let wrapped =
+            OutputContract::new(json!({ "type": "array", "items": { "type": "string" } })).unwrap();
+        assert_eq!(
+            wrapped.accept_text(r#"["a", "b"]"#),
+            Some(json!(["a", "b"]))
+        );
+        assert_eq!(
+            wrapped.accept_text(r#"{"result": ["a"]}"#),
+            Some(json!(["a"]))
+        );
+        assert_eq!(wrapped.accept_text("a, b"), None);
     }
 }

@@ -388,7 +388,15 @@ impl Agent {
             observer.model_reply(&reply);
             self.push(reply.clone().into_message())?;
             if reply.tool_calls.is_empty() {
-                if self.options.contract.is_some() {
+                if let Some(contract) = &self.options.contract {
+                    // What a small model writes instead of calling final_result: the answer as
+                    // JSON text. Taken when it matches the schema (and text is read for calls).
+                    if self.options.parse_text_tool_calls
+                        && let Some(value) = contract.accept_text(&reply.text)
+                    {
+                        tracing::info!("took a final result the model wrote as text");
+                        return Ok(Answer::Structured(value));
+                    }
                     self.text_instead_of_final_result()?;
                     continue;
                 }
@@ -692,6 +700,16 @@ impl Agent {
                     outcomes[position] = Some(outcome);
                 }
                 _ => {
+                    if let Some(offer) = self
+                        .offer
+                        .as_mut()
+                        .filter(|offer| offer.is_guess(&self.pipeline, call))
+                    {
+                        let (outcome, newly) = offer.answer_guess(&self.pipeline, call);
+                        loaded.extend(newly);
+                        outcomes[position] = Some(outcome);
+                        continue;
+                    }
                     batch.push(CallRequest::new(&call.id, &call.name, &call.arguments));
                     batch_positions.push(position);
                 }

@@ -21,6 +21,8 @@ pub const SEARCH_TOOL: &str = "search_tools";
 pub const MAX_SPEC_SHARE_PERCENT: u64 = 50;
 /// Tools one search loads, unless the model asks for fewer (or a whole group).
 const DEFAULT_RESULTS: usize = 5;
+/// Tools loaded for a call to a name that no tool has.
+const GUESS_RESULTS: usize = 3;
 const MAX_RESULTS: usize = 10;
 /// The longest query read.
 const MAX_QUERY_BYTES: usize = 512;
@@ -117,6 +119,59 @@ impl ToolOffer {
     /// Whether `call` is a search this offer answers (not a plugin's tool).
     pub fn answers(&self, call: &ToolCall) -> bool {
         self.searching && call.name == SEARCH_TOOL
+    }
+
+    /// Whether `call`, while the session searches, names no tool it could run: the model guessed
+    /// a name (a small model writes `create_invoice` for `invoices_create_invoice` rather than
+    /// searching first).
+    pub fn is_guess(&self, pipeline: &Pipeline, call: &ToolCall) -> bool {
+        self.searching
+            && call.name != SEARCH_TOOL
+            && (pipeline.registry().tool(&call.name).is_none() || !pipeline.is_active(&call.name))
+    }
+
+    /// Answers a guessed name: a `not_found` result that names and loads the tools a search for
+    /// the name and the call's argument names finds, so the next step can call the right one.
+    /// (Outside a search session, the pipeline's `not_found` lists every active tool; here that
+    /// list is what searching spares the model.)
+    pub fn answer_guess(
+        &mut self,
+        pipeline: &Pipeline,
+        call: &ToolCall,
+    ) -> (ToolOutcome, Vec<String>) {
+        let mut query = call.name.replace(['_', '-', '.', '/'], " ");
+        if let Ok(Value::Object(arguments)) = serde_json::from_str::<Value>(&call.arguments) {
+            for key in arguments.keys() {
+                query.push(' ');
+                query.push_str(&key.replace(['_', '-'], " "));
+            }
+        }
+        let query = cut_at_char(&query, MAX_QUERY_BYTES);
+        let found: Vec<String> = pipeline
+            .search_tools(query, GUESS_RESULTS)
+            .into_iter()
+            .filter(|tool| tool != SEARCH_TOOL)
+            .collect();
+        let name = cordon_runtime::report::secrets::scrub(&call.name).into_owned();
+        let content = if found.is_empty() {
+            format!(
+                "Unknown tool {name:?}: no tool has that name. Call {SEARCH_TOOL} with a few words saying what the tool should do, or answer without a tool."
+            )
+        } else {
+            let mut text = format!(
+                "Unknown tool {name:?}: no tool has that name. These tools match it and are loaded now; call the one that fits, with its own arguments:"
+            );
+            describe_tools(pipeline, &found, &mut text);
+            text
+        };
+        let newly: Vec<String> = found
+            .into_iter()
+            .filter(|tool| self.loaded.insert(tool.clone()))
+            .collect();
+        (
+            ToolOutcome::error(call, ErrorKind::NotFound, content),
+            newly,
+        )
     }
 
     /// Runs one search: the outcome the model reads, and the tools it loaded.
@@ -232,7 +287,14 @@ fn describe_found(pipeline: &Pipeline, query: &str, found: &[String]) -> String 
         "Loaded {} tool(s); call them directly from now on:",
         found.len()
     );
-    for name in found {
+    describe_tools(pipeline, found, &mut text);
+    text
+}
+
+/// `text` gets a line per tool of `names`: its name, its arguments (optional ones marked `?`)
+/// and the first line of its description.
+fn describe_tools(pipeline: &Pipeline, names: &[String], text: &mut String) {
+    for name in names {
         let Some((_, tool)) = pipeline.registry().tool(name) else {
             continue;
         };
@@ -258,5 +320,16 @@ fn describe_found(pipeline: &Pipeline, query: &str, found: &[String]) -> String 
             .collect();
         text.push_str(&format!("\n- {name}({}): {summary}", arguments.join(", ")));
     }
-    text
+}
+
+/// The longest prefix of `text` of at most `limit` bytes that ends on a character boundary.
+fn cut_at_char(text: &str, limit: usize) -> &str {
+    if text.len() <= limit {
+        return text;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
