@@ -152,9 +152,9 @@ def traced_workspace(tmp_path, guest_dir):
 
 
 class ScriptedModel:
-    def __init__(self, workspace: Path, replies):
+    def __init__(self, workspace: Path, replies, **options):
         script = workspace / "script.json"
-        script.write_text(json.dumps({"replies": replies}))
+        script.write_text(json.dumps({"replies": replies, **options}))
         self.process = subprocess.Popen(
             [sys.executable, str(SCRIPTED_MODEL), str(script)],
             stdout=subprocess.PIPE, text=True)
@@ -166,11 +166,11 @@ class ScriptedModel:
         self.process.wait()
 
 
-def run_cordon(cordon_bin, workspace, model, env, prompt="Go", timeout=60):
+def run_cordon(cordon_bin, workspace, model, env, prompt="Go", timeout=60, args=()):
     started = time.monotonic()
     done = subprocess.run(
         [cordon_bin, "run", "--base-url", model.url, "--model", "scripted",
-         "--api-key-env", "CORDON_OTEL_TEST_KEY", prompt],
+         "--api-key-env", "CORDON_OTEL_TEST_KEY", *args, prompt],
         cwd=workspace, env={**server_env(workspace), "CORDON_OTEL_TEST_KEY": KEY, **env},
         capture_output=True, text=True, timeout=timeout)
     return done, time.monotonic() - started
@@ -258,6 +258,47 @@ async def test_a_run_is_one_trace_of_nested_agent_chat_tool_and_hook_spans(
 
     assert {"cordon.tool.calls", "cordon.tool.duration", "gen_ai.client.token.usage",
             "gen_ai.client.operation.duration", "cordon.sandboxes.in_use"} <= receiver.metric_names
+
+
+async def test_a_compaction_is_a_span_of_its_turn_holding_the_summary_request(
+        cordon_bin, traced_workspace, receiver):
+    # Eight echoes of ~1.2 KB each (in the call and again in its result) cannot all stay in a
+    # 3,000-token window: the conversation is compacted (the scripted model writes the summary)
+    # before the turn goes on.
+    filler = "the quick brown fox jumps over the lazy dog " * 28
+    replies = [{"tool_calls": [{"id": f"c{n}", "name": "echo", "arguments": {"text": f"part {n}: {filler}"}}]}
+               for n in range(1, 9)]
+    replies.append({"text": "Done."})
+    model = ScriptedModel(traced_workspace, replies, context_window=3000, report_window=False,
+                          summary="Summary: four long echoes were made.")
+    try:
+        done, _ = run_cordon(cordon_bin, traced_workspace, model,
+                             {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint},
+                             args=["--context-window", "3000", "--events"])
+    finally:
+        model.stop()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Done."
+    compacted = [json.loads(line) for line in done.stderr.splitlines()
+                 if line.startswith("{") and '"compaction"' in line]
+    assert any(event.get("type") == "compaction" for event in compacted), done.stderr
+
+    spans = receiver.spans
+    [agent] = by_name(spans, "invoke_agent cordon")
+    compactions = by_name(spans, "cordon.compaction")
+    assert compactions, sorted({span["name"] for span in spans})
+    chats = by_name(spans, "chat scripted")
+    for compaction in compactions:
+        assert compaction["parent"] == agent["id"]
+        attrs = compaction["attributes"]
+        assert attrs["cordon.compaction.tokens_before"] > 0
+        assert attrs["cordon.compaction.folded_through"] > attrs["cordon.compaction.folded_from"]
+        # The model's summary request is the compaction's child, timed inside it.
+        [summary] = [chat for chat in chats if chat["parent"] == compaction["id"]]
+        assert compaction["start"] <= summary["start"] and summary["end"] <= compaction["end"]
+    # Every other model request is the turn's own.
+    assert all(chat["parent"] in {agent["id"]} | {c["id"] for c in compactions} for chat in chats)
+    assert len([chat for chat in chats if chat["parent"] == agent["id"]]) >= len(replies)
 
 
 async def test_content_is_exported_only_when_opted_in_and_then_masked(
