@@ -82,7 +82,8 @@ fn a_guessed_tool_name_loads_the_tools_that_match_it_instead_of_listing_every_to
         let model = ScriptedModel::start(json!([
             first,
             { "tool_calls": [call("c1", "invoices_create_invoice", json!({"customer_id": "c-42", "amount_cents": 1250}))] },
-            { "text": "Invoiced." }
+            { "text": "Invoiced." },
+            { "text": "Resumed." }
         ]));
         let ws = many_tools("[model]\nparse_text_tool_calls = true\n");
         let out = run(
@@ -135,7 +136,36 @@ fn a_guessed_tool_name_loads_the_tools_that_match_it_instead_of_listing_every_to
             }),
             "{transcript}"
         );
+        // The guess went through the pipeline like any call: its events are there.
+        assert!(
+            out.stderr
+                .lines()
+                .any(|line| line.contains("\"tool_execution_end\"")
+                    && line.contains("\"create_invoice\"")
+                    && line.contains("not_found")),
+            "{}",
+            out.stderr
+        );
+        // A resumed session offers what the guess loaded.
+        let out = run(&ws, &model, &["--resume", "t.jsonl", "Anything else?"], &[]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(out.stdout.trim(), "Resumed.");
+        assert!(
+            tool_names(&model.body(3)).contains(&"invoices_create_invoice".to_string()),
+            "{:?}",
+            tool_names(&model.body(3))
+        );
     }
+
+    // Calling a group's name as a tool loads a few of its tools, not the whole group.
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("g", "billing", json!({}))] },
+        { "text": "ok" }
+    ]));
+    let out = run(&many_tools(""), &model, &["--no-stream", "bill"], &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let offered = tool_names(&model.body(1));
+    assert!(offered.len() <= 4, "{offered:?}");
 
     // A name matching nothing says how to search; final_result is no guess.
     let model = ScriptedModel::start(json!([
@@ -159,7 +189,8 @@ fn a_guessed_tool_name_loads_the_tools_that_match_it_instead_of_listing_every_to
     );
     let nothing = &openai_tool_messages(&model.body(1))[0].1;
     assert!(
-        nothing.contains("no tool has that name") && nothing.contains("search_tools"),
+        nothing.contains("no tool of this session has that name")
+            && nothing.contains("search_tools"),
         "{nothing}"
     );
 }

@@ -2,11 +2,13 @@
 //! one system prompt, and only as the first line (cordon writes it before anything else); each
 //! tool result answers a call of the assistant message before it, by id and name, no more often
 //! than that call was made; a compaction summarises only lines before it; tools are recorded as
-//! loaded only after the assistant message that called `search_tools`. Anything else was not
+//! loaded only after the assistant message that called `search_tools`, or a name answered
+//! `not_found` (a guessed name, answered by a search). Anything else was not
 //! written by cordon (a plugin or a person edited the file), and resuming from it would send the
 //! model a conversation that never happened, so it is refused, not repaired.
 
 use crate::conversation::message::{Message, ToolCall};
+use cordon_runtime::report::ErrorKind;
 use std::collections::HashMap;
 
 /// The first line (counting from 1) that breaks the shape, and how.
@@ -34,7 +36,14 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
                     .any(|call| call.name == crate::tool_search::SEARCH_TOOL);
             }
             Message::Tool(outcome) => match open.get_mut(outcome.tool_call_id.as_str()) {
-                Some((name, left)) if *left > 0 && *name == outcome.tool_name => *left -= 1,
+                Some((name, left)) if *left > 0 && *name == outcome.tool_name => {
+                    *left -= 1;
+                    // A call to a name no tool has, while searching, is answered by a search.
+                    searched |= matches!(
+                        outcome.error_kind,
+                        Some(ErrorKind::NotFound | ErrorKind::NotActive)
+                    );
+                }
                 Some((name, _)) if *name != outcome.tool_name => {
                     return Some((
                         line,
@@ -151,6 +160,40 @@ mod tests {
             assistant(&[("c", "read_file")]),
         ]);
         assert_eq!(first_problem(&written), None);
+    }
+
+    #[test]
+    fn tools_are_loaded_after_a_search_or_a_guessed_name_only() {
+        let loaded = || Message::ToolsLoaded {
+            tools: vec!["invoices_create_invoice".into()],
+        };
+        let searched = numbered(vec![
+            user(),
+            assistant(&[("s", "search_tools")]),
+            result("s", "search_tools"),
+            loaded(),
+        ]);
+        assert_eq!(first_problem(&searched), None);
+        let guessed = numbered(vec![
+            user(),
+            assistant(&[("g", "create_invoice")]),
+            Message::Tool(ToolOutcome {
+                tool_call_id: "g".into(),
+                tool_name: "create_invoice".into(),
+                is_error: true,
+                error_kind: Some(ErrorKind::NotFound),
+                content: "Unknown tool".into(),
+            }),
+            loaded(),
+        ]);
+        assert_eq!(first_problem(&guessed), None);
+        let neither = numbered(vec![
+            user(),
+            assistant(&[("a", "read_file")]),
+            result("a", "read_file"),
+            loaded(),
+        ]);
+        assert_eq!(first_problem(&neither).map(|p| p.0), Some(4));
     }
 
     #[test]

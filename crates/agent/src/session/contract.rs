@@ -66,27 +66,39 @@ impl OutputContract {
     }
 
     /// The answer in a reply that gave it as text instead of calling `final_result`: the whole
-    /// text, or else the first JSON value in it (in a fence, after prose, inside doubled braces
-    /// `{{...}}`) that matches the schema. `None` when nothing in the text does.
+    /// text, or else, for an object schema, the first top-level JSON object with at least one
+    /// property in it (in a fence, after prose, inside doubled braces `{{...}}`) that matches
+    /// the schema. A value nested in one that did not match is not looked at, nor is anything in
+    /// the text of a schema that is not for an object (a `[1]` in prose is no answer). `None`
+    /// when nothing in the text qualifies.
     pub fn accept_text(&self, text: &str) -> Option<Value> {
         let whole = text.trim();
-        if let Ok(value) = serde_json::from_str::<Value>(whole)
-            && let Some(answer) = self.accept_value(value)
-        {
-            return Some(answer);
+        if let Ok(value) = serde_json::from_str::<Value>(whole) {
+            return self.accept_value(value);
         }
-        let starts = whole
-            .char_indices()
-            .filter(|(_, c)| *c == '{' || *c == '[')
-            .map(|(index, _)| index)
-            .take(MAX_TEXT_STARTS);
-        for start in starts {
-            let mut values =
-                serde_json::Deserializer::from_str(&whole[start..]).into_iter::<Value>();
-            if let Some(Ok(value)) = values.next()
-                && let Some(answer) = self.accept_value(value)
-            {
-                return Some(answer);
+        if self.wrapped {
+            return None;
+        }
+        let mut start = 0;
+        let mut tries = 0;
+        while let Some(offset) = whole[start..].find('{') {
+            tries += 1;
+            if tries > MAX_TEXT_STARTS {
+                break;
+            }
+            let at = start + offset;
+            let mut values = serde_json::Deserializer::from_str(&whole[at..]).into_iter::<Value>();
+            match values.next() {
+                Some(Ok(value)) => {
+                    let non_empty = value.as_object().is_some_and(|object| !object.is_empty());
+                    if non_empty && let Some(answer) = self.accept_value(value) {
+                        return Some(answer);
+                    }
+                    // Past the whole value: nothing inside it is a separate answer.
+                    start = at + values.byte_offset();
+                }
+                // Not a value from here (`{{`, prose in braces): try the next brace.
+                _ => start = at + 1,
             }
         }
         None
@@ -178,10 +190,14 @@ mod tests {
             contract.accept_text("There are five files.\n```json\n{\"count\": 5}\n```"),
             count
         );
-        // The first value that matches, not the first value.
+        // The first value that matches, not the first value; but nothing inside one that did not.
         assert_eq!(
             contract.accept_text(r#"{"files": 5} so {"count": 5}"#),
             count
+        );
+        assert_eq!(
+            contract.accept_text(r#"{"total": "five", "detail": {"count": 5}}"#),
+            None
         );
         for text in [
             "There are 5 files.",
@@ -204,5 +220,13 @@ mod tests {
             Some(json!(["a"]))
         );
         assert_eq!(wrapped.accept_text("a, b"), None);
+        // In prose, only an object schema's answer is looked for.
+        assert_eq!(wrapped.accept_text(r#"Reading step ["a"] first."#), None);
+        let anything = OutputContract::new(json!({"type": "object"})).unwrap();
+        assert_eq!(anything.accept_text("Let me look at {} first."), None);
+        assert_eq!(
+            anything.accept_text(r#"Done: {"n": 1}"#),
+            Some(json!({"n": 1}))
+        );
     }
 }

@@ -390,8 +390,10 @@ impl Agent {
             if reply.tool_calls.is_empty() {
                 if let Some(contract) = &self.options.contract {
                     // What a small model writes instead of calling final_result: the answer as
-                    // JSON text. Taken when it matches the schema (and text is read for calls).
+                    // JSON text. Taken when it matches the schema, text is read for calls and the
+                    // reply was not cut off (half an answer may hold a matching part).
                     if self.options.parse_text_tool_calls
+                        && reply.stop != StopReason::Length
                         && let Some(value) = contract.accept_text(&reply.text)
                     {
                         tracing::info!("took a final result the model wrote as text");
@@ -700,16 +702,6 @@ impl Agent {
                     outcomes[position] = Some(outcome);
                 }
                 _ => {
-                    if let Some(offer) = self
-                        .offer
-                        .as_mut()
-                        .filter(|offer| offer.is_guess(&self.pipeline, call))
-                    {
-                        let (outcome, newly) = offer.answer_guess(&self.pipeline, call);
-                        loaded.extend(newly);
-                        outcomes[position] = Some(outcome);
-                        continue;
-                    }
                     batch.push(CallRequest::new(&call.id, &call.name, &call.arguments));
                     batch_positions.push(position);
                 }
@@ -724,7 +716,23 @@ impl Agent {
             };
             let results = self.pipeline.run(batch, &options).await;
             for (position, result) in batch_positions.into_iter().zip(results) {
-                outcomes[position] = Some(ToolOutcome::from_result(&result));
+                let mut outcome = ToolOutcome::from_result(&result);
+                // A name no tool has, while searching: the pipeline answered it (events, audit,
+                // trace) and its answer becomes a search for the name instead of every tool's.
+                if let Some(offer) = self
+                    .offer
+                    .as_mut()
+                    .filter(|offer| offer.is_guess(&self.pipeline, &calls[position]))
+                    && matches!(
+                        outcome.error_kind,
+                        Some(ErrorKind::NotFound | ErrorKind::NotActive)
+                    )
+                {
+                    let (content, newly) = offer.answer_guess(&self.pipeline, &calls[position]);
+                    outcome.content = content;
+                    loaded.extend(newly);
+                }
+                outcomes[position] = Some(outcome);
             }
         }
         let outcomes = outcomes

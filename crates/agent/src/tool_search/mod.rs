@@ -130,15 +130,12 @@ impl ToolOffer {
             && (pipeline.registry().tool(&call.name).is_none() || !pipeline.is_active(&call.name))
     }
 
-    /// Answers a guessed name: a `not_found` result that names and loads the tools a search for
-    /// the name and the call's argument names finds, so the next step can call the right one.
-    /// (Outside a search session, the pipeline's `not_found` lists every active tool; here that
-    /// list is what searching spares the model.)
-    pub fn answer_guess(
-        &mut self,
-        pipeline: &Pipeline,
-        call: &ToolCall,
-    ) -> (ToolOutcome, Vec<String>) {
+    /// What the model reads for a guessed name (in place of the pipeline's `not_found`, which
+    /// lists every active tool: what searching spares the model), and the tools it loaded: the
+    /// best few a search for the name and the call's argument names finds (a few of a group, when
+    /// the guess is a group's name), named with their arguments, so the next step can call the
+    /// right one.
+    pub fn answer_guess(&mut self, pipeline: &Pipeline, call: &ToolCall) -> (String, Vec<String>) {
         let mut query = call.name.replace(['_', '-', '.', '/'], " ");
         if let Ok(Value::Object(arguments)) = serde_json::from_str::<Value>(&call.arguments) {
             for key in arguments.keys() {
@@ -151,15 +148,16 @@ impl ToolOffer {
             .search_tools(query, GUESS_RESULTS)
             .into_iter()
             .filter(|tool| tool != SEARCH_TOOL)
+            .take(GUESS_RESULTS)
             .collect();
         let name = cordon_runtime::report::secrets::scrub(&call.name).into_owned();
         let content = if found.is_empty() {
             format!(
-                "Unknown tool {name:?}: no tool has that name. Call {SEARCH_TOOL} with a few words saying what the tool should do, or answer without a tool."
+                "Unknown tool {name:?}: no tool of this session has that name. Call {SEARCH_TOOL} with a few words saying what the tool should do, or answer without a tool."
             )
         } else {
             let mut text = format!(
-                "Unknown tool {name:?}: no tool has that name. These tools match it and are loaded now; call the one that fits, with its own arguments:"
+                "Unknown tool {name:?}: no tool of this session has that name. These tools match it and are loaded now; call the one that fits, with its own arguments:"
             );
             describe_tools(pipeline, &found, &mut text);
             text
@@ -168,10 +166,7 @@ impl ToolOffer {
             .into_iter()
             .filter(|tool| self.loaded.insert(tool.clone()))
             .collect();
-        (
-            ToolOutcome::error(call, ErrorKind::NotFound, content),
-            newly,
-        )
+        (content, newly)
     }
 
     /// Runs one search: the outcome the model reads, and the tools it loaded.
