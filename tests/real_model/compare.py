@@ -22,6 +22,9 @@ import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import aligned  # noqa: E402  (the harness's own table layout)
+
 
 def load(paths: list[Path]) -> list[dict]:
     reports = []
@@ -88,16 +91,6 @@ def correct_cell(figures: dict | None) -> str:
     if not figures or not figures["modelRuns"]:
         return "-"
     return f"{figures['correct']}/{figures['modelRuns']}"
-
-
-def aligned(rows: list[tuple]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for index, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-        if index == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return lines
 
 
 def comparison(before: list[dict], after: list[dict]) -> str:

@@ -12,7 +12,7 @@ pub const FINAL_RESULT: &str = "final_result";
 /// Invalid `final_result` calls answered with an error before the run fails.
 pub const MAX_RETRIES: u32 = 2;
 
-/// Where in a text answer a JSON value is looked for, at most (each `{` or `[` is a start).
+/// Where in a text answer a JSON object is looked for, at most (each `{` is a start).
 const MAX_TEXT_STARTS: usize = 64;
 
 /// A schema the final answer must match.

@@ -143,7 +143,7 @@ impl ToolOffer {
                 query.push_str(&key.replace(['_', '-'], " "));
             }
         }
-        let query = cut_at_char(&query, MAX_QUERY_BYTES);
+        let query = &query[..query.floor_char_boundary(MAX_QUERY_BYTES)];
         let found: Vec<String> = pipeline
             .search_tools(query, GUESS_RESULTS)
             .into_iter()
@@ -315,16 +315,4 @@ fn describe_tools(pipeline: &Pipeline, names: &[String], text: &mut String) {
             .collect();
         text.push_str(&format!("\n- {name}({}): {summary}", arguments.join(", ")));
     }
-}
-
-/// The longest prefix of `text` of at most `limit` bytes that ends on a character boundary.
-fn cut_at_char(text: &str, limit: usize) -> &str {
-    if text.len() <= limit {
-        return text;
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }

@@ -18,8 +18,7 @@ pub struct Started {
 
 /// Starts telemetry when `cli`'s command runs tools and an endpoint is configured. A `[telemetry]`
 /// table that does not check out leaves it off here; the command's own load of the config then
-/// reports the error. Returns
-/// a warning to log once logging is up, when the settings were wrong.
+/// reports the error. Returns a warning to log once logging is up, when the settings were wrong.
 pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
     let runs_tools = matches!(
         cli.command,

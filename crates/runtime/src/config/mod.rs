@@ -125,13 +125,26 @@ impl Default for Config {
     }
 }
 
+/// A config file's text, or the error naming it.
+fn read_config_text(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// TOML that does not parse, named by where it came from.
+fn syntax_error(origin: &Path, err: toml::de::Error) -> ConfigError {
+    ConfigError::Syntax {
+        path: origin.to_path_buf(),
+        message: err.to_string(),
+    }
+}
+
 impl Config {
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = read_config_text(path)?;
         let base = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -148,15 +161,9 @@ impl Config {
             #[serde(default)]
             telemetry: telemetry_section::RawTelemetry,
         }
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = read_config_text(path)?;
         register_literal_header_values(&text);
-        let raw: TelemetryOnly = toml::from_str(&text).map_err(|err| ConfigError::Syntax {
-            path: path.to_path_buf(),
-            message: err.to_string(),
-        })?;
+        let raw: TelemetryOnly = toml::from_str(&text).map_err(|err| syntax_error(path, err))?;
         raw.telemetry
             .validate()
             .map_err(|(key, message)| ConfigError::Invalid {
@@ -169,10 +176,7 @@ impl Config {
     /// Validates config text; `origin` names it in errors, `base` anchors relative host paths.
     pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
         register_literal_header_values(text);
-        let raw: RawConfig = toml::from_str(text).map_err(|err| ConfigError::Syntax {
-            path: origin.to_path_buf(),
-            message: err.to_string(),
-        })?;
+        let raw: RawConfig = toml::from_str(text).map_err(|err| syntax_error(origin, err))?;
         let invalid = |key: String, message: String| ConfigError::Invalid {
             path: origin.to_path_buf(),
             key,
