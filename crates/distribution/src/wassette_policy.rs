@@ -2,11 +2,18 @@
 //! and turned into the cordon.toml grants that allow the same or less, never more: storage URIs
 //! become directory grants, network hosts become HTTPS origins, environment keys become env names,
 //! a memory limit becomes `limits.memory`. What cordon cannot express as narrowly (globs inside a
-//! path, single files, write-only access, wildcard hosts, CIDR ranges, a deny inside an allow) is
-//! left out and listed with the reason, for the operator to decide.
+//! path, single files, write-only access, wildcard hosts, CIDR ranges, plain http, a deny inside an
+//! allow) is left out and listed with the reason, for the operator to decide. Deny rules fail
+//! closed: an allow is proposed only when every deny provably cannot reach it.
 
+mod name_pattern;
+mod network_origins;
+mod storage_paths;
+
+use network_origins::{allowed_origin, cidr_text_deny_covers, host_deny_covers};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use storage_paths::{DenyReach, NotADirectory, allowed_dir, deny_reach, may_reach};
 
 /// The most bytes of policy read.
 const MAX_POLICY_BYTES: u64 = 1 << 20;
@@ -37,7 +44,7 @@ pub struct ProposedDir {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProposedGrants {
     pub dirs: Vec<ProposedDir>,
-    /// HTTPS (or the URI's own scheme) origins, such as `https://api.example.com`.
+    /// HTTPS origins, such as `https://api.example.com` (plain http is never proposed).
     pub origins: Vec<String>,
     pub env: Vec<String>,
     /// `limits.memory`, as cordon.toml writes it (`"512MiB"`).
@@ -147,20 +154,7 @@ pub fn propose(text: &str, base: &Path) -> Result<ProposedGrants, String> {
         network_grants(&network, &mut out);
     }
     if let Some(environment) = permissions.environment {
-        for rule in environment.allow {
-            let key = rule.key.trim().to_string();
-            if key.is_empty() || key.contains('=') || key.contains('\0') {
-                out.left_out.push(format!(
-                    "environment key {:?}: not a variable name",
-                    rule.key
-                ));
-            } else if environment.deny.iter().any(|denied| denied.key == key) {
-                out.left_out
-                    .push(format!("environment key {key}: the policy also denies it"));
-            } else if !out.env.contains(&key) {
-                out.env.push(key);
-            }
-        }
+        env_grants(&environment, &mut out);
     }
     if let Some(resources) = permissions.resources {
         resource_limits(resources, &mut out);
@@ -179,16 +173,39 @@ pub fn propose(text: &str, base: &Path) -> Result<ProposedGrants, String> {
 }
 
 fn storage_grants(storage: &Rules<StorageRule>, base: &Path, out: &mut ProposedGrants) {
+    let denies: Vec<(&StorageRule, DenyReach, bool)> = storage
+        .deny
+        .iter()
+        .map(|deny| {
+            let write_only =
+                deny.access.iter().all(|access| access == "write") && !deny.access.is_empty();
+            (deny, deny_reach(&deny.uri, base), write_only)
+        })
+        .collect();
     for rule in &storage.allow {
         let what = format!("storage {:?}", rule.uri);
-        let Some(path) = directory_of(&rule.uri) else {
-            out.left_out.push(format!(
-                "{what}: cordon grants whole directories (fs://DIR or fs://DIR/**); a glob or file pattern inside a path cannot be granted as narrowly"
-            ));
-            continue;
+        let dir = match allowed_dir(&rule.uri, base) {
+            Ok(dir) => dir,
+            Err(NotADirectory::LeavesBase) => {
+                out.left_out.push(format!(
+                    "{what}: a relative path whose `..` leaves the policy's directory; grant it by hand if you mean it"
+                ));
+                continue;
+            }
+            Err(NotADirectory::NotFs | NotADirectory::Empty) => {
+                out.left_out
+                    .push(format!("{what}: not an fs:// URI naming a directory"));
+                continue;
+            }
+            Err(NotADirectory::Pattern) => {
+                out.left_out.push(format!(
+                    "{what}: cordon grants whole directories (fs://DIR or fs://DIR/**); a glob or file pattern inside a path cannot be granted as narrowly"
+                ));
+                continue;
+            }
         };
         let reads = rule.access.iter().any(|access| access == "read");
-        let writes = rule.access.iter().any(|access| access == "write");
+        let mut writes = rule.access.iter().any(|access| access == "write");
         if let Some(unknown) = rule
             .access
             .iter()
@@ -208,32 +225,40 @@ fn storage_grants(storage: &Rules<StorageRule>, base: &Path, out: &mut ProposedG
             out.left_out.push(format!("{what}: no access is listed"));
             continue;
         }
-        let (host, guest) = if path.starts_with('/') {
-            (PathBuf::from(&path), path.clone())
-        } else {
-            (base.join(&path), format!("/{path}"))
-        };
-        if !host.is_dir() {
+        if !dir.host.is_dir() {
             out.left_out.push(format!(
                 "{what}: {} is not a directory here; cordon grants directories that exist",
-                host.display()
+                dir.host.display()
             ));
             continue;
         }
-        if let Some(denied) = storage
-            .deny
-            .iter()
-            .filter_map(|deny| directory_of(&deny.uri).or_else(|| Some(deny.uri.clone())))
-            .find(|denied| inside(denied, &path))
-        {
+        let reaching = |write_only: bool| {
+            denies
+                .iter()
+                .filter(move |(_, _, only_write)| *only_write == write_only)
+                .find(|(_, reach, _)| may_reach(reach, &dir.host))
+        };
+        if let Some((deny, reach, _)) = reaching(false) {
+            let why = match reach {
+                DenyReach::Anywhere(why) => format!(" ({why})"),
+                DenyReach::From { .. } => String::new(),
+            };
             out.left_out.push(format!(
-                "{what}: the policy denies {denied:?} inside it, and a cordon grant cannot leave a hole"
+                "{what}: the policy denies {:?}{why}, which can reach inside or over it, and a cordon grant cannot leave a hole",
+                deny.uri
             ));
             continue;
+        }
+        if writes && let Some((deny, _, _)) = reaching(true) {
+            out.left_out.push(format!(
+                "{what}: write access, since the policy denies writing to {:?}, which can reach inside or over it (proposed read-only)",
+                deny.uri
+            ));
+            writes = false;
         }
         out.dirs.push(ProposedDir {
-            host,
-            guest,
+            host: dir.host,
+            guest: dir.guest,
             read_write: writes,
         });
     }
@@ -241,28 +266,75 @@ fn storage_grants(storage: &Rules<StorageRule>, base: &Path, out: &mut ProposedG
 
 fn network_grants(network: &Rules<NetworkRule>, out: &mut ProposedGrants) {
     for rule in &network.allow {
-        match rule {
-            NetworkRule::Cidr { cidr } => out.left_out.push(format!(
-                "network cidr {cidr:?}: cordon grants origins (scheme, host, port), not address ranges"
-            )),
-            NetworkRule::Host { host } => match origin_of(host) {
-                Err(reason) => out.left_out.push(format!("network host {host:?}: {reason}")),
-                Ok(origin) => {
-                    let denied = network.deny.iter().any(|deny| match deny {
-                        NetworkRule::Host { host: denied } => {
-                            origin_of(denied).is_ok_and(|d| d == origin)
-                        }
-                        NetworkRule::Cidr { .. } => false,
-                    });
-                    if denied {
-                        out.left_out
-                            .push(format!("network host {host:?}: the policy also denies it"));
-                    } else if !out.origins.contains(&origin) {
-                        out.origins.push(origin);
-                    }
-                }
-            },
+        let host = match rule {
+            NetworkRule::Cidr { cidr } => {
+                out.left_out.push(format!(
+                    "network cidr {cidr:?}: cordon grants origins (scheme, host, port), not address ranges"
+                ));
+                continue;
+            }
+            NetworkRule::Host { host } => host,
+        };
+        let origin = match allowed_origin(host) {
+            Ok(origin) => origin,
+            Err(reason) => {
+                out.left_out
+                    .push(format!("network host {host:?}: {reason}"));
+                continue;
+            }
+        };
+        let covered = network.deny.iter().find_map(|deny| match deny {
+            NetworkRule::Host { host: denied } => host_deny_covers(denied, &origin),
+            NetworkRule::Cidr { cidr } => cidr_text_deny_covers(cidr, &origin),
+        });
+        if let Some(reason) = covered {
+            out.left_out
+                .push(format!("network host {host:?}: {reason}"));
+            continue;
         }
+        let grant = origin.as_grant();
+        if !out.origins.contains(&grant) {
+            out.origins.push(grant);
+        }
+    }
+}
+
+fn env_grants(environment: &Rules<EnvRule>, out: &mut ProposedGrants) {
+    for rule in &environment.allow {
+        let key = rule.key.trim().to_string();
+        if key.is_empty() || key.contains(['=', '\0']) {
+            out.left_out.push(format!(
+                "environment key {:?}: not a variable name",
+                rule.key
+            ));
+        } else if name_pattern::is_pattern(&key) {
+            out.left_out.push(format!(
+                "environment key {key:?}: a pattern; cordon passes named variables, so list each"
+            ));
+        } else if let Some(denied) = environment
+            .deny
+            .iter()
+            .find(|denied| env_deny_covers(denied.key.trim(), &key))
+        {
+            out.left_out.push(format!(
+                "environment key {key}: the policy denies {:?}",
+                denied.key
+            ));
+        } else if !out.env.contains(&key) {
+            out.env.push(key);
+        }
+    }
+}
+
+/// Whether the deny `pattern` (trimmed) names `key`: exactly, or as a `*`/`?` glob; one with
+/// other glob syntax is not read and covers every key.
+fn env_deny_covers(pattern: &str, key: &str) -> bool {
+    if name_pattern::is_unreadable(pattern) {
+        true
+    } else if name_pattern::is_pattern(pattern) {
+        name_pattern::matches(pattern, key)
+    } else {
+        pattern == key
     }
 }
 
@@ -292,66 +364,6 @@ fn resource_limits(resources: Resources, out: &mut ProposedGrants) {
         out.left_out
             .push("resources io: cordon has no I/O rate limit".into());
     }
-}
-
-/// `fs://DIR`, `fs://DIR/`, `fs://DIR/**` or `fs://DIR/*` as the directory `DIR`; `None` for
-/// anything with another glob, or not an `fs://` URI.
-fn directory_of(uri: &str) -> Option<String> {
-    let path = uri.strip_prefix("fs://")?;
-    let path = path
-        .strip_suffix("/**")
-        .or_else(|| path.strip_suffix("/*"))
-        .unwrap_or(path);
-    let path = if path.len() > 1 {
-        path.trim_end_matches('/')
-    } else {
-        path
-    };
-    let clean = !path.is_empty()
-        && !path.contains(['*', '?', '[', ']', '{', '}'])
-        && !path.split('/').any(|part| part == "..");
-    clean.then(|| path.to_string())
-}
-
-/// Whether path `inner` is `outer` or lies under it.
-fn inside(inner: &str, outer: &str) -> bool {
-    let outer = outer.trim_end_matches('/');
-    let inner = inner.strip_prefix("fs://").unwrap_or(inner);
-    inner == outer || outer.is_empty() || inner.starts_with(&format!("{outer}/"))
-}
-
-/// A network host as a cordon origin: `api.example.com` is `https://api.example.com`; a URL keeps
-/// its scheme, host and port (and nothing after).
-fn origin_of(host: &str) -> Result<String, String> {
-    let host = host.trim();
-    let (scheme, rest) = match host.split_once("://") {
-        Some((scheme, rest)) => (scheme.to_ascii_lowercase(), rest),
-        None => ("https".to_string(), host),
-    };
-    if scheme != "https" && scheme != "http" {
-        return Err(format!("scheme {scheme} is not HTTP"));
-    }
-    let authority = rest
-        .split('/')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    if authority.is_empty() {
-        return Err("no host".into());
-    }
-    if authority.contains('*') {
-        return Err("a wildcard host; cordon grants exact origins, so list each host".into());
-    }
-    if authority.contains('@') {
-        return Err("credentials in a host".into());
-    }
-    let valid = authority
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
-    if !valid {
-        return Err("not a host name".into());
-    }
-    Ok(format!("{scheme}://{authority}"))
 }
 
 /// A memory limit in cordon's form: a number is megabytes; `512Mi`, `1Gi`, `512M` are sizes.
@@ -451,7 +463,222 @@ permissions:
         assert!(proposed.is_empty(), "{proposed:?}");
         assert!(propose("permissions: [1, 2", dir.path()).is_err());
         assert_eq!(memory_limit(&serde_json::json!("1Gi")).unwrap(), "1GiB");
-        assert!(origin_of("ftp://x").is_err());
-        assert!(origin_of("user@host").is_err());
+    }
+
+    /// A policy dir with `data/secret` and `data/public`, and the proposal for `storage` there.
+    fn storage_proposal(storage: &str) -> (tempfile::TempDir, ProposedGrants) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+        std::fs::create_dir_all(dir.path().join("data/public")).unwrap();
+        std::fs::create_dir_all(dir.path().join("other")).unwrap();
+        let storage = storage.replace("BASE", dir.path().to_str().unwrap());
+        let proposed =
+            propose(&format!("permissions:\n  storage:\n{storage}"), dir.path()).unwrap();
+        (dir, proposed)
+    }
+
+    fn granted_hosts(proposed: &ProposedGrants) -> Vec<PathBuf> {
+        proposed.dirs.iter().map(|dir| dir.host.clone()).collect()
+    }
+
+    #[test]
+    fn a_storage_deny_in_any_spelling_leaves_its_directory_out() {
+        // Each of these granted the whole of data/ (secret included) before denies were
+        // normalised; `**` even made it read-write.
+        for (shape, allow, deny) in [
+            ("./ in the deny", "fs://data/**", "fs://./data/secret/**"),
+            (
+                "a relative deny under an absolute allow",
+                "fs://BASE/data/**",
+                "fs://data/secret/**",
+            ),
+            (
+                "a deny starting with a glob",
+                "fs://data/**",
+                "fs://**/secret/**",
+            ),
+            ("// in the deny", "fs://BASE/data", "fs://BASE//data/secret"),
+            ("// in the allow", "fs://.//data//**", "fs://data/secret"),
+            (
+                "`..` in the deny",
+                "fs://data",
+                "fs://data/public/../secret/**",
+            ),
+            (
+                "a trailing / in the deny",
+                "fs://data/",
+                "fs://data/secret/",
+            ),
+            (
+                "a glob part in the deny",
+                "fs://data/**",
+                "fs://data/sec*/key.txt",
+            ),
+        ] {
+            let (dir, proposed) = storage_proposal(&format!(
+                "    allow:\n      - uri: \"{allow}\"\n        access: [\"read\", \"write\"]\n      - uri: \"fs://other\"\n        access: [\"read\"]\n    deny:\n      - uri: \"{deny}\"\n        access: [\"read\", \"write\"]\n"
+            ));
+            let hosts = granted_hosts(&proposed);
+            assert!(
+                !hosts
+                    .iter()
+                    .any(|host| host.starts_with(dir.path().join("data"))),
+                "{shape}: {proposed:?}"
+            );
+            let left_out = proposed.left_out.join("\n");
+            assert!(
+                left_out.contains("the policy denies")
+                    && left_out
+                        .contains(allow.replace("BASE", dir.path().to_str().unwrap()).as_str()),
+                "{shape}: {left_out}"
+            );
+            // A deny starting with a glob can match under any directory; the others leave
+            // `other` alone.
+            let other_granted = hosts == [dir.path().join("other")];
+            assert_eq!(
+                other_granted,
+                !deny.starts_with("fs://**"),
+                "{shape}: {proposed:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_deny_reached_through_a_symlink_leaves_the_directory_out() {
+        let (dir, _) = storage_proposal("    allow: []\n");
+        std::os::unix::fs::symlink(dir.path().join("data"), dir.path().join("link")).unwrap();
+        let proposed = propose(
+            "permissions:\n  storage:\n    allow:\n      - uri: \"fs://link\"\n        access: [\"read\"]\n    deny:\n      - uri: \"fs://data/secret\"\n",
+            dir.path(),
+        )
+        .unwrap();
+        assert!(proposed.dirs.is_empty(), "{proposed:?}");
+    }
+
+    #[test]
+    fn a_deny_under_the_policy_directory_itself_leaves_it_out() {
+        let (_dir, proposed) = storage_proposal(
+            "    allow:\n      - uri: \"fs://.\"\n        access: [\"read\"]\n      - uri: \"fs://./**\"\n        access: [\"read\"]\n    deny:\n      - uri: \"fs://data/secret\"\n",
+        );
+        assert!(proposed.dirs.is_empty(), "{proposed:?}");
+    }
+
+    #[test]
+    fn a_write_deny_makes_a_read_write_allow_read_only() {
+        let (dir, proposed) = storage_proposal(
+            "    allow:\n      - uri: \"fs://data\"\n        access: [\"read\", \"write\"]\n    deny:\n      - uri: \"fs://./data/secret/**\"\n        access: [\"write\"]\n",
+        );
+        assert_eq!(
+            proposed.dirs,
+            [ProposedDir {
+                host: dir.path().join("data"),
+                guest: "/data".into(),
+                read_write: false,
+            }]
+        );
+        assert!(
+            proposed.left_out[0].contains("proposed read-only"),
+            "{proposed:?}"
+        );
+    }
+
+    #[test]
+    fn a_network_deny_in_any_spelling_leaves_its_host_out() {
+        let dir = tempfile::tempdir().unwrap();
+        for deny in [
+            "host: \"*.example.com\"",
+            "host: \"api.example.com:443\"",
+            "host: \"api.example.com.\"",
+            "host: \"HTTPS://API.Example.com/v1\"",
+            "cidr: \"10.0.0.0/8\"",
+            "host: \"not a host\"",
+        ] {
+            let proposed = propose(
+                &format!(
+                    "permissions:\n  network:\n    allow:\n      - host: \"api.example.com\"\n      - host: \"10.9.9.9:8443\"\n    deny:\n      - {deny}\n"
+                ),
+                dir.path(),
+            )
+            .unwrap();
+            assert!(
+                !proposed
+                    .origins
+                    .iter()
+                    .any(|origin| origin.contains("example.com")),
+                "{deny}: {proposed:?}"
+            );
+            assert!(
+                proposed
+                    .left_out
+                    .iter()
+                    .any(|line| line.contains("\"api.example.com\": the policy denies")),
+                "{deny}: {proposed:?}"
+            );
+        }
+        // Disjoint denies leave the allows as they were.
+        let proposed = propose(
+            "permissions:\n  network:\n    allow:\n      - host: \"api.example.com\"\n      - host: \"10.9.9.9:8443\"\n    deny:\n      - host: \"*.other.com\"\n      - host: \"api.example.com:8443\"\n      - host: \"http://api.example.com\"\n",
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(
+            proposed.origins,
+            ["https://api.example.com", "https://10.9.9.9:8443"],
+            "{proposed:?}"
+        );
+    }
+
+    #[test]
+    fn a_cidr_deny_cannot_be_proven_disjoint_from_a_name_but_is_from_an_address() {
+        let dir = tempfile::tempdir().unwrap();
+        let proposed = propose(
+            "permissions:\n  network:\n    allow:\n      - host: \"api.example.com\"\n      - host: \"10.9.9.9:8443\"\n    deny:\n      - cidr: \"192.168.0.0/16\"\n",
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(proposed.origins, ["https://10.9.9.9:8443"]);
+        assert!(
+            proposed.left_out[0].contains("cannot be proven disjoint"),
+            "{proposed:?}"
+        );
+    }
+
+    #[test]
+    fn plain_http_is_not_proposed() {
+        let dir = tempfile::tempdir().unwrap();
+        let proposed = propose(
+            "permissions:\n  network:\n    allow:\n      - host: \"http://api.example.com\"\n      - host: \"https://api.example.com:443/v1\"\n",
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(proposed.origins, ["https://api.example.com"]);
+        assert!(
+            proposed.left_out[0].contains("plain http is not proposed"),
+            "{proposed:?}"
+        );
+    }
+
+    #[test]
+    fn an_env_deny_is_compared_trimmed_and_as_a_glob() {
+        let dir = tempfile::tempdir().unwrap();
+        for deny in ["\" API_KEY \"", "\"API_*\"", "\"API_KE?\"", "\"[A]PI_KEY\""] {
+            let proposed = propose(
+                &format!(
+                    "permissions:\n  environment:\n    allow:\n      - key: \"API_KEY\"\n      - key: \"GREETING\"\n    deny:\n      - key: {deny}\n"
+                ),
+                dir.path(),
+            )
+            .unwrap();
+            let granted = if deny.contains('[') {
+                vec![]
+            } else {
+                vec!["GREETING"]
+            };
+            assert_eq!(proposed.env, granted, "{deny}");
+            assert!(
+                proposed.left_out[0].contains("API_KEY: the policy denies"),
+                "{deny}: {proposed:?}"
+            );
+        }
     }
 }
