@@ -119,8 +119,10 @@ export function defineTool(tool) {
  * Declares a hook. `tools` lists the tool-name globs it watches (`*`, `?`; empty or absent: all).
  * `beforeToolCall(call)` returns nothing (allow), `{ block: true, reason }`, `{ arguments }` to
  * run the call with other arguments, or `{ ask: reason }` to run it only if a person approves.
- * `afterToolCall(call, result)` returns nothing (keep) or `{ content?, structuredContent?,
- * details?, isError? }` to replace parts of the result. Both may be async.
+ * `afterToolCall(call, result)` returns nothing (keep), or the whole new result: a string (its
+ * text) or `{ content, structuredContent?, details?, isError? }`. Nothing of the old result is
+ * carried over: a part left out is gone (spread `...result` to keep parts on purpose), so text
+ * cut by a hook cannot survive in the old structured output or details. Both may be async.
  */
 export function defineHook(hook) {
   const { tools = [], beforeToolCall, afterToolCall } = hook ?? {};
@@ -313,6 +315,29 @@ function toolOutput(value) {
   return { content: [{ tag: "text", val: JSON.stringify(value) }], structured: undefined, details: "" };
 }
 
+/**
+ * What an after-hook returned, taken as the whole new result: a string is its text; an object
+ * must give its `content`, and `structuredContent`, `details` and `isError` are what it says
+ * (absent: none, none, false), never the old result's.
+ */
+function replacement(change) {
+  if (typeof change === "string") {
+    return { content: [{ type: "text", text: change }], structuredContent: undefined, details: undefined, isError: false };
+  }
+  if (typeof change !== "object" || !Array.isArray(change.content)) {
+    const message = `afterToolCall returned ${String(JSON.stringify(change)).slice(0, 200)}, which has no content array; return nothing to keep the result, or the whole new result: a string, or { content: [...], structuredContent?, details?, isError? } (spread ...result to keep parts of the old one)`;
+    // The throw ends the hook (it fails closed); the log line is where its author reads why.
+    host.log("error", message);
+    throw new TypeError(message);
+  }
+  return {
+    content: change.content,
+    structuredContent: change.structuredContent,
+    details: change.details,
+    isError: Boolean(change.isError),
+  };
+}
+
 /** The wire content as the blocks tools return. */
 function fromContent(content) {
   return content.map((c) =>
@@ -429,7 +454,7 @@ export const plugin = {
     for (const entry of watching(AFTER, call.name)) {
       const change = await entry.run(view, result);
       if (!change) continue;
-      result = { ...result, ...change };
+      result = replacement(change);
       replaced = true;
     }
     if (!replaced) return { tag: "keep" };

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod after_hook_replace;
 mod agent_context;
 mod agent_loop;
 mod agent_sanity;

@@ -1,12 +1,13 @@
 //! Steps 2 to 4 for one prepared call: run it in a fresh sandbox (streaming its progress, logs,
-//! requests and opens as events), pass the result through the after-hooks, and apply the size
+//! requests and opens as events), pass the result through the after-hooks (a replacement is the
+//! whole new result, held to the output schema by replacement_output.rs), and apply the size
 //! budget.
 
 use super::events::{Emitter, Event, HookStage};
 use super::hooks::hook_failed;
 use super::prepare::ReadyCall;
 use super::reports::{self, Reporter};
-use super::{Pipeline, budget};
+use super::{Pipeline, budget, replacement_output};
 use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::contract::ContractVersion;
 use crate::sandbox::plugin::{AfterDecision, CallOptions};
@@ -132,13 +133,15 @@ impl Pipeline {
                 cancel: cancel.clone(),
             };
             let span = crate::trace_spans::hook(&hook.id, "after", &call.name);
+            // No schema for the sandbox: it would refuse a replacement without structured output,
+            // which here stands as the hook's text alone (replacement_output.rs checks the rest).
             let decision = hook
                 .after_tool_call(
                     &call.id,
                     &call.name,
                     &call.arguments,
                     &result,
-                    output_schema,
+                    None,
                     &options,
                 )
                 .instrument(span.clone())
@@ -158,7 +161,22 @@ impl Pipeline {
             match decision {
                 Ok(AfterDecision::Keep) => emit("keep", None),
                 Ok(AfterDecision::Replace(replacement)) => {
+                    if let Some(reason) =
+                        replacement_output::refusal(&replacement, &call.name, output_schema).await
+                    {
+                        emit("failed", Some(reason.clone()));
+                        return hook_failed(
+                            &call.id,
+                            &call.name,
+                            &hook.id,
+                            HookStage::After,
+                            &reason,
+                            None,
+                        );
+                    }
                     emit("replace", None);
+                    // The whole new result: nothing of the old one, structured output included,
+                    // outlives a replacement.
                     result = *replacement;
                 }
                 Err(failure) if failure.kind == ErrorKind::Cancelled => {

@@ -21,6 +21,7 @@ mod hooks;
 pub mod input;
 pub mod lock_keys;
 mod prepare;
+mod replacement_output;
 mod reports;
 mod tool_changes;
 mod tool_index;
