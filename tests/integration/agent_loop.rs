@@ -437,7 +437,7 @@ fn a_malformed_reply_is_a_clear_error() {
 #[test]
 fn an_endless_reply_or_line_is_refused_without_holding_it() {
     for (stream, bound) in [
-        (false, "the reply is over"),
+        (false, "the model's reply is over 16 MiB"),
         (true, "a line of the event stream"),
     ] {
         let model = ScriptedModel::start(json!([{ "flood_mb": 100 }]));

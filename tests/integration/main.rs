@@ -27,6 +27,7 @@ mod hooks;
 mod hostile;
 mod hostile_grants;
 mod hostile_hooks;
+mod hostile_model_replies;
 mod hostile_http;
 mod hostile_network;
 mod hostile_output;

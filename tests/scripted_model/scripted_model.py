@@ -16,6 +16,9 @@ The script is {"replies": [STEP, ...]}; requests take steps in order. A STEP is 
   {"hang": true}                                   never answers (until the client goes away)
   {"flood_mb": N}                                  a 200 answer of N MiB that never ends a line
                                                    (an event stream when the request streams)
+  {"empty_deltas": true}                           a stream that never ends: an empty delta (a
+                                                   ping for Anthropic) every 50 ms, no text, no
+                                                   finish, until the client goes away
 A streamed reply step may add "then_stall": true: its text is sent, then nothing more (no finish,
 no [DONE]) until the client goes away, as a model would that writes the same call until its
 output limit.
@@ -300,6 +303,9 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(payload)
             return
+        if step.get("empty_deltas"):
+            self.empty_deltas(anthropic)
+            return
         if "flood_mb" in step:
             self.flood(step["flood_mb"], bool(body.get("stream")))
             return
@@ -344,6 +350,25 @@ class Handler(BaseHTTPRequestHandler):
             for _ in range(mebibytes):
                 self.wfile.write(chunk)
                 chunk = b"x" * (1 << 20)
+        except OSError:
+            pass
+        self.close_connection = True
+
+    def empty_deltas(self, anthropic):
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        if anthropic:
+            event = b'event: ping\ndata: {"type": "ping"}\n\n'
+        else:
+            event = (b'data: {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", '
+                     b'"choices": [{"index": 0, "delta": {}, "finish_reason": null}]}\n\n')
+        try:
+            while True:
+                self.wfile.write(event)
+                self.wfile.flush()
+                time.sleep(0.05)
         except OSError:
             pass
         self.close_connection = True

@@ -6,4 +6,5 @@ pub mod observer;
 pub mod stream_gate;
 pub mod text_calls;
 pub mod transcript;
+mod transcript_file;
 mod transcript_shape;

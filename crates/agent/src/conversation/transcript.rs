@@ -2,12 +2,14 @@
 //! handed to the OS as it happens, so a crash or Ctrl-C loses nothing already said. Loading one
 //! to resume tolerates a last line cut off mid-write and answers the last step's tool calls left
 //! without results (the session stopped while they ran); a transcript cordon did not write that
-//! way (transcript_shape.rs) is refused.
+//! way (transcript_shape.rs) is refused. Its path must name a regular file
+//! (transcript_file.rs: a FIFO, device, socket or directory is refused, and nothing blocks).
 
 use crate::conversation::message::{Message, ToolCall, ToolOutcome};
+use crate::conversation::transcript_file;
 use cordon_runtime::report::ErrorKind;
-use cordon_runtime::report::json_lines::JsonLinesFile;
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -16,6 +18,20 @@ pub enum TranscriptError {
     Open {
         path: PathBuf,
         source: std::io::Error,
+    },
+    #[error(
+        "the transcript {path} is {kind}: a transcript must be a regular file; name a .jsonl file with --transcript or --resume"
+    )]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error(
+        "the transcript {path} is {} MiB, over the {} MiB cordon reads back to resume from; start a new session (--transcript NEW.jsonl) instead",
+        size.div_ceil(1 << 20),
+        limit >> 20
+    )]
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
     },
     #[error("cannot write to the transcript {path}: {source}")]
     Write {
@@ -40,31 +56,35 @@ pub enum TranscriptError {
 
 /// Appends messages to a transcript file.
 pub struct TranscriptWriter {
-    file: JsonLinesFile,
+    file: std::fs::File,
     path: PathBuf,
 }
 
 impl TranscriptWriter {
-    /// Opens (creating if needed) `path` for appending.
+    /// Opens (creating if needed) `path` for appending; it must be a regular file.
     pub fn append_to(path: &Path) -> Result<Self, TranscriptError> {
-        let file = JsonLinesFile::append_to(path).map_err(|source| TranscriptError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
         Ok(Self {
-            file,
+            file: transcript_file::append_to(path)?,
             path: path.to_path_buf(),
         })
     }
 
-    /// Writes one message as one line, in one write, and flushes it.
+    /// Writes one message as one line, in one write, and flushes it, as the audit log's
+    /// JSON-lines files do: its strings are scrubbed of registered secrets before it is
+    /// serialised.
     pub fn append(&mut self, message: &Message) -> Result<(), TranscriptError> {
-        self.file
-            .append(message)
-            .map_err(|source| TranscriptError::Write {
-                path: self.path.clone(),
-                source,
-            })
+        let write = |file: &mut std::fs::File| -> std::io::Result<()> {
+            let mut value = serde_json::to_value(message).map_err(std::io::Error::other)?;
+            cordon_runtime::report::secrets::scrub_json(&mut value);
+            let mut line = serde_json::to_vec(&value).map_err(std::io::Error::other)?;
+            line.push(b'\n');
+            file.write_all(&line)?;
+            file.flush()
+        };
+        write(&mut self.file).map_err(|source| TranscriptError::Write {
+            path: self.path.clone(),
+            source,
+        })
     }
 }
 
@@ -80,10 +100,7 @@ pub struct Loaded {
 
 /// Reads a transcript to resume from.
 pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TranscriptError::Open {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = transcript_file::read(path)?;
     let lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
@@ -131,7 +148,8 @@ pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
     })
 }
 
-/// The last assistant message's calls that no tool message answers.
+/// The last assistant message's calls that no tool message answers. Calls are told apart by
+/// position: two calls sharing an id (a model may send that) need a result each.
 fn unanswered_calls(messages: &[Message]) -> Vec<ToolCall> {
     let Some(position) = messages
         .iter()
@@ -142,16 +160,26 @@ fn unanswered_calls(messages: &[Message]) -> Vec<ToolCall> {
     let Message::Assistant { tool_calls, .. } = &messages[position] else {
         unreachable!()
     };
-    let answered: HashSet<&str> = messages[position + 1..]
-        .iter()
-        .filter_map(|m| match m {
-            Message::Tool(outcome) => Some(outcome.tool_call_id.as_str()),
-            _ => None,
-        })
-        .collect();
+    // How many results each (id, tool) has; each answers one call, in call order.
+    let mut answers: HashMap<(&str, &str), usize> = HashMap::new();
+    for message in &messages[position + 1..] {
+        if let Message::Tool(outcome) = message {
+            *answers
+                .entry((outcome.tool_call_id.as_str(), outcome.tool_name.as_str()))
+                .or_default() += 1;
+        }
+    }
     tool_calls
         .iter()
-        .filter(|call| !answered.contains(call.id.as_str()))
+        .filter(
+            |call| match answers.get_mut(&(call.id.as_str(), call.name.as_str())) {
+                Some(left) if *left > 0 => {
+                    *left -= 1;
+                    false
+                }
+                _ => true,
+            },
+        )
         .cloned()
         .collect()
 }
@@ -160,7 +188,6 @@ fn unanswered_calls(messages: &[Message]) -> Vec<ToolCall> {
 mod tests {
     use super::*;
     use crate::conversation::message::StopReason;
-    use std::io::Write as _;
 
     #[test]
     fn written_messages_load_back_and_missing_results_are_repaired() {
@@ -214,6 +241,33 @@ mod tests {
         };
         assert_eq!(repair.tool_call_id, "b");
         assert_eq!(repair.error_kind, Some(ErrorKind::Cancelled));
+    }
+
+    #[test]
+    fn calls_sharing_an_id_are_each_repaired() {
+        let call = |name: &str| ToolCall {
+            id: "a".into(),
+            name: name.into(),
+            arguments: "{}".into(),
+        };
+        let messages = [
+            Message::Assistant {
+                content: String::new(),
+                tool_calls: vec![call("read_file"), call("hash"), call("hash")],
+                stop: StopReason::ToolCalls,
+                usage: None,
+            },
+            Message::Tool(ToolOutcome::error(
+                &call("hash"),
+                ErrorKind::ToolError,
+                "done",
+            )),
+        ];
+        let names: Vec<String> = unanswered_calls(&messages)
+            .into_iter()
+            .map(|call| call.name)
+            .collect();
+        assert_eq!(names, ["read_file", "hash"]);
     }
 
     #[test]

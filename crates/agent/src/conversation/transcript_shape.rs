@@ -1,7 +1,8 @@
 //! What a transcript cordon wrote looks like, checked before a session resumes from one: at most
 //! one system prompt, and only as the first line (cordon writes it before anything else); each
-//! tool result answers a call of the assistant message before it, by id and name, no more often
-//! than that call was made; a compaction summarises only lines before it; tools are recorded as
+//! tool result answers a call of the assistant message before it, by id and name, and each call
+//! is answered at most once (calls are told apart by position: a model may give two calls one
+//! id, and each has its own result); a compaction summarises only lines before it; tools are recorded as
 //! loaded only after the assistant message that called `search_tools`, or a name answered
 //! `not_found` (a guessed name, answered by a search). Anything else was not
 //! written by cordon (a plugin or a person edited the file), and resuming from it would send the
@@ -9,12 +10,11 @@
 
 use crate::conversation::message::{Message, ToolCall};
 use cordon_runtime::report::ErrorKind;
-use std::collections::HashMap;
 
 /// The first line (counting from 1) that breaks the shape, and how.
 pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
-    // The calls of the latest assistant message not answered yet: id → (name, answers left).
-    let mut open: HashMap<&str, (&str, usize)> = HashMap::new();
+    // The calls of the latest assistant message, in call order, with whether each is answered.
+    let mut open: Vec<OpenCall> = Vec::new();
     let mut seen_conversation = false;
     let mut searched = false;
     for (position, (line, message)) in messages.iter().enumerate() {
@@ -30,39 +30,42 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
             }
             Message::User { .. } => {}
             Message::Assistant { tool_calls, .. } => {
-                open = calls_by_id(tool_calls);
+                open = tool_calls.iter().map(OpenCall::new).collect();
                 searched = tool_calls
                     .iter()
                     .any(|call| call.name == crate::tool_search::SEARCH_TOOL);
             }
-            Message::Tool(outcome) => match open.get_mut(outcome.tool_call_id.as_str()) {
-                Some((name, left)) if *left > 0 && *name == outcome.tool_name => {
-                    *left -= 1;
+            Message::Tool(outcome) => {
+                let id = outcome.tool_call_id.as_str();
+                // The first unanswered call with this id and tool takes the result.
+                if let Some(call) = open
+                    .iter_mut()
+                    .find(|call| !call.answered && call.id == id && call.name == outcome.tool_name)
+                {
+                    call.answered = true;
                     // A call to a name no tool has, while searching, is answered by a search.
                     searched |= matches!(
                         outcome.error_kind,
                         Some(ErrorKind::NotFound | ErrorKind::NotActive)
                     );
-                }
-                Some((name, _)) if *name != outcome.tool_name => {
+                } else if let Some(call) = open.iter().find(|call| call.id == id && !call.answered)
+                {
                     return Some((
                         line,
                         format!(
-                            "a result of tool {:?} for call {:?}, which called {name:?}",
-                            outcome.tool_name, outcome.tool_call_id
+                            "a result of tool {:?} for call {id:?}, which called {:?}",
+                            outcome.tool_name, call.name
                         ),
                     ));
-                }
-                _ => {
+                } else {
                     return Some((
                         line,
                         format!(
-                            "a tool result for call {:?}, which the assistant message before it did not make (or which was answered already)",
-                            outcome.tool_call_id
+                            "a tool result for call {id:?}, which the assistant message before it did not make (or which was answered already)"
                         ),
                     ));
                 }
-            },
+            }
             Message::Compaction { through, .. } => {
                 if *through > position {
                     return Some((
@@ -88,14 +91,21 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
     None
 }
 
-fn calls_by_id(calls: &[ToolCall]) -> HashMap<&str, (&str, usize)> {
-    let mut open: HashMap<&str, (&str, usize)> = HashMap::new();
-    for call in calls {
-        open.entry(call.id.as_str())
-            .or_insert((call.name.as_str(), 0))
-            .1 += 1;
+/// One call of the latest assistant message.
+struct OpenCall<'a> {
+    id: &'a str,
+    name: &'a str,
+    answered: bool,
+}
+
+impl<'a> OpenCall<'a> {
+    fn new(call: &'a ToolCall) -> Self {
+        Self {
+            id: &call.id,
+            name: &call.name,
+            answered: false,
+        }
     }
-    open
 }
 
 #[cfg(test)]
@@ -194,6 +204,25 @@ mod tests {
             loaded(),
         ]);
         assert_eq!(first_problem(&neither).map(|p| p.0), Some(4));
+    }
+
+    #[test]
+    fn calls_sharing_an_id_are_answered_one_result_each() {
+        let written = numbered(vec![
+            user(),
+            assistant(&[("a", "read_file"), ("a", "hash")]),
+            result("a", "read_file"),
+            result("a", "hash"),
+        ]);
+        assert_eq!(first_problem(&written), None);
+        let third = numbered(vec![
+            user(),
+            assistant(&[("a", "read_file"), ("a", "hash")]),
+            result("a", "hash"),
+            result("a", "read_file"),
+            result("a", "hash"),
+        ]);
+        assert_eq!(first_problem(&third).map(|p| p.0), Some(5));
     }
 
     #[test]

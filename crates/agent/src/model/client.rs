@@ -2,7 +2,11 @@
 //! 429/5xx/no connection (see `retry.rs`; a generation that timed out is not retried: it would
 //! only time out again), read whole or as a stream of server-sent events, and cancellable at any
 //! point. A request refused for not fitting the context window is its own error, so the loop can
-//! compact the history and try once more. The API key is read from the environment once and sent only in
+//! compact the history and try once more. One reply has a total deadline (`[agent]
+//! max_reply_time`, retries included: `--timeout` bounds each pause, which a stream of empty
+//! deltas never makes), and a reply too large to use (over [`MAX_REPLY_BYTES`] whole,
+//! [`MAX_STREAM_BYTES`] streamed, or with one call's arguments past
+//! [`provider::MAX_CALL_ARGUMENT_BYTES`]) is refused with an error naming the reply. The API key is read from the environment once and sent only in
 //! request headers; it never reaches logs, errors or transcripts.
 
 use crate::conversation::message::{Message, Reply};
@@ -61,6 +65,15 @@ pub enum ModelError {
         prompt_tokens: Option<u64>,
         window: Option<u64>,
     },
+    #[error(
+        "the model's reply {what}, so it was not used and the turn stopped; the request was fine (this is the model's reply, not the prompt, history or tools): ask again, for smaller steps or a shorter answer"
+    )]
+    ReplyTooLarge { what: String },
+    #[error(
+        "the model at {url} did not finish its reply within {}s ([agent] max_reply_time, which bounds all of one reply; --timeout bounds each pause); raise max_reply_time in cordon.toml if the model is only slow",
+        after.as_secs_f64()
+    )]
+    ReplyDeadline { url: String, after: Duration },
     #[error("the model API at {url} sent a reply cordon cannot read: {reason}")]
     Malformed { url: String, reason: String },
     #[error("the model request was cancelled")]
@@ -78,6 +91,8 @@ impl ModelError {
             Self::GaveUp { .. } => "gave_up",
             Self::TimedOut { .. } => "timeout",
             Self::ContextExceeded { .. } => "context_exceeded",
+            Self::ReplyTooLarge { .. } => "reply_too_large",
+            Self::ReplyDeadline { .. } => "reply_deadline",
             Self::Malformed { .. } => "malformed_reply",
             Self::Cancelled => "cancelled",
         }
@@ -92,6 +107,8 @@ pub struct ModelClient {
     model: String,
     key: Option<String>,
     settings: ModelSettings,
+    /// The longest one reply may take, all of it.
+    reply_deadline: Duration,
 }
 
 /// One failed attempt: worth retrying (and after how long the server wants), or final.
@@ -151,7 +168,13 @@ impl ModelClient {
             model,
             key,
             settings: settings.clone(),
+            reply_deadline: cordon_runtime::config::AgentSettings::default().max_reply_time,
         })
+    }
+
+    /// Bounds all of one reply (retries included) by `deadline` (`[agent] max_reply_time`).
+    pub fn set_reply_deadline(&mut self, deadline: Duration) {
+        self.reply_deadline = deadline;
     }
 
     pub fn provider(&self) -> Provider {
@@ -203,7 +226,13 @@ impl ModelClient {
         let reply = tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(ModelError::Cancelled),
-            reply = self.with_retries(&body, observer, text_enough).instrument(span.clone()) => reply,
+            reply = tokio::time::timeout(
+                self.reply_deadline,
+                self.with_retries(&body, observer, text_enough).instrument(span.clone()),
+            ) => reply.unwrap_or_else(|_| Err(ModelError::ReplyDeadline {
+                url: self.url.clone(),
+                after: self.reply_deadline,
+            })),
         };
         match &reply {
             Ok(reply) => {
@@ -362,28 +391,37 @@ impl ModelClient {
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.starts_with("text/event-stream"));
         if streamed {
-            self.read_stream(response, observer, text_enough).await
-        } else {
-            let body = read_bounded(response, MAX_REPLY_BYTES)
+            let reply = self.read_stream(response, observer, text_enough).await?;
+            return match provider::oversized(&reply.tool_calls) {
+                Some(what) => Err(Failure::Final(ModelError::ReplyTooLarge { what })),
+                None => Ok(reply),
+            };
+        }
+        let body =
+            read_bounded(response, MAX_REPLY_BYTES)
                 .await
                 .map_err(|failure| match failure {
                     BodyFailure::Transport(err) => self.transport_failure(&err),
-                    BodyFailure::TooLarge => Failure::Final(ModelError::Malformed {
-                        url: self.url.clone(),
-                        reason: format!("the reply is over {MAX_REPLY_BYTES} bytes"),
+                    BodyFailure::TooLarge => Failure::Final(ModelError::ReplyTooLarge {
+                        what: format!(
+                            "is over {} MiB, the most cordon reads of one whole reply",
+                            MAX_REPLY_BYTES >> 20
+                        ),
                     }),
                 })?;
-            let reply = provider::parse_reply(self.provider, &body).map_err(|reason| {
-                Failure::Final(ModelError::Malformed {
-                    url: self.url.clone(),
-                    reason,
-                })
-            })?;
-            if !reply.text.is_empty() {
-                observer.text_delta(&reply.text);
-            }
-            Ok(reply)
+        let reply = provider::parse_reply(self.provider, &body).map_err(|reason| {
+            Failure::Final(ModelError::Malformed {
+                url: self.url.clone(),
+                reason,
+            })
+        })?;
+        if let Some(what) = provider::oversized(&reply.tool_calls) {
+            return Err(Failure::Final(ModelError::ReplyTooLarge { what }));
         }
+        if !reply.text.is_empty() {
+            observer.text_delta(&reply.text);
+        }
+        Ok(reply)
     }
 
     /// A request that failed in transport: no connection is worth retrying; a generation that
@@ -444,10 +482,13 @@ impl ModelClient {
                 }
             };
             received += chunk.len();
-            if received > MAX_REPLY_BYTES {
-                return Err(malformed(format!(
-                    "the streamed reply is over {MAX_REPLY_BYTES} bytes"
-                )));
+            if received > MAX_STREAM_BYTES {
+                return Err(Failure::Final(ModelError::ReplyTooLarge {
+                    what: format!(
+                        "is over {} MiB streamed, the most cordon reads of one streamed reply",
+                        MAX_STREAM_BYTES >> 20
+                    ),
+                }));
             }
             for event in decoder.feed(&chunk).map_err(&malformed)? {
                 if assembler.event(&event, &mut on_text).map_err(malformed)? == StreamState::Done {
@@ -481,8 +522,11 @@ pub fn read_whole() -> Option<usize> {
     None
 }
 
-/// The most bytes of one reply read, streamed or not; a reply past it is malformed.
-pub const MAX_REPLY_BYTES: usize = 64 << 20;
+/// The most bytes of one whole (not streamed) reply read; a reply past it is refused.
+pub const MAX_REPLY_BYTES: usize = 16 << 20;
+/// The most bytes of one streamed reply read (events carry a few characters each, so a stream
+/// takes many more bytes than its content); a stream past it is refused.
+pub const MAX_STREAM_BYTES: usize = 64 << 20;
 /// The most bytes of an error response read for its message.
 const MAX_ERROR_BYTES: usize = 64 << 10;
 

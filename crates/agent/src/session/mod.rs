@@ -7,6 +7,7 @@
 //! is recorded in the transcript as it is added, so the transcript is valid at every stop,
 //! cancellation included; compactions and each turn's token usage are recorded there too.
 
+mod call_cap;
 mod compaction;
 pub mod contract;
 pub(crate) mod repetition;
@@ -106,6 +107,9 @@ pub struct AgentOptions {
     pub max_repeated_calls: u32,
     /// When the model gets `search_tools` instead of every tool's spec.
     pub tool_search: SearchSettings,
+    /// Tool calls of one reply that run; the first call past them is answered with an error
+    /// naming the cap, and the reply's calls after it are dropped (`[agent] max_calls_per_reply`).
+    pub max_calls_per_reply: u32,
 }
 
 /// A turn's result.
@@ -220,6 +224,8 @@ impl Agent {
         for repair in loaded.repairs {
             self.push(repair)?;
         }
+        // Numbers past the bound (a model can send any id) are not cordon's: they cannot collide
+        // with a number this session gives before it reaches the bound, which it never does.
         self.text_calls = self
             .messages
             .iter()
@@ -228,6 +234,7 @@ impl Agent {
                 _ => &[],
             })
             .filter_map(|call| call.id.strip_prefix(TEXT_CALL_PREFIX)?.parse::<u64>().ok())
+            .filter(|number| *number <= MAX_TEXT_CALL_NUMBER)
             .max()
             .unwrap_or(0);
         Ok(())
@@ -385,6 +392,10 @@ impl Agent {
             let reply = self
                 .request(window, &tools, observer, cancel, tally)
                 .await?;
+            let (reply, over_cap) = call_cap::apply(reply, self.options.max_calls_per_reply);
+            if let Some(over) = &over_cap {
+                observer.warning(&over.warning());
+            }
             observer.model_reply(&reply);
             self.push(reply.clone().into_message())?;
             if reply.tool_calls.is_empty() {
@@ -452,8 +463,13 @@ impl Agent {
                         count,
                     });
                 }
-                let (mut outcomes, answer, loaded) =
-                    self.run_calls(&reply.tool_calls, observer, cancel).await;
+                let runnable = reply.tool_calls.len() - usize::from(over_cap.is_some());
+                let (mut outcomes, answer, loaded) = self
+                    .run_calls(&reply.tool_calls[..runnable], observer, cancel)
+                    .await;
+                if let Some(over) = &over_cap {
+                    outcomes.push(over.answer(&reply.tool_calls[runnable]));
+                }
                 for (outcome, verdict) in outcomes.iter_mut().zip(&verdicts) {
                     if let Repeat::AtLimit(count) = verdict {
                         outcome
@@ -593,7 +609,9 @@ impl Agent {
             .into_iter()
             .filter(|call| seen.insert(repetition::signature_of(&call.name, &call.arguments)))
             .map(|call| {
-                self.text_calls += 1;
+                // Saturating at the bound (never reached) repeats an id, which the transcript
+                // and the loop tell apart by position.
+                self.text_calls = self.text_calls.saturating_add(1).min(MAX_TEXT_CALL_NUMBER);
                 ToolCall {
                     id: format!("{TEXT_CALL_PREFIX}{}", self.text_calls),
                     name: call.name,
@@ -626,7 +644,10 @@ impl Agent {
             return "the model's own output limit (set [model] max_tokens to choose one)".into();
         };
         if let Some(usage) = reply.usage
-            && (usage.prompt_tokens + usage.completion_tokens) * 100
+            && usage
+                .prompt_tokens
+                .saturating_add(usage.completion_tokens)
+                .saturating_mul(100)
                 >= u64::from(window.tokens) * 97
         {
             return format!(
@@ -793,6 +814,8 @@ struct Recovered {
 
 /// Ids given to calls recovered from text: `text_call_1`, `text_call_2`, … across the session.
 const TEXT_CALL_PREFIX: &str = "text_call_";
+/// The highest number a recovered call's id gets; a transcript's higher ones are not counted.
+const MAX_TEXT_CALL_NUMBER: u64 = u32::MAX as u64;
 
 /// Said to the model after an empty final answer.
 const EMPTY_ANSWER_REMINDER: &str = "Your last reply was empty. Answer the request above in text, or call a tool if you still need one.";

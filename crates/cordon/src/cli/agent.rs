@@ -116,6 +116,7 @@ impl SessionArgs {
             contract,
             approver,
             max_repeated_calls: agent.max_repeated_calls,
+            max_calls_per_reply: agent.max_calls_per_reply,
             tool_search: cordon_agent::tool_search::SearchSettings {
                 mode: agent.tool_search,
                 threshold: agent.tool_search_threshold,
@@ -134,7 +135,8 @@ impl SessionArgs {
         approver: Option<Arc<dyn Approver>>,
     ) -> anyhow::Result<Agent> {
         let settings = self.model_settings(model.clone())?;
-        let client = ModelClient::new(&settings)?;
+        let mut client = ModelClient::new(&settings)?;
+        client.set_reply_deadline(agent.max_reply_time);
         let options = self.agent_options(agent, &settings, contract, approver);
         let mut agent = Agent::new(pipeline, client, options);
         match (&self.resume, &self.transcript) {

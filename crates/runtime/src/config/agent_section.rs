@@ -2,6 +2,7 @@
 //! concurrency, result budgets), and the agent loop's steps, system prompt and tool search.
 
 use super::*;
+use std::time::Duration;
 
 /// Whether a batch's calls may run at the same time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -64,7 +65,20 @@ pub struct AgentSettings {
     /// Send the `examples` of tools' schemas to the model (`send_tool_examples`; off: they are
     /// for `cordon test` and the docs, and small models copy their values).
     pub send_tool_examples: bool,
+    /// Tool calls of one model reply that run (`max_calls_per_reply`); the rest of the reply's
+    /// calls are answered with an error naming this setting, not run.
+    pub max_calls_per_reply: u32,
+    /// The longest one model reply may take, all of it (`max_reply_time`): a stream that keeps
+    /// sending without finishing, or a whole reply that never comes, ends the turn after it.
+    pub max_reply_time: Duration,
 }
+
+/// Calls of one reply that run unless `max_calls_per_reply` says otherwise.
+const DEFAULT_MAX_CALLS_PER_REPLY: u32 = 64;
+/// The highest `max_calls_per_reply` accepted (cordon reads no more calls of one reply).
+const MAX_CALLS_PER_REPLY_LIMIT: u32 = 1024;
+/// How long one reply may take unless `max_reply_time` says otherwise.
+const DEFAULT_MAX_REPLY_TIME: Duration = Duration::from_secs(30 * 60);
 
 /// Active tools above which `auto` turns tool search on, unless `tool_search_threshold` says.
 pub const DEFAULT_TOOL_SEARCH_THRESHOLD: usize = 30;
@@ -90,6 +104,8 @@ impl Default for AgentSettings {
             tool_search: ToolSearch::Auto,
             tool_search_threshold: DEFAULT_TOOL_SEARCH_THRESHOLD,
             send_tool_examples: false,
+            max_calls_per_reply: DEFAULT_MAX_CALLS_PER_REPLY,
+            max_reply_time: DEFAULT_MAX_REPLY_TIME,
         }
     }
 }
@@ -108,6 +124,8 @@ pub(super) struct RawAgent {
     tool_search: Option<ToolSearch>,
     tool_search_threshold: Option<usize>,
     send_tool_examples: Option<bool>,
+    max_calls_per_reply: Option<u32>,
+    max_reply_time: Option<String>,
     #[serde(default)]
     groups: BTreeMap<String, Vec<String>>,
 }
@@ -161,6 +179,26 @@ impl RawAgent {
                     .into(),
             ));
         }
+        let max_calls_per_reply = self
+            .max_calls_per_reply
+            .unwrap_or(DEFAULT_MAX_CALLS_PER_REPLY);
+        if !(1..=MAX_CALLS_PER_REPLY_LIMIT).contains(&max_calls_per_reply) {
+            return Err((
+                "max_calls_per_reply".into(),
+                format!("must be between 1 and {MAX_CALLS_PER_REPLY_LIMIT}"),
+            ));
+        }
+        let max_reply_time = match &self.max_reply_time {
+            Some(text) => {
+                let time = super::units::parse_duration(text)
+                    .map_err(|m| ("max_reply_time".to_string(), m))?;
+                if time.is_zero() {
+                    return Err(("max_reply_time".into(), "must be longer than 0s".into()));
+                }
+                time
+            }
+            None => DEFAULT_MAX_REPLY_TIME,
+        };
         let batches = BatchSettings {
             execution: self.execution.unwrap_or_default(),
             tools: self.tools,
@@ -179,7 +217,37 @@ impl RawAgent {
             tool_search: self.tool_search.unwrap_or_default(),
             tool_search_threshold,
             send_tool_examples: self.send_tool_examples.unwrap_or(false),
+            max_calls_per_reply,
+            max_reply_time,
         };
         Ok((batches, agent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(toml_text: &str) -> Result<AgentSettings, KeyError> {
+        let raw: RawAgent = toml::from_str(toml_text).unwrap();
+        raw.validate().map(|(_, agent)| agent)
+    }
+
+    #[test]
+    fn reply_bounds_have_defaults_and_are_checked() {
+        let defaults = agent("").unwrap();
+        assert_eq!(defaults.max_calls_per_reply, 64);
+        assert_eq!(defaults.max_reply_time, Duration::from_secs(1800));
+        let set = agent("max_calls_per_reply = 8\nmax_reply_time = \"90s\"").unwrap();
+        assert_eq!(set.max_calls_per_reply, 8);
+        assert_eq!(set.max_reply_time, Duration::from_secs(90));
+        for (bad, key) in [
+            ("max_calls_per_reply = 0", "max_calls_per_reply"),
+            ("max_calls_per_reply = 5000", "max_calls_per_reply"),
+            ("max_reply_time = \"0s\"", "max_reply_time"),
+            ("max_reply_time = \"soon\"", "max_reply_time"),
+        ] {
+            assert_eq!(agent(bad).unwrap_err().0, key, "{bad}");
+        }
     }
 }

@@ -228,7 +228,7 @@ impl Stream {
                             .and_then(Value::as_str)
                             .unwrap_or("");
                         match self.blocks.get_mut(index) {
-                            Some(Some(call)) => call.arguments.push_str(piece),
+                            Some(Some(call)) => super::push_arguments(&mut call.arguments, piece),
                             _ => {
                                 return Err(format!(
                                     "tool input arrived for block {index}, which is not a tool_use block"
@@ -300,7 +300,7 @@ impl Stream {
 
 fn block_index(data: &Value) -> Result<usize, String> {
     match data.get("index").and_then(Value::as_u64) {
-        Some(index) if index <= 1024 => Ok(index as usize),
+        Some(index) if index <= super::MAX_STREAMED_INDEX => Ok(index as usize),
         _ => Err(format!(
             "a streamed content block event has no usable index: {}",
             super::preview(&data.to_string())

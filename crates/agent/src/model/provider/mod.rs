@@ -5,10 +5,38 @@
 mod anthropic;
 mod openai;
 
-use crate::conversation::message::{Message, Reply, Usage};
+use crate::conversation::message::{Message, Reply, ToolCall, Usage};
 use crate::model::sse::SseEvent;
 use cordon_runtime::config::{ModelSettings, Provider};
 use serde_json::Value;
+
+/// The most bytes of arguments one tool call may carry; a reply with a call past it is refused.
+pub const MAX_CALL_ARGUMENT_BYTES: usize = 1 << 20;
+/// The highest index a streamed tool call (or Anthropic content block) may have.
+pub const MAX_STREAMED_INDEX: u64 = 4096;
+
+/// What makes a reply too large to use, if anything: a call whose arguments are past
+/// [`MAX_CALL_ARGUMENT_BYTES`].
+pub fn oversized(calls: &[ToolCall]) -> Option<String> {
+    let (position, call) = calls
+        .iter()
+        .enumerate()
+        .find(|(_, call)| call.arguments.len() > MAX_CALL_ARGUMENT_BYTES)?;
+    Some(format!(
+        "has a tool call (#{}, {}) with over {} MiB of arguments, the most one call may carry",
+        position + 1,
+        preview(&call.name),
+        MAX_CALL_ARGUMENT_BYTES >> 20
+    ))
+}
+
+/// Appends a streamed piece of a call's arguments, unless they are past the bound already (the
+/// reply is refused then; what is kept stays bounded).
+fn push_arguments(arguments: &mut String, piece: &str) {
+    if arguments.len() <= MAX_CALL_ARGUMENT_BYTES {
+        arguments.push_str(piece);
+    }
+}
 
 /// A tool as offered to the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,9 +189,10 @@ fn usage_in(usage: &Value) -> Option<Usage> {
             completion_tokens: number("completion_tokens").unwrap_or(0),
         });
     }
+    // A server may send any number: the sum saturates.
     let input = number("input_tokens")?
-        + number("cache_creation_input_tokens").unwrap_or(0)
-        + number("cache_read_input_tokens").unwrap_or(0);
+        .saturating_add(number("cache_creation_input_tokens").unwrap_or(0))
+        .saturating_add(number("cache_read_input_tokens").unwrap_or(0));
     Some(Usage {
         prompt_tokens: input,
         completion_tokens: number("output_tokens").unwrap_or(0),

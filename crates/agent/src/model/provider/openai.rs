@@ -237,7 +237,7 @@ impl Stream {
             Some(index) => index as usize,
             None => self.calls.len().saturating_sub(1),
         };
-        if index > 1024 {
+        if index as u64 > super::MAX_STREAMED_INDEX {
             return Err(format!("a streamed tool call has an absurd index {index}"));
         }
         if self.calls.len() <= index {
@@ -252,7 +252,7 @@ impl Stream {
                 call.name.push_str(name);
             }
             if let Some(arguments) = function.get("arguments").and_then(Value::as_str) {
-                call.arguments.push_str(arguments);
+                super::push_arguments(&mut call.arguments, arguments);
             }
         }
         Ok(())
