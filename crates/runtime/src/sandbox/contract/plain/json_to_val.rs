@@ -310,6 +310,9 @@ fn to_val(shape: &Shape, value: &Value, pointer: &str) -> Result<Val, ArgumentMi
     }
 }
 
+/// Past every WIT integer's range (2^100), yet exactly convertible to `i128` below it.
+const WHOLE_FLOAT_LIMIT: f64 = (1u128 << 100) as f64;
+
 fn integer(kind: IntKind, value: &Value, pointer: &str) -> Result<Val, ArgumentMismatch> {
     let (min, max) = kind.range();
     let out_of_range = || {
@@ -328,9 +331,11 @@ fn integer(kind: IntKind, value: &Value, pointer: &str) -> Result<Val, ArgumentM
             } else if let Some(n) = number.as_u64() {
                 n.into()
             } else {
-                // A float: accepted when it is a whole number, as JSON Schema's `integer` is.
+                // A float: accepted when it is a whole number, as JSON Schema's `integer` is. A
+                // whole f64 is an exact integer, and below 2^100 it converts to i128 exactly, so
+                // the range check below is the one the schema's bounds make (1.8e19 is a u64).
                 match number.as_f64() {
-                    Some(f) if f.fract() == 0.0 && f.abs() < 1.8e19 => f as i128,
+                    Some(f) if f.fract() == 0.0 && f.abs() < WHOLE_FLOAT_LIMIT => f as i128,
                     _ => return Err(out_of_range()),
                 }
             }
@@ -473,6 +478,39 @@ mod tests {
                 Val::U8(3),
                 Val::Option(None),
             ]
+        );
+    }
+
+    #[test]
+    fn a_whole_float_is_a_u64_exactly_when_the_schema_says_so() {
+        // 1.8e19 (an exact integer, below u64::MAX) passed the schema and was refused here.
+        let shape = Shape::Integer(IntKind::U64);
+        let schema = super::super::json_schema::schema_of(&shape);
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let params = vec![("n".to_string(), shape)];
+        for text in [
+            "1.8e19",
+            "18000000000000000000.0",
+            "1.8446744073709550e19",
+            "18446744073709551615",
+            "18446744073709551615.0",
+            "1.8446744073709552e19",
+            "1e20",
+            "-1.0",
+            "0.0",
+            "1.5",
+        ] {
+            let value: serde_json::Value = serde_json::from_str(text).unwrap();
+            let converted = arguments_to_vals(&params, &json!({ "n": value }));
+            assert_eq!(
+                validator.is_valid(&value),
+                converted.is_ok(),
+                "{text}: schema and converter disagree ({converted:?})"
+            );
+        }
+        assert_eq!(
+            arguments_to_vals(&params, &json!({ "n": 1.8e19 })).unwrap(),
+            vec![Val::U64(18_000_000_000_000_000_000)]
         );
     }
 
