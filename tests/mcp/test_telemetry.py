@@ -380,3 +380,53 @@ async def test_a_collector_that_never_answers_does_not_hold_a_run(cordon_bin, tr
     # (2 s) and the export timeout's.
     assert hung_seconds < quiet_seconds + 8, (quiet_seconds, hung_seconds)
     assert "did not take the last spans" in hung.stderr, hung.stderr
+
+
+def test_every_exported_string_is_masked_and_bounded(cordon_bin, traced_workspace, receiver):
+    # The JSON-RPC request id and a tool name are the client's to choose: one carries a
+    # configured secret (the collector's own credential), one is a megabyte. Every string of
+    # every exported span, and every byte sent to the collector, is checked for the secret and
+    # for size.
+    secret = "otel-hdr-secret-9c2e71d04b"
+    config = traced_workspace / "cordon.toml"
+    config.write_text(config.read_text() + f'\n[telemetry]\nendpoint = "{receiver.endpoint}"\n'
+                      f'headers = {{ authorization = "Bearer {secret}" }}\n')
+    process = subprocess.Popen([cordon_bin, "serve"], cwd=traced_workspace,
+                               env=server_env(traced_workspace), stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def request(message):
+        process.stdin.write(json.dumps(message) + "\n")
+        process.stdin.flush()
+        if "id" in message:
+            return json.loads(process.stdout.readline())
+
+    huge_id = "r" * 1_000_000
+    try:
+        request({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}})
+        request({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        ids = [f"req-{secret}", huge_id, 4]
+        for request_id, tool in zip(ids, ["echo", "echo", f"nope-{secret}"]):
+            answer = request({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                              "params": {"name": tool, "arguments": {"text": "hi"}}})
+            assert answer["id"] == request_id
+    finally:
+        process.stdin.close()
+        stderr = process.stderr.read()
+        process.wait(timeout=30)
+    assert process.returncode == 0, stderr
+    calls = [span for span in receiver.spans if span["attributes"].get("mcp.method.name") == "tools/call"]
+    assert len(calls) == 3, [span["name"] for span in receiver.spans]
+    assert any(span["attributes"]["jsonrpc.request.id"].startswith("rrrr") for span in calls)
+    assert any("[REDACTED" in span["attributes"]["jsonrpc.request.id"] for span in calls)
+    for span in receiver.spans:
+        strings = [span["name"]] + [value for value in span["attributes"].values()
+                                    if isinstance(value, str)]
+        for value in strings:
+            assert secret not in value, (span["name"], value[:200])
+            assert len(value.encode()) <= 1024, (span["name"], len(value))
+    for body in receiver.raw:
+        assert secret.encode() not in body
+    assert sum(len(body) for body in receiver.raw) < 200_000, "a megabyte id was exported whole"

@@ -38,6 +38,15 @@ pub fn captured(text: &str) -> String {
     crate::report::budget::cut(&masked, MAX_CAPTURED_BYTES)
 }
 
+/// The most bytes of a name or id (a tool's name, a call or request id) put in a span.
+const MAX_ID_BYTES: usize = 256;
+
+/// A name or id a model, client or plugin chose, masked and cut for a span.
+pub fn captured_id(text: &str) -> String {
+    let masked = crate::report::secrets::scrub(text);
+    crate::report::budget::cut(&masked, MAX_ID_BYTES)
+}
+
 /// A batch of `calls` tool calls.
 pub fn batch(calls: usize) -> Span {
     tracing::info_span!(
@@ -67,10 +76,10 @@ pub fn tool_call(id: &str, name: &str) -> Span {
         gen_ai.tool.call.result = Empty,
     );
     if !span.is_disabled() {
-        let name = captured(name);
+        let name = captured_id(name);
         span.record("otel.name", format!("execute_tool {name}"));
         span.record("gen_ai.tool.name", name);
-        span.record("gen_ai.tool.call.id", captured(id));
+        span.record("gen_ai.tool.call.id", captured_id(id));
     }
     span
 }

@@ -13,10 +13,12 @@
 
 pub mod conventions;
 mod export_client;
+pub mod export_guard;
 pub mod settings;
 mod span_metrics;
 mod span_queue;
 
+pub use export_guard::{ExportGuard, Redactor};
 pub use settings::{FileSettings, SettingsError, TelemetrySettings};
 
 use opentelemetry::propagation::{Extractor, TextMapPropagator as _};
@@ -51,14 +53,18 @@ pub struct Telemetry {
     meter_provider: Option<SdkMeterProvider>,
     counts: Arc<QueueCounts>,
     capture_content: bool,
+    guard: ExportGuard,
 }
 
 /// A tracing layer for any subscriber built on the registry.
 pub type BoxedLayer<S> = Box<dyn Layer<S> + Send + Sync + 'static>;
 
 impl Telemetry {
-    /// Starts exporting as `settings` say.
-    pub fn start(settings: &TelemetrySettings) -> Result<Self, TelemetryError> {
+    /// Starts exporting as `settings` say. Every string exported (span names, attributes, events,
+    /// metric labels) first passes `redact` (the binary gives cordon's secret scrubber), then is cut
+    /// to [`export_guard::MAX_EXPORTED_BYTES`].
+    pub fn start(settings: &TelemetrySettings, redact: Redactor) -> Result<Self, TelemetryError> {
+        let guard = ExportGuard::new(redact);
         let resource = Resource::builder()
             .with_service_name(settings.service_name.clone())
             .with_schema_url(
@@ -87,7 +93,7 @@ impl Telemetry {
                     .map_err(|err| TelemetryError::Exporter(err.to_string()))?;
                 opentelemetry_sdk::trace::SpanExporter::set_resource(&mut exporter, &resource);
                 let mut builder = SdkTracerProvider::builder()
-                    .with_span_processor(SpanQueue::start(exporter, counts.clone()))
+                    .with_span_processor(SpanQueue::start(exporter, counts.clone(), guard.clone()))
                     .with_resource(resource.clone());
                 if let Some((name, ratio)) = &settings.sampler {
                     builder = builder.with_sampler(sampler(name, ratio.unwrap_or(1.0)));
@@ -124,6 +130,7 @@ impl Telemetry {
             meter_provider,
             counts,
             capture_content: settings.capture_content,
+            guard,
         })
     }
 
@@ -152,7 +159,7 @@ impl Telemetry {
         }
         if let Some(meter) = self.meter() {
             layers.push(Box::new(
-                span_metrics::SpanMetrics::new(&meter).with_filter(only_ours()),
+                span_metrics::SpanMetrics::new(&meter, self.guard.clone()).with_filter(only_ours()),
             ));
         }
         Box::new(layers)

@@ -4,6 +4,7 @@
 //! `gen_ai.client.token.usage`), an `mcp_request` span `mcp.server.operation.duration`.
 
 use crate::conventions::{attributes as attr, metrics, spans};
+use crate::export_guard::ExportGuard;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::{Counter, Histogram, Meter};
 use std::collections::BTreeMap;
@@ -21,6 +22,8 @@ pub struct SpanMetrics {
     token_usage: Histogram<u64>,
     operation_duration: Histogram<f64>,
     mcp_duration: Histogram<f64>,
+    /// Label values are masked and bounded like span attributes.
+    guard: ExportGuard,
 }
 
 /// What a span said, kept until it closes.
@@ -57,25 +60,30 @@ fn tool_label(tool: Option<String>, kind: Option<&str>) -> String {
     }
 }
 
-struct Collect<'a>(&'a mut BTreeMap<&'static str, String>);
+struct Collect<'a> {
+    fields: &'a mut BTreeMap<&'static str, String>,
+    guard: &'a ExportGuard,
+}
 
 impl Visit for Collect<'_> {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if let Some(name) = KEPT.iter().find(|name| **name == field.name()) {
-            self.0.insert(name, format!("{value:?}"));
+            self.fields
+                .insert(name, self.guard.label(&format!("{value:?}")));
         }
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
         if let Some(name) = KEPT.iter().find(|name| **name == field.name()) {
-            self.0.insert(name, value.to_string());
+            self.fields.insert(name, self.guard.label(value));
         }
     }
 }
 
 impl SpanMetrics {
-    pub fn new(meter: &Meter) -> Self {
+    pub fn new(meter: &Meter, guard: ExportGuard) -> Self {
         Self {
+            guard,
             tool_calls: meter
                 .u64_counter(metrics::TOOL_CALLS)
                 .with_description("Tool calls by tool and outcome (ok, or the error kind).")
@@ -184,7 +192,10 @@ where
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
         let mut fields = BTreeMap::new();
-        attrs.record(&mut Collect(&mut fields));
+        attrs.record(&mut Collect {
+            fields: &mut fields,
+            guard: &self.guard,
+        });
         span.extensions_mut().insert(Seen {
             started: Instant::now(),
             fields,
@@ -194,7 +205,10 @@ where
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
         if let Some(seen) = span.extensions_mut().get_mut::<Seen>() {
-            values.record(&mut Collect(&mut seen.fields));
+            values.record(&mut Collect {
+                fields: &mut seen.fields,
+                guard: &self.guard,
+            });
         }
     }
 

@@ -2,8 +2,10 @@
 //! bounded queue without waiting (a full queue drops it and counts it), and a thread of its own
 //! takes batches off the queue and exports them. So a slow or dead collector costs that thread
 //! its time and the queue its spans, never a call its latency. Shutdown flushes what is queued
-//! within a deadline, then gives up.
+//! within a deadline, then gives up. Each span is masked and bounded ([`ExportGuard`]) before it
+//! is queued, so the queue's 2,048 spans hold kilobytes each at most.
 
+use crate::export_guard::ExportGuard;
 use opentelemetry::Context;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
@@ -41,11 +43,16 @@ pub struct SpanQueue {
     counts: Arc<QueueCounts>,
     /// Set once shut down: later spans are dropped (and counted).
     closed: Mutex<bool>,
+    guard: ExportGuard,
 }
 
 impl SpanQueue {
     /// Starts the export thread over `exporter`.
-    pub fn start<E: SpanExporter + 'static>(exporter: E, counts: Arc<QueueCounts>) -> Self {
+    pub fn start<E: SpanExporter + 'static>(
+        exporter: E,
+        counts: Arc<QueueCounts>,
+        guard: ExportGuard,
+    ) -> Self {
         let (sender, receiver) = std::sync::mpsc::sync_channel(QUEUE_SPANS);
         let thread_counts = counts.clone();
         let started = std::thread::Builder::new()
@@ -58,6 +65,7 @@ impl SpanQueue {
             sender,
             counts,
             closed: Mutex::new(false),
+            guard,
         }
     }
 
@@ -83,7 +91,8 @@ impl SpanQueue {
 impl SpanProcessor for SpanQueue {
     fn on_start(&self, _span: &mut Span, _cx: &Context) {}
 
-    fn on_end(&self, span: SpanData) {
+    fn on_end(&self, mut span: SpanData) {
+        self.guard.span(&mut span);
         match self.sender.try_send(Message::Span(Box::new(span))) {
             Ok(()) => {}
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {

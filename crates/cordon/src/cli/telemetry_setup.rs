@@ -49,7 +49,7 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
     // Collector credentials are secrets like every other configured one, including the
     // per-signal header variables the exporter reads on its own.
     for value in settings.headers.values() {
-        cordon_runtime::report::secrets::register(value);
+        cordon_runtime::report::secrets::register_header_value(value);
     }
     for variable in [
         "OTEL_EXPORTER_OTLP_HEADERS",
@@ -59,12 +59,14 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
         let list = std::env::var(variable).unwrap_or_default();
         for pair in list.split(',') {
             if let Some((_, value)) = pair.split_once('=') {
-                cordon_runtime::report::secrets::register(value.trim());
+                cordon_runtime::report::secrets::register_header_value(value.trim());
             }
         }
     }
     cordon_runtime::trace_spans::set_capture_content(settings.capture_content);
-    match Telemetry::start(&settings) {
+    let scrub: cordon_telemetry::Redactor =
+        std::sync::Arc::new(|text: &str| cordon_runtime::report::secrets::scrub(text).into_owned());
+    match Telemetry::start(&settings, scrub) {
         Ok(telemetry) => {
             let gauge = telemetry.meter().map(|meter| {
                 meter

@@ -22,7 +22,7 @@ pub(super) fn for_request(
         otel.kind = "server",
         mcp.method.name = %method,
         mcp.protocol.version = Empty,
-        jsonrpc.request.id = %context.id,
+        jsonrpc.request.id = Empty,
         network.transport = Empty,
         network.protocol.name = Empty,
         gen_ai.operation.name = Empty,
@@ -34,6 +34,11 @@ pub(super) fn for_request(
     if span.is_disabled() {
         return span;
     }
+    // The request id is the client's to choose: masked like every output, and bounded.
+    span.record(
+        "jsonrpc.request.id",
+        cordon_runtime::trace_spans::captured_id(&context.id.to_string()),
+    );
     let over_http = context
         .extensions
         .get::<axum::http::request::Parts>()
@@ -57,7 +62,7 @@ pub(super) fn for_request(
     match target {
         // A tool name comes from the client: masked like every output, and bounded.
         Some(tool) => {
-            let tool = cordon_runtime::trace_spans::captured(tool);
+            let tool = cordon_runtime::trace_spans::captured_id(tool);
             span.record("otel.name", format!("{method} {tool}"));
             span.record("gen_ai.operation.name", "execute_tool");
             span.record("gen_ai.tool.name", tool);

@@ -69,7 +69,7 @@ impl RawHttpGrant {
             // ones, are secrets: no output of cordon shows them. `Accept = "application/json"`
             // is not, and masking it would hide ordinary words in every result.
             if !parts.is_empty() || carries_credentials(name) {
-                crate::report::secrets::register(&value);
+                crate::report::secrets::register_header_value(&value);
             }
             parts
                 .iter()

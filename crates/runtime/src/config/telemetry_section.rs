@@ -44,7 +44,7 @@ impl RawTelemetry {
                 .map_err(|_| (key.clone(), format!("{name:?} is not a header name")))?;
             let (value, parts) =
                 super::http_section::expand_env_parts(&template).map_err(|m| (key.clone(), m))?;
-            crate::report::secrets::register(&value);
+            crate::report::secrets::register_header_value(&value);
             parts
                 .iter()
                 .for_each(|part| crate::report::secrets::register(part));

@@ -67,6 +67,20 @@ pub fn register(secret: &str) {
     add(forms_of(secret));
 }
 
+/// Registers a header's value as a secret, and the credential in it after an auth scheme
+/// (`Bearer TOKEN`, `Token TOKEN`): the token alone is what a tool or a client echoes back.
+pub fn register_header_value(value: &str) {
+    register(value);
+    if let Some((scheme, credential)) = value.trim().split_once(' ')
+        && !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        register(credential);
+    }
+}
+
 /// Registers the parts of a Basic credential, and its base64 form as it travels.
 pub fn register_basic(user: &str, password: &str) {
     use base64::Engine as _;
@@ -492,6 +506,16 @@ mod tests {
             let text = format!("Unknown tool \"{guess}\"");
             assert_eq!(scrub(&text), text);
         }
+    }
+
+    #[test]
+    fn a_bearer_headers_token_is_masked_alone_and_its_scheme_word_is_not() {
+        register_header_value("Bearer hdr-token-5be1c0a9d2");
+        assert_eq!(
+            scrub("id req-hdr-token-5be1c0a9d2"),
+            "id req-[REDACTED:secret]"
+        );
+        assert_eq!(scrub("a Bearer token"), "a Bearer token");
     }
 
     #[test]
