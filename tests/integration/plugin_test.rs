@@ -157,7 +157,8 @@ fn a_hostile_plugin_fails_with_a_report_naming_each_misbehaviour() {
     for expected in [
         "FAIL  recurse · example 1: trap after",
         "FAIL  huge_result · example 1: out_of_memory after",
-        "FAIL  huge_result · example 2: huge_result produced a result of 100000016 bytes",
+        // 100 MB: refused while it is copied out, before the output limit could count it.
+        "FAIL  huge_result · example 2: `huge_result` handed the host more data at once",
         "FAIL  exit · example 1: trap after",
         "FAIL  handle_flood · example 1:",
     ] {
@@ -167,11 +168,6 @@ fn a_hostile_plugin_fails_with_a_report_naming_each_misbehaviour() {
             run.stdout
         );
     }
-    assert!(
-        run.stdout.contains("over its plugin's output limit"),
-        "{}",
-        run.stdout
-    );
     assert!(run.stdout.contains("  FAILED: "), "{}", run.stdout);
 
     // The same as JSON, for CI.

@@ -136,6 +136,8 @@ pub struct CallState {
     pub push_dropped: bool,
     /// What the call may still write and create through its read-write grants.
     disk: Arc<crate::sandbox::disk_budget::DiskBudget>,
+    /// The host memory its result may take while lifted and converted (set by the runner).
+    pub lift: Option<crate::sandbox::result_memory::LiftBudget>,
 }
 
 /// Everything needed to build a [`CallState`].
@@ -190,6 +192,7 @@ impl CallState {
             push_budget: setup.push_budget,
             push_dropped: false,
             disk: setup.disk,
+            lift: None,
         }
     }
 

@@ -72,6 +72,7 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
         _ if state.limiter.denied => out_of_memory(limits, what),
         _ if state.limiter.table_denied => out_of_table_space(what),
         Some(trap) => Failure::trap(trap.to_string(), &state.stderr.tail(STDERR_TAIL_LINES)),
+        None if is_lift_budget_exhausted(err) => over_lift_budget(state, what),
         None => {
             let reason = err
                 .chain()
@@ -81,6 +82,29 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
             Failure::trap(reason, &state.stderr.tail(STDERR_TAIL_LINES))
         }
     }
+}
+
+/// Whether wasmtime refused to copy more out of the guest than the call's lift budget (its
+/// hostcall fuel). wasmtime's error type for it is private; its message is stable.
+fn is_lift_budget_exhausted(err: &wasmtime::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .to_string()
+            .contains("fuel allocated for hostcalls has been exhausted")
+    })
+}
+
+/// The result (or one transfer to the host) was larger than the call's lift budget.
+pub fn over_lift_budget(state: &CallState, what: &str) -> Failure {
+    let (bytes, shared) = state
+        .lift
+        .as_ref()
+        .map_or((0, false), |lift| (lift.bytes(), lift.was_shared()));
+    Failure::new(
+        ErrorKind::ToolError,
+        crate::sandbox::result_memory::exceeded_message(what, bytes, shared),
+        json!({ "limit": "result_memory", "limitBytes": bytes }),
+    )
 }
 
 /// The call ran past its wall-time limit (or was cancelled while stuck in the host).

@@ -21,3 +21,4 @@ pub(crate) mod nonblocking_open;
 pub(crate) mod open_files;
 pub mod plugin;
 pub(crate) mod resource_budget;
+pub(crate) mod result_memory;

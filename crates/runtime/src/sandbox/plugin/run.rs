@@ -13,6 +13,7 @@ use crate::sandbox::contract::Instance;
 use crate::sandbox::contract::command::CommandInput;
 use crate::sandbox::failure::{self, Failure};
 use crate::sandbox::open_files::OpenFiles;
+use crate::sandbox::result_memory::LiftBudget;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -152,6 +153,11 @@ impl Plugin {
         });
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
+        // What the result may take of the host's memory as it is lifted out (wasmtime checks
+        // this before it allocates each string, list and record it copies).
+        let lift = LiftBudget::reserve(limits.output_bytes);
+        store.set_hostcall_fuel(usize::try_from(lift.bytes()).unwrap_or(usize::MAX));
+        store.data_mut().lift = Some(lift);
         if self.fuel_metering {
             store
                 .set_fuel(limits.fuel.unwrap_or(u64::MAX))

@@ -20,7 +20,7 @@ use crate::report::{Content, ErrorKind};
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::failure::Failure;
 use serde_json::{Value, json};
-use shape::{Shape, Unsupported, shape_of};
+use shape::{Shape, ShapeBudget, Unsupported, shape_of};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tool_names::{FunctionPath, tool_names};
@@ -80,6 +80,14 @@ pub enum PlainRefusal {
     RenamedTwice { tools: String, name: String },
     #[error("every function it exports is left out with `skip = true`; nothing would be offered")]
     AllSkipped,
+    #[error(
+        "its exported functions' types are too large to describe: by `{function}` their JSON Schemas would pass the {limit} bytes one plugin may declare (a WIT type used many times inside another is described once per use). Leave such functions out with `skip = true` in [plugins.{plugin}.tools.NAME] to load the others"
+    )]
+    TypesTooLarge {
+        plugin: String,
+        function: String,
+        limit: usize,
+    },
 }
 
 /// Whether the component is a `wasi:cli` command: it exports `wasi:cli/run` and nothing else.
@@ -129,12 +137,22 @@ impl PlainFunctions {
         }
         let mut functions = Vec::new();
         let mut unsupported = Vec::new();
+        let mut budget =
+            ShapeBudget::new(crate::sandbox::plugin::declared::MAX_SCHEMA_BYTES_PER_PLUGIN);
         for (export, derived_name) in exports.into_iter().zip(derived) {
             let operator = overrides.get(&derived_name).cloned().unwrap_or_default();
             if operator.skip {
                 continue;
             }
-            match read_signature(&export.func) {
+            let signature = read_signature(&export.func, &mut budget);
+            if budget.is_spent() {
+                return Err(PlainRefusal::TypesTooLarge {
+                    plugin: plugin.to_string(),
+                    function: export.path.display().to_string(),
+                    limit: crate::sandbox::plugin::declared::MAX_SCHEMA_BYTES_PER_PLUGIN,
+                });
+            }
+            match signature {
                 Ok((params, result)) => {
                     let tool = operator.name.clone().unwrap_or(derived_name);
                     let declared = declare(
@@ -254,8 +272,26 @@ impl PlainInstance {
         };
         let mut results = vec![Val::Bool(false); usize::from(function.result.is_some())];
         func.call_async(&mut *store, &params, &mut results).await?;
-        let denied = store.data().first_refusal();
-        Ok(outcome(function, results.pop(), denied))
+        drop(params);
+        let state = store.data();
+        let denied = state.first_refusal();
+        // The JSON is written within what is left of the output limit; the lifted value itself
+        // was bounded by the call's lift budget as wasmtime copied it out.
+        let limit = usize::try_from(state.push_budget()).unwrap_or(usize::MAX);
+        Ok(
+            outcome(function, results.pop(), denied, limit).map_err(|failure| match failure {
+                Converted::Failed(failure) => failure,
+                Converted::TooLarge => Failure::new(
+                    ErrorKind::ToolError,
+                    format!(
+                        "`{}` returned a result larger than what is left of its plugin's output limit ({} for this call); cordon stopped reading it there. Ask for less at a time (use offsets, limits or filters).",
+                        function.tool,
+                        crate::sandbox::failure::human_bytes(limit as u64)
+                    ),
+                    json!({ "limit": "output", "limitBytes": limit }),
+                ),
+            }),
+        )
     }
 }
 
@@ -318,18 +354,19 @@ type Signature = (Vec<(String, Shape)>, Option<Shape>);
 
 fn read_signature(
     func: &wasmtime::component::types::ComponentFunc,
+    budget: &mut ShapeBudget,
 ) -> Result<Signature, Unsupported> {
     let params = func
         .params()
         .map(|(name, ty)| {
             Ok((
                 name.to_string(),
-                shape_of(&ty, &format!("parameter {name:?}"))?,
+                shape_of(&ty, &format!("parameter {name:?}"), budget)?,
             ))
         })
         .collect::<Result<Vec<_>, Unsupported>>()?;
     let result = match func.results().next() {
-        Some(ty) => Some(shape_of(&ty, "result")?),
+        Some(ty) => Some(shape_of(&ty, "result", budget)?),
         None => None,
     };
     Ok((params, result))
@@ -437,73 +474,111 @@ fn short_wit(shape: &Shape) -> String {
     }
 }
 
-/// The call's output from the function's return value, or the failure an `err` stands for (a
-/// `capability_denied` one when the host refused the call something on the way).
-fn outcome(
-    function: &PlainFunction,
-    returned: Option<Val>,
-    denied: Option<String>,
-) -> Result<GuestOutput, Failure> {
-    let (Some(shape), Some(val)) = (&function.result, returned) else {
-        return Ok(success(None, None));
-    };
-    let json = match val_to_json::val_to_json(shape, &val) {
-        Ok(json) => json,
-        Err(problem) => {
-            return Err(Failure::new(
+/// Why a return value did not become an output.
+enum Converted {
+    /// A failure to report as it is (an `err`, or a value of the wrong shape).
+    Failed(Failure),
+    /// Its JSON would have been longer than the output limit left.
+    TooLarge,
+}
+
+impl Converted {
+    fn from(problem: val_to_json::Unconvertible, function: &PlainFunction) -> Self {
+        match problem {
+            val_to_json::Unconvertible::TooLarge => Self::TooLarge,
+            val_to_json::Unconvertible::Shape(problem) => Self::Failed(Failure::new(
                 ErrorKind::ToolError,
                 format!(
                     "`{}` returned a value cordon cannot pass on: {problem}. This is a bug in the tool, not in your request.",
                     function.tool
                 ),
                 json!({ "problem": problem }),
-            ));
+            )),
         }
-    };
-    let Shape::Result { ok, .. } = shape else {
-        return Ok(success(Some(shape), Some(json)));
-    };
-    match json {
-        Value::Object(mut side) if side.contains_key("ok") => {
-            let value = side.remove("ok").filter(|_| ok.is_some());
-            Ok(success(ok.as_deref(), value))
-        }
-        Value::Object(mut side) => {
-            let error = side.remove("err").unwrap_or(Value::Null);
-            let text = match &error {
-                Value::String(text) => text.clone(),
-                Value::Null => format!("`{}` returned an error", function.tool),
-                other => other.to_string(),
-            };
-            Err(match denied {
-                Some(refusal) => Failure::new(
-                    ErrorKind::CapabilityDenied,
-                    format!(
-                        "{text} (the host refused it {refusal}; that is outside what this plugin was granted)"
-                    ),
-                    json!({ "error": error, "refused": refusal }),
-                ),
-                None => Failure::new(ErrorKind::ToolError, text, json!({ "error": error })),
-            })
-        }
-        _ => Ok(success(None, None)),
     }
 }
 
-/// A successful output: the value as text for the model (a string as itself, anything else as
-/// JSON) and as structured output (a record as itself, anything else under `result`).
-fn success(shape: Option<&Shape>, value: Option<Value>) -> GuestOutput {
-    let (text, structured) = match (shape, value) {
-        (Some(shape), Some(value)) => {
-            let text = match &value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
+/// The call's output from the function's return value, or the failure an `err` stands for (a
+/// `capability_denied` one when the host refused the call something on the way). The JSON is
+/// written straight from the value, at most `limit` bytes of it.
+fn outcome(
+    function: &PlainFunction,
+    returned: Option<Val>,
+    denied: Option<String>,
+    limit: usize,
+) -> Result<GuestOutput, Converted> {
+    let (Some(shape), Some(val)) = (&function.result, returned) else {
+        return Ok(success(None, None));
+    };
+    let text_of = |shape: &Shape, val: &Val| {
+        val_to_json::val_to_json_text(shape, val, limit)
+            .map_err(|problem| Converted::from(problem, function))
+    };
+    let Shape::Result { ok, err } = shape else {
+        let json = text_of(shape, &val)?;
+        // The lifted value is not needed past here: gone before the text forms are made.
+        drop(val);
+        return Ok(success(Some(shape), Some(json)));
+    };
+    let mismatch = || {
+        Converted::from(
+            val_to_json::Unconvertible::Shape(format!(
+                "the result: the component returned a value that is not a {}",
+                shape.wit()
+            )),
+            function,
+        )
+    };
+    let Val::Result(side) = val else {
+        return Err(mismatch());
+    };
+    let error = match (side, ok.as_deref(), err.as_deref()) {
+        (Ok(Some(payload)), Some(ok), _) => {
+            let json = text_of(ok, &payload)?;
+            drop(payload);
+            return Ok(success(Some(ok), Some(json)));
+        }
+        (Ok(None), None, _) => return Ok(success(None, None)),
+        (Err(Some(payload)), _, Some(err)) => {
+            let json = text_of(err, &payload)?;
+            serde_json::from_str(&json).unwrap_or(Value::String(json))
+        }
+        (Err(None), _, None) => Value::Null,
+        _ => return Err(mismatch()),
+    };
+    let text = match &error {
+        Value::String(text) => text.clone(),
+        Value::Null => format!("`{}` returned an error", function.tool),
+        other => other.to_string(),
+    };
+    Err(Converted::Failed(match denied {
+        Some(refusal) => Failure::new(
+            ErrorKind::CapabilityDenied,
+            format!(
+                "{text} (the host refused it {refusal}; that is outside what this plugin was granted)"
+            ),
+            json!({ "error": error, "refused": refusal }),
+        ),
+        None => Failure::new(ErrorKind::ToolError, text, json!({ "error": error })),
+    }))
+}
+
+/// A successful output from the value's JSON text: as text for the model (a JSON string as the
+/// string itself, anything else as the JSON) and as structured output (a record as itself,
+/// anything else under `result`).
+fn success(shape: Option<&Shape>, json: Option<String>) -> GuestOutput {
+    let (text, structured) = match (shape, json) {
+        (Some(shape), Some(json)) => {
             let structured = match shape {
-                Shape::Record { .. } => value,
-                _ => json!({ "result": value }),
+                Shape::Record { .. } => json.clone(),
+                _ => format!("{{\"result\":{json}}}"),
             };
-            (text, Some(structured.to_string()))
+            let text = if json.starts_with('"') {
+                serde_json::from_str::<String>(&json).unwrap_or(json)
+            } else {
+                json
+            };
+            (text, Some(structured))
         }
         _ => ("done".to_string(), None),
     };
