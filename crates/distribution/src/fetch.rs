@@ -75,13 +75,19 @@ async fn download(url: &str) -> Result<Vec<u8>, DistributionError> {
 }
 
 /// A local component: a regular file (not a device or a pipe) of at most the cap, read no further.
-fn read_file(path: &std::path::Path) -> Result<Vec<u8>, DistributionError> {
+/// Opened without blocking, so a FIFO named like a component is refused instead of waited on.
+pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, DistributionError> {
     use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     let read_error = |source| DistributionError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(read_error)?;
     let metadata = file.metadata().map_err(read_error)?;
     if !metadata.is_file() {
         return Err(read_error(std::io::Error::other(

@@ -20,7 +20,7 @@ mod wasm_config;
 pub mod wassette_policy;
 
 pub use credentials::on_secret;
-pub use fetch::{Fetched, fetch};
+pub use fetch::{Fetched, fetch, read_file as read_component_file};
 pub use oci::{Pushed, push};
 pub use source::Source;
 pub use wasm_config::ComponentSummary;

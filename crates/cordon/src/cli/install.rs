@@ -57,7 +57,7 @@ pub async fn add(
     check_name(&name)?;
     let fetched = fetch(&source, sha256).await?;
     let target = paths.plugins.join(format!("{name}.wasm"));
-    if let Ok(existing) = std::fs::read(&target)
+    if let Ok(existing) = cordon_distribution::read_component_file(&target)
         && cordon_distribution::sha256_hex(&existing) != fetched.sha256
         && !force
     {
@@ -192,7 +192,7 @@ pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
             )?;
         }
         let target = paths.plugins.join(format!("{name}.wasm"));
-        if let Ok(existing) = std::fs::read(&target)
+        if let Ok(existing) = cordon_distribution::read_component_file(&target)
             && cordon_distribution::sha256_hex(&existing) == recorded.sha256
         {
             crate::cli::render::stdout_line(&format!("{name}: up to date"))?;
@@ -222,8 +222,8 @@ pub async fn push(paths: &InstallPaths, plugin: &str, reference: &str) -> anyhow
     } else {
         paths.plugins.join(format!("{plugin}.wasm"))
     };
-    let bytes =
-        std::fs::read(&file).with_context(|| format!("reading the plugin {}", file.display()))?;
+    let bytes = cordon_distribution::read_component_file(&file)
+        .with_context(|| format!("reading the plugin {}", file.display()))?;
     let name = file
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())

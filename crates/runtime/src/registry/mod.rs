@@ -183,13 +183,24 @@ impl Registry {
                     registry.plugins.push(plugin);
                 }
                 Err(reason) => {
-                    tracing::warn!(file = %file.display(), "rejected plugin: {reason}");
+                    // Each refusal is logged, up to a point; the rest are counted in one line
+                    // (2,000 copies of one plugin are one mistake, not 2,000).
+                    if registry.rejected.len() < LOGGED_REJECTIONS {
+                        tracing::warn!(file = %file.display(), "rejected plugin: {reason}");
+                    }
                     registry.rejected.push(Rejected {
                         file: file.clone(),
                         reason,
                     });
                 }
             }
+        }
+        if let Some(unlogged) = registry.rejected.len().checked_sub(LOGGED_REJECTIONS)
+            && unlogged > 0
+        {
+            tracing::warn!(
+                "{unlogged} more plugins were rejected (not logged one by one); `cordon list` shows every one with its reason"
+            );
         }
         if let Some(lock) = &lock {
             let loaded: Vec<&str> = registry.plugins.iter().map(|p| &*p.id).collect();
@@ -255,6 +266,9 @@ impl Registry {
         self.max_sandboxes
     }
 }
+
+/// How many rejected plugins are logged one by one in one load.
+const LOGGED_REJECTIONS: usize = 20;
 
 /// `*.wasm` files directly in `dir`, sorted by file name.
 pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, RegistryError> {

@@ -25,6 +25,24 @@ pub struct Collision {
     pub decided_by: String,
 }
 
+/// How many claimants a message names before it counts the rest.
+const NAMED_CLAIMANTS: usize = 5;
+
+/// `ids` for a message: the first few named, the rest counted, so a message stays short however
+/// many copies of a plugin there are.
+fn summarised(ids: &[&str]) -> String {
+    let mut text = ids
+        .iter()
+        .take(NAMED_CLAIMANTS)
+        .map(|id| format!("`{id}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if ids.len() > NAMED_CLAIMANTS {
+        text.push_str(&format!(" and {} more", ids.len() - NAMED_CLAIMANTS));
+    }
+    text
+}
+
 /// The collisions among `plugins` (in file order) and the plugins refused for them, each with
 /// its reason.
 pub fn settle(plugins: &[&Plugin], config: &Config) -> (Vec<Collision>, BTreeMap<String, String>) {
@@ -71,11 +89,7 @@ pub fn settle(plugins: &[&Plugin], config: &Config) -> (Vec<Collision>, BTreeMap
                 },
             ),
         };
-        let everyone = claimants
-            .iter()
-            .map(|id| format!("`{id}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let everyone = summarised(&claimants);
         tracing::error!(
             "tool name collision: `{tool}` is declared by {everyone}; {} ({decided_by})",
             match &provider {
@@ -105,4 +119,19 @@ pub fn settle(plugins: &[&Plugin], config: &Config) -> (Vec<Collision>, BTreeMap
         });
     }
     (collisions, refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_claimants_are_counted_not_listed() {
+        assert_eq!(summarised(&["a", "b"]), "`a`, `b`");
+        let many: Vec<String> = (0..2_000).map(|n| format!("copy{n}")).collect();
+        let ids: Vec<&str> = many.iter().map(String::as_str).collect();
+        let text = summarised(&ids);
+        assert!(text.ends_with("and 1995 more"), "{text}");
+        assert!(text.len() < 100, "{text}");
+    }
 }

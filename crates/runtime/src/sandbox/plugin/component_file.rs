@@ -1,39 +1,89 @@
-//! The plugin file on disk: hashed in chunks (pins, the lockfile and the compile cache rely on the
-//! hash), read whole only to compile and only if it is still the file that was hashed, and
-//! refused early when it is not a component at all.
+//! The plugin file on disk: opened without blocking, a regular file of at most 256 MiB only (its
+//! size checked before a byte is read, so a sparse or special file costs nothing), refused at its
+//! first bytes when it is not a component at all, hashed in chunks (pins, the lockfile and the
+//! compile cache rely on the hash), and read whole only to compile and only if it is still the
+//! file that was hashed.
 
 use super::LoadError;
 use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
-/// The sha256 of a file and its first bytes (enough for the header check), read in chunks: the
-/// whole file is only read into memory when it has to be compiled.
-pub(super) fn hash_file(path: &Path) -> std::io::Result<([u8; 32], Vec<u8>)> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
+/// The largest plugin file loaded (the same bound `cordon add` keeps).
+pub const MAX_PLUGIN_BYTES: u64 = 256 << 20;
+
+/// Opens the plugin file without ever blocking (a FIFO named `*.wasm` would wait for a writer):
+/// only a regular file of at most [`MAX_PLUGIN_BYTES`] is taken, as the opened descriptor says, so
+/// swapping something else in after a directory listing cannot win a race. Returns its size.
+fn open_plugin_file(path: &Path) -> Result<(File, u64), LoadError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(LoadError::Read)?;
+    let metadata = file.metadata().map_err(LoadError::Read)?;
+    if !metadata.is_file() {
+        return Err(LoadError::Read(std::io::Error::other(
+            "it is not a regular file (a FIFO, device, socket or directory); a plugin is a .wasm file",
+        )));
+    }
+    if metadata.len() > MAX_PLUGIN_BYTES {
+        return Err(LoadError::TooLarge {
+            bytes: metadata.len(),
+            limit: MAX_PLUGIN_BYTES,
+        });
+    }
+    Ok((file, metadata.len()))
+}
+
+/// The sha256 of a plugin file, read in chunks: its header is checked first,
+/// so a file that is no component is refused before it is hashed, and the whole file is only
+/// read into memory when it has to be compiled.
+pub(super) fn hash_file(path: &Path) -> Result<[u8; 32], LoadError> {
+    let (file, _) = open_plugin_file(path)?;
+    let mut file = file.take(MAX_PLUGIN_BYTES + 1);
+    let mut header = [0u8; 8];
+    let mut filled = 0;
+    while filled < header.len() {
+        match file.read(&mut header[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(LoadError::Read(err)),
+        }
+    }
+    check_component_header(&header[..filled])?;
     let mut hasher = Sha256::new();
-    let mut header = Vec::with_capacity(8);
+    hasher.update(&header[..filled]);
+    let mut read = filled as u64;
     let mut buffer = vec![0u8; 128 << 10];
     loop {
         let n = match file.read(&mut buffer) {
             Ok(0) => break,
             Ok(n) => n,
             Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
+            Err(err) => return Err(LoadError::Read(err)),
         };
-        if header.len() < 8 {
-            let take = (8 - header.len()).min(n);
-            header.extend_from_slice(&buffer[..take]);
-        }
+        read += n as u64;
         hasher.update(&buffer[..n]);
     }
-    Ok((hasher.finalize().into(), header))
+    if read > MAX_PLUGIN_BYTES {
+        return Err(LoadError::TooLarge {
+            bytes: read,
+            limit: MAX_PLUGIN_BYTES,
+        });
+    }
+    Ok(hasher.finalize().into())
 }
 
 /// The file's bytes for compiling, refused if they are no longer the bytes that were hashed (and
 /// checked against pins and the lockfile).
 pub(super) fn read_unchanged(path: &Path, sha256: &[u8; 32]) -> wasmtime::Result<Vec<u8>> {
-    let bytes = std::fs::read(path)?;
+    let (file, size) = open_plugin_file(path).map_err(|err| wasmtime::format_err!("{err}"))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(MAX_PLUGIN_BYTES + 1).read_to_end(&mut bytes)?;
     if Sha256::digest(&bytes).as_slice() != sha256 {
         wasmtime::bail!("the file changed while it was being loaded; load the plugins again");
     }
@@ -41,7 +91,7 @@ pub(super) fn read_unchanged(path: &Path, sha256: &[u8; 32]) -> wasmtime::Result
 }
 
 /// A friendly refusal for files that are not components at all.
-pub(super) fn check_component_header(bytes: &[u8]) -> Result<(), LoadError> {
+fn check_component_header(bytes: &[u8]) -> Result<(), LoadError> {
     const COMPONENT_LAYER: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
     if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
         return Err(LoadError::NotWebAssembly);

@@ -3,7 +3,7 @@
 //! `InstancePre`, with the plugin's limits, and ends as a value, never a crash.
 
 mod component_file;
-mod declared;
+pub(crate) mod declared;
 mod host;
 mod output;
 mod run;
@@ -21,7 +21,7 @@ use crate::sandbox::contract::{ContractPre, ContractVersion, PlainSetup, WrongWo
 use crate::sandbox::failure::{Failure, human_bytes};
 use crate::sandbox::open_files::ProcessFiles;
 use crate::schema::ArgumentSchema;
-use component_file::{check_component_header, hash_file, read_unchanged};
+use component_file::{hash_file, read_unchanged};
 use declared::{check_declarations, tool_info};
 pub(crate) use host::PluginHost;
 use run::Grants;
@@ -65,6 +65,8 @@ pub enum AfterDecision {
 pub enum LoadError {
     #[error("cannot read the file: {0}")]
     Read(#[source] std::io::Error),
+    #[error("it is {bytes} bytes, over the {limit} bytes a plugin file may be")]
+    TooLarge { bytes: u64, limit: u64 },
     /// The file is reachable through a read-write grant (a link into one), where a plugin could
     /// rewrite it.
     #[error("{0}")]
@@ -90,14 +92,14 @@ pub enum LoadError {
     /// `describe` failed as a call would have (trap, timeout, limits), with the host's message.
     #[error("its describe() failed: {message}")]
     Describe { kind: ErrorKind, message: String },
-    #[error("its describe() declares {count} tools; a plugin may declare at most {limit}")]
+    #[error("it declares {count} tools; a plugin may declare at most {limit}")]
     TooManyTools { count: usize, limit: usize },
     #[error(
-        "its describe() declares {bytes} bytes of parameters schemas, all tools together; at most {limit}"
+        "its tools' parameters and output schemas take {bytes} bytes, all tools together; a plugin may declare at most {limit}"
     )]
     SchemasTooLarge { bytes: usize, limit: usize },
     #[error(
-        "its describe() declares a hook with {count} tool globs, some not valid; a hook may declare at most {limit} globs of tool-name characters, `*` and `?`"
+        "it declares a hook with {count} tool globs, some not valid; a hook may declare at most {limit} globs of tool-name characters, `*` and `?`"
     )]
     InvalidHookGlobs { count: usize, limit: usize },
     #[error("tool {tool:?}: {reason}")]
@@ -157,7 +159,7 @@ impl Plugin {
             .unwrap_or_default()
             .to_string_lossy()
             .into();
-        let (sha256, header) = hash_file(path).map_err(LoadError::Read)?;
+        let sha256 = hash_file(path)?;
         if let Some(expected) = grant.sha256
             && expected != sha256
         {
@@ -170,7 +172,6 @@ impl Plugin {
             lock.check(&id, &sha256, &grant)
                 .map_err(LoadError::NotApproved)?;
         }
-        check_component_header(&header)?;
         let preopens = grant.open_dirs()?;
         let engine = host.engine.clone();
         let cache = host.cache.clone();

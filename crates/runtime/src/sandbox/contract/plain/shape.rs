@@ -169,6 +169,10 @@ fn names(parts: &[Part<()>]) -> String {
         .join(", ")
 }
 
+/// What [`Unsupported::what`] says when the types ran past their [`ShapeBudget`].
+pub const TOO_LARGE: &str =
+    "types too large to describe (their JSON Schemas would pass what one plugin may declare)";
+
 /// Why a type cannot be carried as JSON: where in the function's signature, and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsupported {
@@ -177,12 +181,49 @@ pub struct Unsupported {
     pub what: String,
 }
 
-/// Reads the shape of `ty`, which sits `at` in a signature (for errors).
-pub fn shape_of(ty: &Type, at: &str) -> Result<Shape, Unsupported> {
-    read(ty, at, 0)
+/// How much of its types a component's functions may have read, in all: an estimate of the bytes
+/// their JSON Schemas will take, charged as each part is read. WIT types are a DAG (a type may
+/// use another many times), so a small component can name a type whose tree is enormous: the
+/// budget stops the reading part-way, before the tree (and the schema made from it) is built.
+#[derive(Debug)]
+pub struct ShapeBudget {
+    left: usize,
 }
 
-fn read(ty: &Type, at: &str, depth: usize) -> Result<Shape, Unsupported> {
+/// What one node of a type is charged (its place in a schema: `{"type":...}` and a comma).
+const NODE_WEIGHT: usize = 24;
+/// What a named part is charged besides its name.
+const PART_WEIGHT: usize = 16;
+
+impl ShapeBudget {
+    pub fn new(bytes: usize) -> Self {
+        Self { left: bytes }
+    }
+
+    pub fn is_spent(&self) -> bool {
+        self.left == 0
+    }
+
+    fn charge(&mut self, weight: usize) -> bool {
+        match self.left.checked_sub(weight) {
+            Some(left) => {
+                self.left = left;
+                true
+            }
+            None => {
+                self.left = 0;
+                false
+            }
+        }
+    }
+}
+
+/// Reads the shape of `ty`, which sits `at` in a signature (for errors), within `budget`.
+pub fn shape_of(ty: &Type, at: &str, budget: &mut ShapeBudget) -> Result<Shape, Unsupported> {
+    read(ty, at, 0, budget)
+}
+
+fn read(ty: &Type, at: &str, depth: usize, budget: &mut ShapeBudget) -> Result<Shape, Unsupported> {
     let unsupported = |what: &str| {
         Err(Unsupported {
             at: at.to_string(),
@@ -194,7 +235,18 @@ fn read(ty: &Type, at: &str, depth: usize) -> Result<Shape, Unsupported> {
             "a type nested more than {MAX_SHAPE_DEPTH} levels deep"
         ));
     }
-    let nested = |ty: &Type, part: &str| read(ty, &format!("{at}, {part}"), depth + 1);
+    let names: usize = match ty {
+        Type::Record(record) => record.fields().map(|f| f.name.len() + PART_WEIGHT).sum(),
+        Type::Variant(variant) => variant.cases().map(|c| c.name.len() + PART_WEIGHT).sum(),
+        Type::Enum(cases) => cases.names().map(|name| name.len() + PART_WEIGHT).sum(),
+        Type::Flags(flags) => flags.names().map(|name| name.len() + PART_WEIGHT).sum(),
+        _ => 0,
+    };
+    if !budget.charge(NODE_WEIGHT + names) {
+        return unsupported(TOO_LARGE);
+    }
+    let mut nested =
+        |ty: &Type, part: &str| read(ty, &format!("{at}, {part}"), depth + 1, &mut *budget);
     Ok(match ty {
         Type::Bool => Shape::Bool,
         Type::S8 => Shape::Integer(IntKind::S8),
