@@ -6,5 +6,6 @@ pub mod observer;
 pub mod stream_gate;
 pub mod text_calls;
 pub mod transcript;
+mod transcript_error;
 mod transcript_file;
 mod transcript_shape;

@@ -6,53 +6,12 @@
 //! (transcript_file.rs: a FIFO, device, socket or directory is refused, and nothing blocks).
 
 use crate::conversation::message::{Message, ToolCall, ToolOutcome};
+pub use crate::conversation::transcript_error::TranscriptError;
 use crate::conversation::transcript_file;
 use cordon_runtime::report::ErrorKind;
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-
-#[derive(Debug, thiserror::Error)]
-pub enum TranscriptError {
-    #[error("cannot open the transcript {path}: {source}")]
-    Open {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "the transcript {path} is {kind}: a transcript must be a regular file; name a .jsonl file with --transcript or --resume"
-    )]
-    NotRegular { path: PathBuf, kind: &'static str },
-    #[error(
-        "the transcript {path} is {} MiB, over the {} MiB cordon reads back to resume from; start a new session (--transcript NEW.jsonl) instead",
-        size.div_ceil(1 << 20),
-        limit >> 20
-    )]
-    TooLarge {
-        path: PathBuf,
-        size: u64,
-        limit: u64,
-    },
-    #[error("cannot write to the transcript {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} line {line} is not a transcript message ({reason}); fix or remove that line")]
-    BadLine {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
-    #[error(
-        "{path} line {line} is not a transcript cordon wrote: {reason}. It was edited (by a plugin with write access, or by hand); resume from a transcript kept outside every plugin's read-write grant"
-    )]
-    NotWritten {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
-}
 
 /// Appends messages to a transcript file.
 pub struct TranscriptWriter {

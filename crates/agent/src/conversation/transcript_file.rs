@@ -4,7 +4,7 @@
 //! device, socket or directory swapped in between cannot win a race; a transcript read back is
 //! read up to [`MAX_TRANSCRIPT_BYTES`] (`/dev/zero` or a sparse file would otherwise fill memory).
 
-use crate::conversation::transcript::TranscriptError;
+use crate::conversation::transcript_error::TranscriptError;
 use std::fs::{File, OpenOptions};
 use std::io::Read as _;
 use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
