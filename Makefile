@@ -91,25 +91,26 @@ $(GUEST_DIR)/plain_js_%.wasm: tests/fixtures_plain/js_%/app.js tests/fixtures_pl
 	sdk/js/node_modules/.bin/componentize-js tests/fixtures_plain/js_$*/app.js --wit $(GUEST_DIR)/plain-js-wit/$* -n $* -d http -d fetch-event -o $@
 
 # JavaScript and C plugins are built with `cordon build` (so the host is built first), rebuilt
-# when their sources, the SDK or the contract change.
+# when their sources, the SDK or the contract change. `--force`: the guest directory is the
+# Makefile's own, so whatever is there under the name (a build from before the build records) is ours.
 $(GUEST_DIR)/json_query.wasm: $(wildcard plugins/json_query/*.js)
 $(GUEST_DIR)/%.wasm: plugins/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.2.0/plugin.wit | host $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
-	$(CORDON) --plugins $(GUEST_DIR) build plugins/$*
+	$(CORDON) --plugins $(GUEST_DIR) build --force plugins/$*
 
 $(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.2.0/plugin.wit | host $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)/js-fixtures
-	$(CORDON) --plugins $(GUEST_DIR)/js-fixtures build tests/fixtures_js/$*
+	$(CORDON) --plugins $(GUEST_DIR)/js-fixtures build --force tests/fixtures_js/$*
 	mv $(GUEST_DIR)/js-fixtures/$*.wasm $@
 
 C_SDK := $(wildcard sdk/c/*.c sdk/c/*.h)
 $(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) $(C_SDK) wit/plugin-0.2.0/plugin.wit | host $(ZIG_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
-	$(CORDON) --plugins $(GUEST_DIR) build plugins/hash
+	$(CORDON) --plugins $(GUEST_DIR) build --force plugins/hash
 
 $(GUEST_DIR)/fixture_%.wasm: tests/fixtures_c/%/app.c $(C_SDK) wit/plugin-0.2.0/plugin.wit | host $(ZIG_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)/c-fixtures
-	$(CORDON) --plugins $(GUEST_DIR)/c-fixtures build tests/fixtures_c/$*
+	$(CORDON) --plugins $(GUEST_DIR)/c-fixtures build --force tests/fixtures_c/$*
 	mv $(GUEST_DIR)/c-fixtures/$*.wasm $@
 
 $(JS_TOOLCHAIN): sdk/js/package-lock.json

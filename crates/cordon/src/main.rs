@@ -2,6 +2,7 @@
 //! exit code: 0 success, 1 the tool result is an error, 2 usage or configuration error.
 
 mod cli;
+mod log_fields;
 
 use cli::stdio_output;
 
@@ -74,7 +75,7 @@ fn run() -> ExitCode {
             let message = format!("{err:#}");
             stdio_output::stderr_line(&format!(
                 "error: {}",
-                cordon_runtime::report::budget::for_terminal(&message)
+                cordon_runtime::report::terminal_text::lines(&message)
             ));
             ExitCode::from(2)
         }
@@ -97,7 +98,7 @@ fn scrub_panic_messages() {
             .unwrap_or_default();
         let text = format!("panicked{at}: {message}");
         let scrubbed = cordon_runtime::report::secrets::scrub(&text);
-        stdio_output::stderr_line(&cordon_runtime::report::budget::for_terminal(&scrubbed));
+        stdio_output::stderr_line(&cordon_runtime::report::terminal_text::lines(&scrubbed));
     }));
 }
 
@@ -121,7 +122,8 @@ fn raise_open_file_limit() {
 /// Logs go to stderr only (through the queue that never blocks), in colour only on a terminal:
 /// stdout carries results (and, for `serve`, the protocol). The spans meant for OpenTelemetry
 /// (target `cordon_otel`) never reach the log output; they go to the telemetry layer when there
-/// is one, and are disabled at their call sites when there is not.
+/// is one, and are disabled at their call sites when there is not. Every field value and message
+/// goes through the terminal sanitiser as it is written (see log_fields.rs).
 fn init_logging(verbose: u8, telemetry: Option<&cordon_telemetry::Telemetry>) {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
@@ -143,6 +145,7 @@ fn init_logging(verbose: u8, telemetry: Option<&cordon_telemetry::Telemetry>) {
         .with_writer(stdio_output::QueuedStderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
+        .fmt_fields(log_fields::TerminalSafeFields)
         .with_filter(filter);
     tracing_subscriber::registry()
         .with(telemetry.map(|telemetry| telemetry.layer()))

@@ -7,7 +7,8 @@
 //! directory and a config.
 //!
 //! The folders, from the bottom up: `report/` (what a call tells the host: results, logs,
-//! progress, and the bounds on them), `schema/` (argument validation), `capabilities/` (what an
+//! progress, the bounds on them, and `report::terminal_text`, the one sanitiser for untrusted text
+//! shown on a terminal or in a log line), `schema/` (argument validation), `capabilities/` (what an
 //! operator grants: directories, HTTP, env vars, limits, hook rights, the lock), `config/`
 //! (cordon.toml), `sandbox/` (wasmtime: the engine, the contract versions and their generated
 //! bindings, one call's store,

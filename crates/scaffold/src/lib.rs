@@ -6,6 +6,6 @@ mod build;
 mod project;
 mod templates;
 
-pub use build::build;
+pub use build::{BuildOptions, BuildRecords, build};
 pub use project::{Language, ScaffoldError, is_valid_name};
 pub use templates::create;

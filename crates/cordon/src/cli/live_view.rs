@@ -2,12 +2,15 @@
 //! arrives when stdout is a terminal, otherwise only the final answer is printed (so pipes get a
 //! clean answer). Activity on stderr: on a terminal a spinner line over the running tools and one
 //! line per finished call (name, arguments, duration, error kind); off a terminal the finished
-//! lines only; with `--events`, JSON lines instead.
+//! lines only; with `--events`, JSON lines instead. Every activity line, the spinner's included,
+//! is one line by construction: what a model or a plugin put in it (a tool name, arguments, a
+//! reason) goes through `terminal_text::one_line`; streamed text keeps its own line breaks
+//! (`terminal_text::lines`); JSON lines have those characters as JSON escapes.
 
 use crate::cli::stdio_output::{stderr_line, stderr_write, stdout_write};
 use cordon_agent::{AgentObserver, CompactionReport, Reply, StopReason, Usage};
 use cordon_runtime::pipeline::Event;
-use cordon_runtime::report::budget::without_controls;
+use cordon_runtime::report::terminal_text::{json_text, lines, one_line};
 use serde_json::json;
 use std::io::IsTerminal as _;
 use std::sync::{Arc, Mutex};
@@ -133,9 +136,9 @@ impl LiveView {
         }
         match self.text {
             TextOut::StreamStdout => {
-                let _ = stdout_write(&without_controls(text));
+                let _ = stdout_write(&lines(text));
             }
-            TextOut::StreamStderr => stderr_write(without_controls(text).as_bytes()),
+            TextOut::StreamStderr => stderr_write(lines(text).as_bytes()),
             TextOut::Hold => {}
         }
         state.open_text_line = !text.ends_with('\n');
@@ -197,7 +200,7 @@ impl LiveView {
         let line = format!(
             "{} {} ({elapsed:.1}s)",
             FRAMES[state.frame],
-            without_controls(&what)
+            one_line(&what)
         );
         let width = terminal_width();
         let line: String = line.chars().take(width.saturating_sub(1)).collect();
@@ -212,7 +215,7 @@ impl LiveView {
         }
     }
 
-    /// Prints a line on stderr above the spinner.
+    /// Prints one line on stderr above the spinner: whatever `text` holds, it stays one line.
     fn line(&self, text: &str) {
         let mut state = self.lock();
         self.clear(&mut state);
@@ -220,14 +223,14 @@ impl LiveView {
             let _ = stdout_write("\n");
             state.open_text_line = false;
         }
-        stderr_line(&without_controls(text));
+        stderr_line(&one_line(text));
     }
 
     fn json_line(&self, mut value: serde_json::Value) {
         // Its strings are scrubbed before it is serialised: a mask across JSON's own quotes or
         // escapes would break the line.
         cordon_runtime::report::secrets::scrub_json(&mut value);
-        stderr_line(&value.to_string());
+        stderr_line(&json_text(&value.to_string()));
     }
 }
 

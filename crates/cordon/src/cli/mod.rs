@@ -21,6 +21,7 @@ use cordon_runtime::CompileCache;
 use cordon_runtime::capabilities::lock::Lockfile;
 use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline, parse_batch};
+use cordon_runtime::report::terminal_text::one_line;
 use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -132,9 +133,17 @@ pub enum Command {
         lang: cordon_scaffold::Language,
     },
     /// Build a plugin project (Rust, Python, JavaScript or C) into the plugins directory as NAME.wasm.
+    /// It replaces a NAME.wasm there only when that file is this project's own last build.
     Build {
         /// The project directory [default: the current directory].
         dir: Option<PathBuf>,
+        /// The plugin's name, and so its file NAME.wasm [default: the project directory's name].
+        #[arg(long)]
+        name: Option<String>,
+        /// Replace a NAME.wasm that this project did not build (another plugin, installed or built
+        /// from elsewhere).
+        #[arg(long)]
+        force: bool,
     },
     /// Show one tool's description and parameters schema.
     Describe {
@@ -304,12 +313,20 @@ impl Cli {
             Command::Push { plugin, reference } => {
                 return install::push(&self.install_paths(), plugin, reference).await;
             }
-            Command::Build { dir } => {
+            Command::Build { dir, name, force } => {
                 let output = cordon_scaffold::build(
                     dir.as_deref().unwrap_or(std::path::Path::new(".")),
-                    &self.plugins,
+                    &cordon_scaffold::BuildOptions {
+                        plugins: &self.plugins,
+                        name: name.as_deref(),
+                        force: *force,
+                        records: cordon_scaffold::BuildRecords::default_location(),
+                    },
                 )?;
-                crate::cli::render::stdout_line(&format!("built {}", output.display()))?;
+                crate::cli::render::stdout_line(&format!(
+                    "built {}",
+                    one_line(&output.display().to_string())
+                ))?;
                 return Ok(ExitCode::SUCCESS);
             }
             _ => {}
@@ -558,7 +575,7 @@ impl Cli {
         let approved = pipeline.registry().plugins();
         crate::cli::render::stdout_line(&format!(
             "wrote {}: {} plugin(s) approved:",
-            path.display(),
+            one_line(&path.display().to_string()),
             approved.len()
         ))?;
         for plugin in approved {
@@ -568,20 +585,24 @@ impl Cli {
             } else {
                 grants.join("; ")
             };
-            crate::cli::render::stdout_line(&format!("  {}: {grants}", plugin.id))?;
+            crate::cli::render::stdout_line(&format!(
+                "  {}: {}",
+                one_line(&plugin.id),
+                one_line(&grants)
+            ))?;
             if plugin.hook.is_some() && plugin.grant.hook.is_none() {
                 crate::cli::render::stdout_line(&format!(
                     "    (its hook is not granted, so it will not run; grant it with `hook = true` in [plugins.{}])",
-                    plugin.id
+                    one_line(&plugin.id)
                 ))?;
             }
         }
-        crate::cli::render::stdout_line(&format!("  deployment: {deployment_line}"))?;
+        crate::cli::render::stdout_line(&format!("  deployment: {}", one_line(&deployment_line)))?;
         for rejected in pipeline.registry().rejected() {
             crate::cli::render::stdout_line(&format!(
                 "not approved (refused at load): {}: {}",
-                rejected.file.display(),
-                rejected.reason
+                one_line(&rejected.file.display().to_string()),
+                one_line(&rejected.reason)
             ))?;
         }
         Ok(ExitCode::SUCCESS)

@@ -1,8 +1,12 @@
 //! How the CLI prints registries, tool specs and call results: a readable form for people and a
-//! stable JSON form (`--json`) for scripts.
+//! stable JSON form (`--json`) for scripts. Every name, description, path and reason a plugin, a
+//! file or a config supplied goes through the terminal sanitiser (`terminal_text`) field by field,
+//! so it cannot forge a line of the table or drive the terminal; the JSON forms have those
+//! characters as JSON escapes.
 
 use cordon_runtime::CompileSource;
 use cordon_runtime::pipeline::{Event, Pipeline};
+use cordon_runtime::report::terminal_text::{json_text, lines, one_line};
 use cordon_runtime::report::{Content, ToolResult};
 use cordon_runtime::{Plugin, ToolInfo};
 use serde_json::{Value, json};
@@ -78,7 +82,11 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
     } else {
         out.push_str(&format!("Tools ({}, {active} active):\n", tools.len()));
     }
-    let width = tools.iter().map(|(_, t)| t.name.len()).max().unwrap_or(0);
+    let width = tools
+        .iter()
+        .map(|(_, t)| one_line(&t.name).chars().count())
+        .max()
+        .unwrap_or(0);
     for (plugin, tool) in &tools {
         let inactive = if pipeline.is_active(&tool.name) {
             ""
@@ -87,22 +95,26 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
         };
         out.push_str(&format!(
             "  {:width$}  [{}] {}: {}{inactive}\n",
-            tool.name,
-            plugin.id,
-            tool.title,
-            first_sentence(&tool.description)
+            one_line(&tool.name),
+            one_line(&plugin.id),
+            one_line(&tool.title),
+            one_line(first_sentence(&tool.description))
         ));
     }
     let plugins = registry.plugins();
     if !plugins.is_empty() {
         out.push_str(&format!("Plugins ({}):\n", plugins.len()));
-        let width = plugins.iter().map(|p| p.id.len()).max().unwrap_or(0);
+        let width = plugins
+            .iter()
+            .map(|p| one_line(&p.id).chars().count())
+            .max()
+            .unwrap_or(0);
         for plugin in plugins {
             out.push_str(&format!(
                 "  {:width$}  contract {}  {}\n",
-                plugin.id,
+                one_line(&plugin.id),
                 plugin.contract,
-                plugin.path.display()
+                one_line(&plugin.path.display().to_string())
             ));
         }
     }
@@ -113,11 +125,11 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
             let narrowed = if granted.is_empty() {
                 String::new()
             } else {
-                format!(", as granted: {}", granted.join(", "))
+                format!(", as granted: {}", one_line(&granted.join(", ")))
             };
             out.push_str(&format!(
                 "  {} ({}) watches {}{narrowed}\n",
-                plugin.id,
+                one_line(&plugin.id),
                 hook_points(hook),
                 watched(&hook.tools)
             ));
@@ -131,7 +143,7 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
         for (plugin, hook) in &ungranted {
             out.push_str(&format!(
                 "  {} ({}) would watch {}: {}\n",
-                plugin.id,
+                one_line(&plugin.id),
                 hook_points(hook),
                 watched(&hook.tools),
                 ungranted_reason(plugin)
@@ -146,13 +158,14 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
         for collision in registry.collisions() {
             out.push_str(&format!(
                 "  {} is declared by {}: {} ({})\n",
-                collision.tool,
-                collision.declared_by.join(", "),
+                one_line(&collision.tool),
+                one_line(&collision.declared_by.join(", ")),
                 match &collision.provider {
-                    Some(provider) => format!("{provider} provides it, the others are refused"),
+                    Some(provider) =>
+                        format!("{} provides it, the others are refused", one_line(provider)),
                     None => "none of them is loaded".to_string(),
                 },
-                collision.decided_by
+                one_line(&collision.decided_by)
             ));
         }
     }
@@ -164,8 +177,8 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
         for rejected in registry.rejected() {
             out.push_str(&format!(
                 "  {}: {}\n",
-                rejected.file.display(),
-                rejected.reason
+                one_line(&rejected.file.display().to_string()),
+                one_line(&rejected.reason)
             ));
         }
     }
@@ -176,7 +189,7 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
 fn ungranted_reason(plugin: &Plugin) -> String {
     format!(
         "not granted; add `hook = true` (or `hook = [\"tool globs\"]`) to [plugins.{}] in cordon.toml to let it see and change other tools' calls",
-        plugin.id
+        one_line(&plugin.id)
     )
 }
 
@@ -184,7 +197,7 @@ fn watched(tools: &[String]) -> String {
     if tools.is_empty() {
         "all tools".to_string()
     } else {
-        tools.join(", ")
+        one_line(&tools.join(", ")).into_owned()
     }
 }
 
@@ -212,36 +225,52 @@ pub fn describe(
     };
     let mut out = format!(
         "{} ({})\nplugin: {} ({}, contract {})\nexecution: {mode}\n",
-        tool.name,
-        tool.title,
-        plugin.id,
-        plugin.path.display(),
+        one_line(&tool.name),
+        one_line(&tool.title),
+        one_line(&plugin.id),
+        one_line(&plugin.path.display().to_string()),
         plugin.contract,
     );
     if !tool.annotations.is_empty() {
         out.push_str(&format!("annotations: {}\n", annotation_words(tool)));
     }
     if !tool.locks.is_empty() {
-        out.push_str(&format!("locks: {}\n", tool.locks.join(", ")));
+        out.push_str(&format!("locks: {}\n", one_line(&tool.locks.join(", "))));
     }
     out.push_str(&format!(
         "\n{}\n\nparameters:\n{}\n",
-        tool.description,
-        serde_json::to_string_pretty(tool.schema.as_json())?
+        indented(&tool.description),
+        json_text(&serde_json::to_string_pretty(tool.schema.as_json())?)
     ));
     if let Some(output) = &tool.output_schema {
         out.push_str(&format!(
             "\noutput:\n{}\n",
-            serde_json::to_string_pretty(output.as_json())?
+            json_text(&serde_json::to_string_pretty(output.as_json())?)
         ));
     }
     if !tool.prompt_guidelines.is_empty() {
         out.push_str("\nprompt guidelines:\n");
         for line in &tool.prompt_guidelines {
-            out.push_str(&format!("  - {line}\n"));
+            out.push_str(&format!("  - {}\n", one_line(line)));
         }
     }
     write_stdout(&out)
+}
+
+/// A description's own lines, each indented by two spaces and sanitised: it keeps its paragraphs,
+/// and no line of it can pass for one of `describe`'s headings (`plugin: …`, `parameters:`).
+fn indented(description: &str) -> String {
+    description
+        .lines()
+        .map(|line| {
+            if line.is_empty() {
+                String::new()
+            } else {
+                format!("  {}", one_line(line))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The hints a tool gave, as words: `read-only, idempotent, closed-world`.
@@ -305,16 +334,8 @@ pub fn event_line(event: &Event) {
     // Scrubbed as a value before it is serialised, so a mask never breaks the JSON.
     if let Ok(mut value) = serde_json::to_value(event) {
         cordon_runtime::report::secrets::scrub_json(&mut value);
-        crate::cli::stdio_output::stderr_line(&value.to_string());
+        crate::cli::stdio_output::stderr_line(&json_text(&value.to_string()));
     }
-}
-
-/// `text` with every control character, line breaks included, replaced by U+FFFD: an id or a name
-/// from a batch file or a model cannot start a line of its own (a fake heading or result).
-fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
-        .collect()
 }
 
 fn first_sentence(text: &str) -> &str {
@@ -324,18 +345,20 @@ fn first_sentence(text: &str) -> &str {
     }
 }
 
+/// JSON for scripts: what a plugin wrote is in it as it was, its unsafe characters as JSON escapes.
 fn print_json(value: &Value) -> anyhow::Result<()> {
-    write_stdout(&format!("{}\n", serde_json::to_string_pretty(value)?))
+    let text = serde_json::to_string_pretty(value)?;
+    crate::cli::stdio_output::stdout_write(&format!("{}\n", json_text(&text)))?;
+    Ok(())
 }
 
 /// Writes to stdout; a closed pipe (e.g. `| head`) is not an error worth a message. On a terminal,
-/// control characters in the text (which may come from a plugin or a model) are shown replaced.
+/// what in the text could drive it (the text may come from a plugin or a model) is shown escaped,
+/// its line breaks kept.
 fn write_stdout(text: &str) -> anyhow::Result<()> {
     use std::io::IsTerminal as _;
     if std::io::stdout().is_terminal() {
-        return Ok(crate::cli::stdio_output::stdout_write(
-            &cordon_runtime::report::budget::without_controls(text),
-        )?);
+        return Ok(crate::cli::stdio_output::stdout_write(&lines(text))?);
     }
     Ok(crate::cli::stdio_output::stdout_write(text)?)
 }

@@ -4,6 +4,7 @@
 //! counts are reported once when the sandbox ends, so a flood costs the host a counter, not memory,
 //! audit lines or stderr.
 
+use crate::report::terminal_text;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Records of each kind one sandbox may produce (events, audit entries).
@@ -121,57 +122,21 @@ impl ReportBudget {
     }
 }
 
-/// `text` with control characters (but newline and tab) replaced by U+FFFD, so text a plugin wrote
-/// cannot drive a terminal it is printed to (retitle it, write the clipboard, fake output).
+/// `text` with its own line breaks kept and every other character that could drive a terminal or
+/// hide what is shown written as an escape (see [`terminal_text::lines`], the one sanitiser).
 pub fn without_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    let is_control = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(is_control) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    std::borrow::Cow::Owned(
-        text.chars()
-            .map(|c| if is_control(c) { '\u{fffd}' } else { c })
-            .collect(),
-    )
+    terminal_text::lines(text)
 }
 
-/// `text` (lines kept) made safe to print on a terminal: control characters but newline and tab,
-/// and the invisible format characters [`one_line`] names, replaced by U+FFFD.
+/// `text` (lines kept) made safe to print on a terminal: [`terminal_text::lines`], owned.
 pub fn for_terminal(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if (c.is_control() && c != '\n' && c != '\t') || is_invisible_format(c) {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect()
+    terminal_text::lines(text).into_owned()
 }
 
 /// `text` as one line that cannot drive a terminal or pass for another line of what it is shown
-/// in: control characters, line and paragraph separators, and the invisible format characters
-/// (bidirectional marks, overrides and isolates, zero-width characters, tags) replaced by U+FFFD.
+/// in: [`terminal_text::one_line`], owned.
 pub fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() || is_invisible_format(c) {
-                '\u{fffd}'
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
-/// Unicode's line and paragraph separators (Zl, Zp) and format characters (Cf).
-fn is_invisible_format(c: char) -> bool {
-    matches!(c,
-        '\u{00ad}' | '\u{0600}'..='\u{0605}' | '\u{061c}' | '\u{06dd}' | '\u{070f}' | '\u{08e2}'
-        | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{206f}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}'
-        | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
-        | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
+    terminal_text::one_line(text).into_owned()
 }
 
 /// `text` cut to at most `max` bytes (on a character boundary), with a marker saying how much was
@@ -214,11 +179,11 @@ mod tests {
     }
 
     #[test]
-    fn control_characters_are_replaced_but_newlines_and_tabs_kept() {
+    fn control_characters_are_escaped_but_newlines_and_tabs_kept() {
         assert_eq!(without_controls("plain\ttext\n"), "plain\ttext\n");
         assert_eq!(
             without_controls("a\u{1b}]0;owned\u{7}b\u{9b}c"),
-            "a\u{fffd}]0;owned\u{fffd}b\u{fffd}c"
+            "a\\u{1b}]0;owned\\u{7}b\\u{9b}c"
         );
     }
 

@@ -1,13 +1,15 @@
 //! What a call tells the host, at the bottom of the runtime: the tool result every call ends in,
 //! the records a running guest reports (log lines, progress, file opens, HTTP attempts), and the
 //! bounds that keep any of them from growing without limit, and the one scrubber every output
-//! passes through (secrets.rs). Nothing here knows about wasmtime.
+//! passes through (secrets.rs), and the one sanitiser for untrusted text put on a terminal or log
+//! line (terminal_text.rs). Nothing here knows about wasmtime.
 
 pub mod budget;
 mod guest_report;
 pub mod json_lines;
 mod result;
 pub mod secrets;
+pub mod terminal_text;
 pub mod utc_time;
 
 pub use guest_report::{

@@ -1,42 +1,72 @@
 //! Building a plugin project into a component, with the project's own toolchain: cargo for Rust
 //! (`Cargo.toml`), componentize-py for Python (`app.py`), componentize-js for JavaScript
-//! (`app.js` or `package.json`, see `js.rs`), Zig for C (`*.c`, see `c.rs`).
+//! (`app.js` or `package.json`, see `js.rs`), Zig for C (`*.c`, see `c.rs`). Where the component
+//! goes, and what it may replace there, is `output.rs`.
 
 mod c;
 mod js;
+mod output;
+
+pub use output::BuildRecords;
 
 use crate::project::{ScaffoldError, build_venv_program, source_root};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Builds the project in `project` and copies the component to `plugins/NAME.wasm`.
-pub fn build(project: &Path, plugins: &Path) -> Result<PathBuf, ScaffoldError> {
+/// What `cordon build` was asked to do besides the project.
+pub struct BuildOptions<'a> {
+    /// The plugins directory the component goes into.
+    pub plugins: &'a Path,
+    /// The plugin's name [default: the project directory's name].
+    pub name: Option<&'a str>,
+    /// Replace a `NAME.wasm` this project did not build.
+    pub force: bool,
+    /// Where builds record what they wrote (to tell a rebuild from a replacement).
+    pub records: BuildRecords,
+}
+
+/// Builds the project in `project` into `plugins/NAME.wasm`: the name checked, an existing file
+/// there replaced only when it is this project's own last build (or `force`), the component
+/// renamed into place once whole.
+pub fn build(project: &Path, options: &BuildOptions<'_>) -> Result<PathBuf, ScaffoldError> {
     let no_project = || ScaffoldError::NoProject {
         path: project.to_path_buf(),
     };
     let project = &project.canonicalize().map_err(|_| no_project())?;
-    let name = project
+    let crate_name = project
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .ok_or_else(no_project)?;
-    let output = plugins.join(format!("{name}.wasm"));
-    std::fs::create_dir_all(plugins).map_err(ScaffoldError::io("create", plugins))?;
-    if project.join("Cargo.toml").is_file() {
-        build_rust(project, &name, &output)?;
-    } else if project.join("app.py").is_file() {
-        build_python(project, &output)?;
-    } else if js::is_project(project) {
-        js::build(project, &output)?;
-    } else if c::is_project(project) {
-        c::build(project, &output)?;
-    } else {
+    let language_known = project.join("Cargo.toml").is_file()
+        || project.join("app.py").is_file()
+        || js::is_project(project)
+        || c::is_project(project);
+    if !language_known {
         return Err(ScaffoldError::UnknownLanguage {
             path: project.clone(),
         });
     }
-    Ok(output)
+    let output = output::Output::prepare(
+        project,
+        options.plugins,
+        options.name,
+        options.force,
+        &options.records,
+    )?;
+    let scratch = output.scratch_file();
+    if project.join("Cargo.toml").is_file() {
+        build_rust(project, &crate_name, &scratch)?;
+    } else if project.join("app.py").is_file() {
+        build_python(project, &scratch)?;
+    } else if js::is_project(project) {
+        js::build(project, &scratch)?;
+    } else {
+        c::build(project, &scratch)?;
+    }
+    output.finish(options.force, &options.records)
 }
 
+/// Builds the Rust project (the crate named after its directory) into the component `output`.
 fn build_rust(project: &Path, name: &str, output: &Path) -> Result<(), ScaffoldError> {
     require("cargo", "install Rust with rustup: https://rustup.rs")?;
     let targets = Command::new("rustup")

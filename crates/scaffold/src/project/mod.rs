@@ -16,6 +16,19 @@ pub enum ScaffoldError {
     AlreadyExists { path: PathBuf },
     #[error("{} does not exist or has no name", path.display())]
     NoProject { path: PathBuf },
+    /// `cordon build` names the plugin after the project's directory, whose name is not one.
+    #[error(
+        "the project directory {} is named {name:?}, which is not a plugin name (lowercase letters, digits and _, starting with a letter); name the plugin with --name NAME",
+        project.display()
+    )]
+    ProjectDirNotAName { name: String, project: PathBuf },
+    /// `cordon build` would write over a plugin this project did not build.
+    #[error(
+        "{} already exists and is not the last build of {}: it may be another plugin (installed with `cordon add`, copied there, or built from another project), and a plugin built under its name would get the grants cordon.toml gives that name; pass --force to replace it, or --name NAME to build this project under another name",
+        output.display(),
+        project.display()
+    )]
+    WouldReplace { output: PathBuf, project: PathBuf },
     #[error(
         "{} has no Cargo.toml (Rust), app.py (Python), app.js or package.json (JavaScript), or .c files (C); create a project with `cordon new NAME --lang rust|python|js|c`",
         path.display()
