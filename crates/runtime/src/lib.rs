@@ -31,7 +31,7 @@ pub use builder::{BuildError, RuntimeBuilder, watch};
 pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use registry::Registry;
 pub use report::{Content, ErrorKind, ToolResult};
-pub use sandbox::cache::{CompileCache, CompileSource};
+pub use sandbox::cache::{CompileCache, CompileSource, cordon_cache_dir};
 pub use sandbox::contract::{ContractVersion, WrongWorld};
 /// The wasmtime engine as cordon configures it (the benchmarks compare bare wasmtime on it).
 pub use sandbox::engine;

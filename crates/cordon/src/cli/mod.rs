@@ -320,7 +320,9 @@ impl Cli {
                         plugins: &self.plugins,
                         name: name.as_deref(),
                         force: *force,
-                        records: cordon_scaffold::BuildRecords::default_location(),
+                        records: cordon_scaffold::BuildRecords::in_cache(
+                            cordon_runtime::cordon_cache_dir().as_deref(),
+                        ),
                     },
                 )?;
                 crate::cli::render::stdout_line(&format!(

@@ -22,6 +22,16 @@ pub enum CompileSource {
     Compiled,
 }
 
+/// cordon's own cache directory: `$XDG_CACHE_HOME/cordon` (or `~/.cache/cordon`); `None` when
+/// neither variable is set. The compile cache and `cordon build`'s records live under it.
+pub fn cordon_cache_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .map(|base| base.join("cordon"))
+}
+
 /// The compile cache; `dir: None` disables it.
 #[derive(Debug, Clone)]
 pub struct CompileCache {
@@ -31,12 +41,8 @@ pub struct CompileCache {
 impl CompileCache {
     /// The cache under `$XDG_CACHE_HOME/cordon/compiled` (or `~/.cache/...`).
     pub fn default_location() -> Self {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|dir| !dir.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")));
         Self {
-            dir: base.map(|base| base.join("cordon").join("compiled")),
+            dir: cordon_cache_dir().map(|base| base.join("compiled")),
         }
     }
 

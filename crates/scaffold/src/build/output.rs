@@ -25,14 +25,10 @@ pub struct BuildRecords {
 }
 
 impl BuildRecords {
-    /// `$XDG_CACHE_HOME/cordon/builds` (or `~/.cache/cordon/builds`).
-    pub fn default_location() -> Self {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .filter(|dir| !dir.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")));
+    /// The records under `cache` (cordon's cache directory), or nowhere when there is none.
+    pub fn in_cache(cache: Option<&Path>) -> Self {
         Self {
-            dir: base.map(|base| base.join("cordon").join("builds")),
+            dir: cache.map(|cache| cache.join("builds")),
         }
     }
 
