@@ -90,6 +90,13 @@ impl PipelineLoader {
         self.build(config, lock).await
     }
 
+    /// Starts watching: what is on disk now counts as loaded. Called before the first load, so a
+    /// change made while that load runs (or before the reload task is first scheduled) is still
+    /// seen and loaded, never mistaken for what the running set came from.
+    pub fn watch_from_now(&self) -> ChangeWatcher {
+        ChangeWatcher::new(self.watched())
+    }
+
     fn watched(&self) -> WatchedFiles {
         let config = self
             .config
@@ -141,14 +148,13 @@ impl ReloadTarget for SessionPipeline {
     }
 }
 
-/// Reloads until the process ends: on every settled change on disk when `watching`, and on
-/// SIGHUP either way.
+/// Reloads until the process ends: on every settled change `watcher` sees (when there is one; see
+/// [`PipelineLoader::watch_from_now`]), and on SIGHUP either way.
 pub async fn reload_while_running(
     loader: PipelineLoader,
     target: impl ReloadTarget,
-    watching: bool,
+    mut watcher: Option<ChangeWatcher>,
 ) {
-    let mut watcher = watching.then(|| ChangeWatcher::new(loader.watched()));
     let mut hangup = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
         Ok(signal) => Some(signal),
         Err(err) => {

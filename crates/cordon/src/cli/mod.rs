@@ -357,6 +357,14 @@ impl Cli {
         self.pipeline_loader().check_host_files(&config)?;
         let model = config.model.clone();
         let agent = config.agent.clone();
+        // A live front end's baseline is what is on disk before the first load, so nothing
+        // changed from here on goes unloaded.
+        let watcher = match self.command {
+            Command::Chat { no_watch, .. } | Command::Serve { no_watch, .. } if !no_watch => {
+                Some(self.pipeline_loader().watch_from_now())
+            }
+            _ => None,
+        };
         let pipeline = self.load_pipeline(config, lock).await?;
         match self.command {
             Command::Run {
@@ -377,14 +385,14 @@ impl Cli {
             }
             Command::Chat {
                 ref session,
-                no_watch,
+                no_watch: _,
             } => {
                 // The conversation follows reloads of the plugins and the config.
                 let (updates, current) = tokio::sync::watch::channel(pipeline.clone());
                 let reloads = tokio::spawn(live_reload::reload_while_running(
                     self.pipeline_loader(),
                     live_reload::SessionPipeline(updates),
-                    !no_watch,
+                    watcher,
                 ));
                 let _stop_reloads = AbortOnDrop(reloads);
                 crate::cli::agent::chat(
@@ -458,7 +466,7 @@ impl Cli {
                 let reloads = tokio::spawn(live_reload::reload_while_running(
                     self.pipeline_loader(),
                     server.clone(),
-                    !no_watch,
+                    watcher,
                 ));
                 let _stop_reloads = AbortOnDrop(reloads);
                 // Without --yes the client's user is asked (elicitation), never this terminal:
