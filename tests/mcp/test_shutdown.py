@@ -91,8 +91,10 @@ def test_sigterm_lets_the_running_call_finish_and_refuses_new_requests(cordon_bi
         result = answer.json()["result"]
         assert not result.get("isError"), result
         assert result["content"][0]["text"] == "slept", result
+        # A whole 200 answer is the proof that it was written before the exit: a server that exited
+        # first would have reset the connection. (Comparing when two client threads woke up is not:
+        # under load the reader can be scheduled after the exit watch.)
         assert exit_watch.join(timeout=15) == 0
-        assert call.arrived <= exit_watch.exited, "the result arrived before the server exited"
         assert exit_watch.exited - signalled < 10, "it exited once the call was done, not at the grace's end"
     finally:
         server.stop()
@@ -112,7 +114,6 @@ def test_calls_past_the_grace_period_end_cancelled(cordon_bin, workspace):
         assert result["isError"] and result["_meta"]["cordon/errorKind"] == "cancelled", result
         assert call.arrived - signalled < 8, "cancelled at the grace's end, not after the 20 s sleep"
         assert exit_watch.join(timeout=15) == 0
-        assert call.arrived <= exit_watch.exited
     finally:
         server.stop()
 
