@@ -219,6 +219,26 @@ fn configuration_and_usage_errors_exit_2_with_the_reason() {
         run.stderr
     );
 
+    // `[telemetry]` is read by the telemetry crate, not the runtime: still checked on every load.
+    for (table, key) in [
+        (
+            "[telemetry]\nsampler = \"sometimes\"\n",
+            "telemetry.sampler",
+        ),
+        (
+            "[telemetry]\nendpiont = \"http://127.0.0.1:4318\"\n",
+            "unknown field `endpiont`",
+        ),
+    ] {
+        let run = probe().config(table).cordon(&["list"]);
+        assert_eq!(run.code, 2, "{table}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(key) && run.stderr.contains("cordon.toml"),
+            "{table}: {}",
+            run.stderr
+        );
+    }
+
     let missing = probe().cordon(&["--config", "nope.toml", "list"]);
     assert_eq!(missing.code, 2);
     assert!(missing.stderr.contains("nope.toml"), "{}", missing.stderr);

@@ -231,3 +231,53 @@ fn find_cycle(edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Option<Vec<PathBu
         .keys()
         .find_map(|file| visit(file, edges, &mut marks, &mut Vec::new()))
 }
+
+/// Packages an embedder of the runtime must not pay for: an exporter, a model client, a log
+/// subscriber. (hyper is there, and must be: a plugin's granted outgoing HTTP is wasi:http, which
+/// wasmtime serves with hyper's client.)
+const NOT_IN_THE_RUNTIME: [&str; 7] = [
+    "opentelemetry",
+    "tracing-opentelemetry",
+    "reqwest",
+    "hyper-util",
+    "tracing-subscriber",
+    "prost",
+    "cordon-telemetry",
+];
+
+#[test]
+fn the_runtime_depends_on_no_exporter_model_client_or_subscriber() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-p", "cordon-runtime", "-e", "normal"])
+        .args(["--prefix", "none", "--format", "{p}"])
+        .current_dir(repository())
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        output.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let tree = String::from_utf8(output.stdout).unwrap();
+    let packages: BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    assert!(
+        packages.contains("wasmtime"),
+        "the listing is the runtime's: {packages:?}"
+    );
+    let unwanted: Vec<&&str> = packages
+        .iter()
+        .filter(|name| {
+            NOT_IN_THE_RUNTIME
+                .iter()
+                .any(|banned| name.starts_with(banned))
+        })
+        .collect();
+    assert!(
+        unwanted.is_empty(),
+        "cordon-runtime depends on {unwanted:?}; move that code to the crate that needs it"
+    );
+}

@@ -11,6 +11,7 @@
 //! Trace context arrives with an MCP request's `params._meta` (`traceparent`, `tracestate`):
 //! [`continue_trace`] makes the request's span a child of the caller's.
 
+pub mod config_section;
 pub mod conventions;
 mod export_client;
 pub mod export_guard;
@@ -18,6 +19,7 @@ pub mod settings;
 mod span_metrics;
 mod span_queue;
 
+pub use config_section::load_file_settings;
 pub use export_guard::{ExportGuard, Redactor};
 pub use settings::{FileSettings, SettingsError, TelemetrySettings};
 

@@ -35,8 +35,10 @@ impl PipelineLoader {
     /// The config as it is on disk now.
     pub fn config(&self) -> anyhow::Result<Config> {
         Ok(match &self.config {
-            Some(path) => Config::load(path)?,
-            None if PathBuf::from("cordon.toml").is_file() => Config::load("cordon.toml".as_ref())?,
+            Some(path) => super::config_file::load(path)?,
+            None if PathBuf::from("cordon.toml").is_file() => {
+                super::config_file::load("cordon.toml".as_ref())?
+            }
             None => Config::default(),
         })
     }

@@ -3,6 +3,7 @@
 
 mod agent;
 mod approval_prompt;
+mod config_file;
 mod install;
 mod interrupt;
 mod live_reload;
@@ -300,7 +301,7 @@ impl Cli {
                     plugins_dir: self.plugins.clone(),
                     // Grants only from an explicit --config: examples run for real.
                     config: match &self.config {
-                        Some(path) => Config::load(path)?,
+                        Some(path) => config_file::load(path)?,
                         None => Config::default(),
                     },
                     cache: self.install_paths().cache,

@@ -5,7 +5,6 @@
 //! use. Any other command, or no endpoint configured, exports nothing and starts nothing.
 
 use crate::cli::{Cli, Command};
-use cordon_runtime::config::Config;
 use cordon_telemetry::{FileSettings, Telemetry, TelemetrySettings};
 use opentelemetry::metrics::ObservableGauge;
 use std::path::PathBuf;
@@ -35,7 +34,10 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
         .config
         .clone()
         .unwrap_or_else(|| PathBuf::from("cordon.toml"));
-    let file = match path.exists().then(|| Config::load_telemetry(&path)) {
+    let file = match path
+        .exists()
+        .then(|| cordon_telemetry::load_file_settings(&path))
+    {
         Some(Ok(telemetry)) => telemetry,
         _ => FileSettings::default(),
     };

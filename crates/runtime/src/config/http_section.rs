@@ -119,8 +119,9 @@ pub(super) fn carries_credentials(name: &str) -> bool {
     !(HARMLESS.contains(&name.as_str()) || name.ends_with("-version"))
 }
 
-/// `template` with every `${env:NAME}` replaced by the host's value of NAME, and the values put in.
-pub(super) fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), String> {
+/// `template` with every `${env:NAME}` replaced by the host's value of NAME, and the values put
+/// in (each one a secret for the caller to register with [`crate::report::secrets`]).
+pub fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), String> {
     let mut parts = Vec::new();
     let mut out = String::new();
     let mut rest = template;

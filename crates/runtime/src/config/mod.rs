@@ -1,6 +1,7 @@
 //! The operator's `cordon.toml`, parsed once into a validated [`Config`]. Unknown keys are errors,
 //! relative host paths are taken from the config file's directory, and every mistake is reported
-//! with the key it concerns.
+//! with the key it concerns. `[telemetry]` belongs to the `cordon-telemetry` crate, which reads
+//! and checks that table itself; the runtime only accepts it.
 
 mod agent_section;
 mod approval_section;
@@ -9,7 +10,6 @@ mod layout;
 mod model;
 mod mount_source;
 mod plugin_section;
-mod telemetry_section;
 #[cfg(test)]
 mod tests;
 mod tool_section;
@@ -22,7 +22,6 @@ pub use agent_section::{
 use approval_section::RawApproval;
 pub use approval_section::{ApprovalPolicy, Unattended};
 use plugin_section::{RawLimits, RawPlugin};
-pub use telemetry_section::TelemetryConfig;
 
 use crate::capabilities::grant::{Access, DirGrant, HookGrant, PluginGrant};
 use crate::capabilities::limits::Limits;
@@ -32,6 +31,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+pub use http_section::expand_env_parts as expand_env_template;
 pub use model::{
     Compaction, MIN_CONTEXT_WINDOW, ModelSettings, Provider, STREAM_IDLE_TIMEOUT,
     base_url_credentials,
@@ -89,8 +89,6 @@ pub struct Config {
     pub agent: AgentSettings,
     /// The model API the agent loop talks to (`[model]`).
     pub model: ModelSettings,
-    /// Where OpenTelemetry traces and metrics go (`[telemetry]`).
-    pub telemetry: TelemetryConfig,
     /// Plugin ids whose hooks run first, in this order (`[hooks] order`); the other hooks follow
     /// in plugin file-name order.
     pub hook_order: Vec<String>,
@@ -115,7 +113,6 @@ impl Default for Config {
             batches: BatchSettings::default(),
             agent: AgentSettings::default(),
             model: ModelSettings::default(),
-            telemetry: TelemetryConfig::default(),
             hook_order: Vec::new(),
             default_limits: Limits::default(),
             plugins: BTreeMap::new(),
@@ -152,30 +149,9 @@ impl Config {
         Self::parse(&text, path, base)
     }
 
-    /// Only the `[telemetry]` table of a config file, checked as [`Config::load`] checks it: what
-    /// a process needs before anything else (its exporter starts before logging is set up),
-    /// without reading and checking every plugin's grants a second time.
-    pub fn load_telemetry(path: &Path) -> Result<TelemetryConfig, ConfigError> {
-        #[derive(Deserialize)]
-        struct TelemetryOnly {
-            #[serde(default)]
-            telemetry: telemetry_section::RawTelemetry,
-        }
-        let text = read_config_text(path)?;
-        register_literal_header_values(&text);
-        let raw: TelemetryOnly = toml::from_str(&text).map_err(|err| syntax_error(path, err))?;
-        raw.telemetry
-            .validate()
-            .map_err(|(key, message)| ConfigError::Invalid {
-                path: path.to_path_buf(),
-                key: format!("telemetry.{key}"),
-                message,
-            })
-    }
-
     /// Validates config text; `origin` names it in errors, `base` anchors relative host paths.
     pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
-        register_literal_header_values(text);
+        Self::register_literal_secrets(text);
         let raw: RawConfig = toml::from_str(text).map_err(|err| syntax_error(origin, err))?;
         let invalid = |key: String, message: String| ConfigError::Invalid {
             path: origin.to_path_buf(),
@@ -206,10 +182,6 @@ impl Config {
             .model
             .validate()
             .map_err(|(key, message)| invalid(format!("model.{key}"), message))?;
-        let telemetry = raw
-            .telemetry
-            .validate()
-            .map_err(|(key, message)| invalid(format!("telemetry.{key}"), message))?;
         let max_sandboxes = raw.host.max_sandboxes.unwrap_or(DEFAULT_MAX_SANDBOXES);
         if !(1..=10_000).contains(&max_sandboxes) {
             return Err(invalid(
@@ -261,7 +233,6 @@ impl Config {
             batches,
             agent,
             model,
-            telemetry,
             hook_order: raw.hooks.order,
             default_limits,
             plugins,
@@ -311,9 +282,16 @@ impl Config {
     }
 }
 
-/// Registers the HTTP grant header values written in `text` with the scrubber before anything
-/// else reads it, so a mistake elsewhere on their line (whose error quotes the line) cannot print
-/// them. Only what parses as TOML can be read this way.
+impl Config {
+    /// Registers the HTTP grant header values written in config `text` with the scrubber before
+    /// anything else reads it, so a mistake elsewhere on their line (whose error quotes the line)
+    /// cannot print them. Only what parses as TOML can be read this way. [`Config::parse`] does
+    /// this; a crate that reads its own section of the file first calls it too.
+    pub fn register_literal_secrets(text: &str) {
+        register_literal_header_values(text);
+    }
+}
+
 fn register_literal_header_values(text: &str) {
     let Ok(document) = toml::from_str::<toml::Table>(text) else {
         return;
@@ -352,8 +330,9 @@ struct RawConfig {
     agent: RawAgent,
     #[serde(default)]
     approval: RawApproval,
-    #[serde(default)]
-    telemetry: telemetry_section::RawTelemetry,
+    /// Accepted here, read and checked by the `cordon-telemetry` crate, which owns it.
+    #[serde(default, rename = "telemetry")]
+    _telemetry: serde::de::IgnoredAny,
     #[serde(default)]
     model: model::RawModel,
     #[serde(default)]

@@ -258,32 +258,3 @@ fn empty_config_grants_nothing() {
     assert!(!config.uses_fuel());
     assert_eq!(config.grant_for("fs").limits, Limits::default());
 }
-
-#[test]
-fn telemetry_alone_is_read_without_checking_the_rest() {
-    let dir = std::env::temp_dir().join(format!("cordon-telemetry-only-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("cordon.toml");
-    // A plugin's bad limit fails the whole config, not `[telemetry]`.
-    std::fs::write(
-        &path,
-        "[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\nsampler = \"always_off\"\n\n[plugins.fs]\nlimits = { memory = \"lots\" }\n",
-    )
-    .unwrap();
-    let telemetry = Config::load_telemetry(&path).unwrap();
-    assert_eq!(telemetry.endpoint.as_deref(), Some("http://127.0.0.1:4318"));
-    assert_eq!(telemetry.sampler.as_deref(), Some("always_off"));
-    assert!(Config::load(&path).is_err());
-
-    std::fs::write(&path, "[telemetry]\nsampler = \"sometimes\"\n").unwrap();
-    match Config::load_telemetry(&path) {
-        Err(ConfigError::Invalid { key, .. }) => assert_eq!(key, "telemetry.sampler"),
-        other => panic!("expected telemetry.sampler to be named: {other:?}"),
-    }
-    std::fs::write(&path, "[telemetry\n").unwrap();
-    assert!(matches!(
-        Config::load_telemetry(&path),
-        Err(ConfigError::Syntax { .. })
-    ));
-    std::fs::remove_dir_all(&dir).unwrap();
-}
