@@ -412,13 +412,24 @@ def test_every_exported_string_is_masked_and_bounded(cordon_bin, traced_workspac
             answer = request({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                               "params": {"name": tool, "arguments": {"text": "hi"}}})
             assert answer["id"] == request_id
+        # The trace context is the client's too: a tracestate carrying the secret, and one of
+        # 32 long entries (16 KB, past the W3C limit of 512), continue the trace without it.
+        parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        states = [f"vendor=tok-{secret}",
+                  ",".join(f"k{i:02}{'a' * 240}=v{'Z' * 240}" for i in range(32))]
+        for number, state in enumerate(states, start=10):
+            answer = request({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {
+                "name": "echo", "arguments": {"text": "hi"},
+                "_meta": {"traceparent": parent, "tracestate": state}}})
+            assert answer["id"] == number
     finally:
         process.stdin.close()
         stderr = process.stderr.read()
         process.wait(timeout=30)
     assert process.returncode == 0, stderr
     calls = [span for span in receiver.spans if span["attributes"].get("mcp.method.name") == "tools/call"]
-    assert len(calls) == 3, [span["name"] for span in receiver.spans]
+    assert len(calls) == 5, [span["name"] for span in receiver.spans]
+    assert sum(span["trace"] == "4bf92f3577b34da6a3ce929d0e0e4736" for span in calls) == 2
     assert any(span["attributes"]["jsonrpc.request.id"].startswith("rrrr") for span in calls)
     assert any("[REDACTED" in span["attributes"]["jsonrpc.request.id"] for span in calls)
     for span in receiver.spans:
@@ -429,4 +440,5 @@ def test_every_exported_string_is_masked_and_bounded(cordon_bin, traced_workspac
             assert len(value.encode()) <= 1024, (span["name"], len(value))
     for body in receiver.raw:
         assert secret.encode() not in body
+        assert b"Z" * 100 not in body, "an oversized tracestate was exported"
     assert sum(len(body) for body in receiver.raw) < 200_000, "a megabyte id was exported whole"

@@ -1,11 +1,14 @@
 //! The last check on everything cordon exports: every string of a finished span (its name, each
 //! attribute, each event's name and attributes, each link's attributes, its status message) and
 //! every metric label value is masked by the redactor the binary supplies (cordon's secret
-//! scrubber), then cut to a stated length, before it is queued. So a value a client or plugin
+//! scrubber), then cut to a stated length, before it is queued. A `tracestate` (the span's own,
+//! continued from a client's request, and each link's) is exported only whole: when it is longer
+//! than [`MAX_TRACE_STATE_BYTES`] or masking would change it, it is dropped. So a value a client or plugin
 //! chose (a JSON-RPC request id, a tool name, a protocol version, an error message) can neither
 //! carry a configured secret to the collector nor make the export queue hold megabytes, whatever
 //! the code that recorded it forgot.
 
+use opentelemetry::trace::{SpanContext, TraceState};
 use opentelemetry::{Array, KeyValue, StringValue, Value};
 use opentelemetry_sdk::trace::SpanData;
 use std::borrow::Cow;
@@ -18,6 +21,8 @@ pub type Redactor = Arc<dyn Fn(&str) -> String + Send + Sync>;
 pub const MAX_EXPORTED_BYTES: usize = 1 << 10;
 /// The most bytes of captured content (`gen_ai.tool.call.arguments` / `.result`, opt-in).
 pub const MAX_CONTENT_BYTES: usize = 8 << 10;
+/// The longest `tracestate` exported (the W3C Trace Context limit); a longer one is dropped.
+pub const MAX_TRACE_STATE_BYTES: usize = 512;
 /// Added where a value was cut.
 const CUT_MARK: &str = "…";
 
@@ -76,7 +81,13 @@ impl ExportGuard {
                 self.attribute(attribute);
             }
         }
+        if let Some(context) = self.span_context(&span.span_context) {
+            span.span_context = context;
+        }
         for link in span.links.links.iter_mut() {
+            if let Some(context) = self.span_context(&link.span_context) {
+                link.span_context = context;
+            }
             for attribute in &mut link.attributes {
                 self.attribute(attribute);
             }
@@ -87,6 +98,25 @@ impl ExportGuard {
                 *description = Cow::Owned(masked);
             }
         }
+    }
+
+    /// `context` without its `tracestate`, when that may not be exported: too long to be a valid
+    /// one, or carrying something the redactor masks (a part of it cannot be cut out and stay
+    /// well-formed, so it all goes).
+    fn span_context(&self, context: &SpanContext) -> Option<SpanContext> {
+        let state = context.trace_state().header();
+        if state.is_empty()
+            || (state.len() <= MAX_TRACE_STATE_BYTES && (self.redact)(&state) == state)
+        {
+            return None;
+        }
+        Some(SpanContext::new(
+            context.trace_id(),
+            context.span_id(),
+            context.trace_flags(),
+            context.is_remote(),
+            TraceState::default(),
+        ))
     }
 
     fn attribute(&self, attribute: &mut KeyValue) {
@@ -156,6 +186,38 @@ mod tests {
             !out.contains("s3cr"),
             "a secret's first bytes survived the cut"
         );
+    }
+
+    #[test]
+    fn a_trace_state_goes_whole_or_not_at_all() {
+        use opentelemetry::trace::{SpanId, TraceFlags, TraceId};
+        let guard = masking("s3cr3t-value");
+        let context = |state: &str| {
+            SpanContext::new(
+                TraceId::from(7),
+                SpanId::from(9),
+                TraceFlags::SAMPLED,
+                true,
+                state.parse().unwrap(),
+            )
+        };
+        let fine = context("vendor=abc,other=1");
+        assert!(
+            guard.span_context(&fine).is_none(),
+            "a harmless one is kept"
+        );
+        for state in [
+            "vendor=s3cr3t-value".to_string(),
+            (0..32)
+                .map(|i| format!("k{i:02}{}=v{}", "a".repeat(200), "z".repeat(200)))
+                .collect::<Vec<_>>()
+                .join(","),
+        ] {
+            let kept = guard.span_context(&context(&state)).expect("dropped");
+            assert_eq!(kept.trace_state().header(), "");
+            assert_eq!(kept.trace_id(), TraceId::from(7), "the trace is kept");
+            assert_eq!(kept.span_id(), SpanId::from(9));
+        }
     }
 
     #[test]

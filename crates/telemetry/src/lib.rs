@@ -242,7 +242,9 @@ struct Meta<'a>(&'a serde_json::Map<String, serde_json::Value>);
 
 impl Extractor for Meta<'_> {
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(serde_json::Value::as_str)
+        let value = self.0.get(key).and_then(serde_json::Value::as_str)?;
+        // A tracestate past the W3C limit is not one: the trace continues without it.
+        (key != "tracestate" || value.len() <= export_guard::MAX_TRACE_STATE_BYTES).then_some(value)
     }
 
     fn keys(&self) -> Vec<&str> {
