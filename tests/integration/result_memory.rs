@@ -2,7 +2,9 @@
 //! strings: 24 MB in the guest) is refused while it is copied out, not after it was built whole:
 //! `cordon serve`'s peak memory stays low for one such call and for four at once, the calls end
 //! in a clear limit result, and the server goes on answering. Smaller results of the same
-//! function still come back whole.
+//! function still come back whole. Flags, which wasmtime charges a byte or two per name while
+//! each costs the host a `String`, get a budget smaller by as much (a red team's `list<flags>`
+//! took 821 MB for a call with a 32 MiB budget).
 
 use crate::stdio_server::Server;
 use crate::support::Workspace;
@@ -95,4 +97,34 @@ fn a_large_result_within_the_budgets_still_comes_back_whole() {
         .as_array()
         .expect("structured list");
     assert_eq!(items.len(), 600_000);
+}
+
+#[test]
+fn a_list_of_flags_is_held_to_its_budget_by_what_flags_cost_the_host() {
+    let flags = wat::parse_str(include_str!("../fixtures_wat/many_flags.wat"))
+        .expect("tests/fixtures_wat/many_flags.wat assembles");
+    let ws = Workspace::new().raw_plugin("flags", &flags);
+    assert!(ws.cordon(&["list"]).stdout.contains("many_flags"));
+    let mut server = Server::start(&ws);
+    // 420,000 elements of 32 flags: 1.7 MB in the guest, 13 million names on the host.
+    server.call(1, "many_flags", json!({"count": 420_000}));
+    let [answer] = <[Value; 1]>::try_from(server.answers(&[1])).unwrap();
+    assert_refused_as_too_large(&answer);
+    let peak = server.peak_rss();
+    eprintln!(
+        "peak RSS of cordon serve after 420,000 x 32 flags: {} MiB",
+        peak >> 20
+    );
+    assert!(peak < 200 << 20, "one call: {} MiB", peak >> 20);
+    // A small result of the same type comes back whole, every flag named.
+    server.call(2, "many_flags", json!({"count": 3}));
+    let [small] = <[Value; 1]>::try_from(server.answers(&[2])).unwrap();
+    assert_eq!(small["result"]["isError"], false, "{small}");
+    let text = small["result"]["content"][0]["text"].as_str().unwrap();
+    let items: Vec<Vec<String>> = serde_json::from_str(text).unwrap();
+    assert_eq!(items.len(), 3);
+    assert!(
+        items.iter().all(|set| set.len() == 32 && set[31] == "ff"),
+        "{text}"
+    );
 }

@@ -8,6 +8,7 @@
 pub(crate) mod docs;
 mod json_schema;
 mod json_to_val;
+mod lift_weight;
 mod shape;
 mod tool_names;
 mod val_to_json;
@@ -45,6 +46,8 @@ pub(crate) struct PlainFunction {
     export: ComponentExportIndex,
     params: Vec<(String, Shape)>,
     result: Option<Shape>,
+    /// What the call's lift budget is divided by for this result's type ([`lift_weight`]).
+    lift_divisor: u64,
     declared: DeclaredTool,
 }
 
@@ -168,6 +171,7 @@ impl PlainFunctions {
                         tool,
                         export: export.index,
                         params,
+                        lift_divisor: result.as_ref().map_or(1, lift_weight::lift_divisor),
                         result,
                         declared,
                     });
@@ -270,6 +274,11 @@ impl PlainInstance {
                 "",
             )));
         };
+        if function.lift_divisor > 1 {
+            // A result type that lifts to more than wasmtime charges gets that much less.
+            let fuel = store.hostcall_fuel() / function.lift_divisor as usize;
+            store.set_hostcall_fuel(fuel);
+        }
         let mut results = vec![Val::Bool(false); usize::from(function.result.is_some())];
         func.call_async(&mut *store, &params, &mut results).await?;
         drop(params);
