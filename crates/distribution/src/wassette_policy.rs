@@ -28,6 +28,10 @@ pub enum PolicyError {
     },
     #[error("the policy {path} is larger than {MAX_POLICY_BYTES} bytes")]
     TooLarge { path: PathBuf },
+    #[error(
+        "the policy {path} is not a regular file (a FIFO, a device or a directory); give the path of the policy.yaml itself"
+    )]
+    NotAFile { path: PathBuf },
     #[error("{path} is not a Wassette policy: {message}")]
     Syntax { path: PathBuf, message: String },
 }
@@ -127,13 +131,29 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
         path: path.to_path_buf(),
         source,
     };
-    let size = std::fs::metadata(path).map_err(read)?.len();
-    if size > MAX_POLICY_BYTES {
+    // Opened without waiting (a FIFO does not hold the command) and read only when it is a
+    // regular file, at most one byte past the limit (a device such as /dev/zero reports no size).
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(read)?;
+    if !file.metadata().map_err(read)?.is_file() {
+        return Err(PolicyError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    let mut text = String::new();
+    file.take(MAX_POLICY_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(read)?;
+    if text.len() as u64 > MAX_POLICY_BYTES {
         return Err(PolicyError::TooLarge {
             path: path.to_path_buf(),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(read)?;
     let full = path.canonicalize().map_err(read)?;
     let base = full.parent().unwrap_or(Path::new("/"));
     propose(&text, base).map_err(|message| PolicyError::Syntax {
@@ -448,6 +468,25 @@ permissions:
             "cpu",
         ] {
             assert!(left_out.contains(expected), "{expected} in:\n{left_out}");
+        }
+    }
+
+    #[test]
+    fn a_policy_that_is_no_regular_file_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("policy.fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        for path in [fifo.as_path(), Path::new("/dev/zero"), dir.path()] {
+            let refused = read_policy(path);
+            assert!(
+                matches!(refused, Err(PolicyError::NotAFile { .. })),
+                "{}: {refused:?}",
+                path.display()
+            );
         }
     }
 
