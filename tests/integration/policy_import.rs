@@ -137,3 +137,42 @@ fn an_approved_policy_grants_no_denied_host_or_variable_and_no_plain_http() {
         );
     }
 }
+
+#[test]
+fn a_policy_is_read_as_the_filesystem_and_the_network_read_it() {
+    // Red team, round 6: each of these denies was dropped and its allow granted whole.
+    let ws = workspace(
+        "permissions:\n  storage:\n    allow:\n      - uri: \"fs://data\"\n        access: [\"read\", \"write\"]\n      - uri: \"fs://public\"\n        access: [\"read\"]\n    deny:\n      - uri: \"fs://link/../secret\"\n        access: [\"read\"]\n      - uri: \"fs://ABS/al*/secret\"\n        access: [\"read\"]\n  network:\n    allow:\n      - host: \"[::ffff:127.0.0.1]:8443\"\n      - host: \"127.0.0.1\"\n    deny:\n      - host: \"127.0.0.1\"\n      - host: \"0x7f.1\"\n  resources:\n    limits:\n      memory: \"18446744073709551615Gi\"\n",
+    );
+    std::os::unix::fs::symlink("data/public", ws.path().join("link")).unwrap();
+    std::os::unix::fs::symlink("data", ws.path().join("alias")).unwrap();
+    std::fs::create_dir_all(ws.path().join("data/public")).unwrap();
+    let added = ws.cordon(&[
+        "--yes",
+        "add",
+        "component/files.wasm",
+        "--policy",
+        "policy.yaml",
+    ]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let grant = written_grant(&ws);
+    assert_eq!(granted_dirs(&grant), ["public"], "{grant}");
+    assert!(grant.get("http").is_none(), "{grant}");
+    assert!(grant.get("limits").is_none(), "{grant}");
+    for line in [
+        "left out: network host \"[::ffff:127.0.0.1]:8443\": the policy denies \"127.0.0.1\"",
+        "left out: resources memory: 18446744073709551615GiB is more than 32-bit WebAssembly can address",
+    ] {
+        assert!(
+            added.stdout.contains(line),
+            "{line:?} in:\n{}",
+            added.stdout
+        );
+    }
+    let secret = ws.call("read_file", r#"{"path": "/data/secret/key.txt"}"#);
+    assert_eq!(kind(&secret), "tool_error", "{secret}");
+    assert!(!text(&secret).contains("hunter2"), "{secret}");
+    // What was written loads: later commands work.
+    let listed = ws.cordon(&["list"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+}

@@ -164,6 +164,7 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
 
 /// The grants for the policy `text`, with relative storage URIs taken from `base`.
 pub fn propose(text: &str, base: &Path) -> Result<ProposedGrants, String> {
+    check_nesting(text)?;
     let policy: Policy = serde_yaml::from_str(text).map_err(|err| err.to_string())?;
     let mut out = ProposedGrants::default();
     let permissions = policy.permissions;
@@ -347,8 +348,39 @@ fn env_grants(environment: &Rules<EnvRule>, out: &mut ProposedGrants) {
 }
 
 /// Whether the deny `pattern` (trimmed) names `key`: exactly, or as a `*`/`?` glob; one with
-/// other glob syntax is not read and covers every key.
+/// other glob syntax is not read and covers every key. It is read every way it could be meant:
+/// as written, with glob escapes (`\_`) taken as the character, without a shell's `$` or
+/// `${...}`, and with `%XX` escapes decoded.
 fn env_deny_covers(pattern: &str, key: &str) -> bool {
+    env_deny_readings(pattern)
+        .iter()
+        .any(|reading| env_reading_covers(reading, key))
+}
+
+fn env_deny_readings(pattern: &str) -> Vec<String> {
+    let mut readings = vec![pattern.to_string()];
+    if pattern.contains('\\') {
+        readings.push(pattern.replace('\\', ""));
+    }
+    for reading in readings.clone() {
+        if let Some(name) = reading.strip_prefix('$') {
+            let name = name
+                .strip_prefix('{')
+                .and_then(|name| name.strip_suffix('}'))
+                .unwrap_or(name);
+            readings.push(name.to_string());
+        }
+    }
+    for reading in readings.clone() {
+        if reading.contains('%') {
+            // An escape that cannot be decoded is a deny that cannot be read: it covers all.
+            readings.push(storage_paths::percent_decoded(&reading).unwrap_or_else(|| "*".into()));
+        }
+    }
+    readings
+}
+
+fn env_reading_covers(pattern: &str, key: &str) -> bool {
     if name_pattern::is_unreadable(pattern) {
         true
     } else if name_pattern::is_pattern(pattern) {
@@ -386,10 +418,54 @@ fn resource_limits(resources: Resources, out: &mut ProposedGrants) {
     }
 }
 
+/// How deeply a policy may nest `[` and `{`: a real one nests three or four levels, and the YAML
+/// parser takes time that grows with the square of the depth.
+const MAX_POLICY_NESTING: usize = 64;
+
+/// Refuses a policy nested deeper than [`MAX_POLICY_NESTING`] before it is parsed.
+fn check_nesting(text: &str) -> Result<(), String> {
+    let mut depth = 0usize;
+    for byte in text.bytes() {
+        match byte {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_POLICY_NESTING {
+                    return Err(format!(
+                        "it nests [ and {{ more than {MAX_POLICY_NESTING} levels deep, which no policy needs"
+                    ));
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The largest memory limit cordon.toml accepts: what 32-bit WebAssembly can address.
+const MAX_MEMORY_BYTES: u64 = 4 << 30;
+
 /// A memory limit in cordon's form: a number is megabytes; `512Mi`, `1Gi`, `512M` are sizes.
+/// One cordon.toml would refuse (zero, or over 4 GiB) is not proposed.
 fn memory_limit(value: &serde_json::Value) -> Result<String, String> {
-    if let Some(megabytes) = value.as_u64().filter(|mb| *mb > 0) {
-        return Ok(format!("{megabytes}MiB"));
+    let (number, unit) = memory_number_and_unit(value)?;
+    let scale: u64 = match unit {
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        _ => 1 << 30,
+    };
+    match number.checked_mul(scale) {
+        Some(0) => Err("zero; a limit must be positive".into()),
+        Some(bytes) if bytes <= MAX_MEMORY_BYTES => Ok(format!("{number}{unit}")),
+        _ => Err(format!(
+            "{number}{unit} is more than 32-bit WebAssembly can address (cordon's limit is at most 4GiB)"
+        )),
+    }
+}
+
+fn memory_number_and_unit(value: &serde_json::Value) -> Result<(u64, &'static str), String> {
+    if let Some(megabytes) = value.as_u64() {
+        return Ok((megabytes, "MiB"));
     }
     let text = value.as_str().ok_or("not a size")?.trim();
     let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
@@ -402,7 +478,7 @@ fn memory_limit(value: &serde_json::Value) -> Result<String, String> {
         "Gi" | "G" => "GiB",
         other => return Err(format!("unit {other:?} is not one cordon reads")),
     };
-    Ok(format!("{number}{unit}"))
+    Ok((number, unit))
 }
 
 #[cfg(test)]
@@ -502,6 +578,23 @@ permissions:
         assert!(proposed.is_empty(), "{proposed:?}");
         assert!(propose("permissions: [1, 2", dir.path()).is_err());
         assert_eq!(memory_limit(&serde_json::json!("1Gi")).unwrap(), "1GiB");
+        assert_eq!(memory_limit(&serde_json::json!("4Gi")).unwrap(), "4GiB");
+        for refused in [
+            serde_json::json!("18446744073709551615Gi"),
+            serde_json::json!("5Gi"),
+            serde_json::json!(0),
+            serde_json::json!(18446744073709551615u64),
+        ] {
+            assert!(memory_limit(&refused).is_err(), "{refused}");
+        }
+        let deep = format!(
+            "permissions:\n  ipc: {}{}\n",
+            "[".repeat(60_000),
+            "]".repeat(60_000)
+        );
+        // Refused before the parser sees it (which takes seconds at this depth).
+        let refused = propose(&deep, dir.path()).unwrap_err();
+        assert!(refused.contains("more than 64 levels"), "{refused}");
     }
 
     /// A policy dir with `data/secret` and `data/public`, and the proposal for `storage` there.
@@ -592,6 +685,115 @@ permissions:
         )
         .unwrap();
         assert!(proposed.dirs.is_empty(), "{proposed:?}");
+    }
+
+    #[test]
+    fn a_deny_read_as_the_filesystem_resolves_it_leaves_the_directory_out() {
+        // Red team, round 6: each granted data/ read-write and the plugin read data/secret.
+        for (shape, deny, links) in [
+            (
+                "`..` after a symlink",
+                "fs://link/../secret",
+                &[("link", "data/public")][..],
+            ),
+            (
+                "a glob matching a symlink",
+                "fs://BASE/al*/secret",
+                &[("alias", "data")][..],
+            ),
+            (
+                "a ? glob matching a symlink",
+                "fs://BASE/alia?/x",
+                &[("alias", "data")][..],
+            ),
+            (
+                "a glob matching a symlink into the deny",
+                "fs://BASE/alias*",
+                &[("aliasX", "data/secret")][..],
+            ),
+            (
+                "a symlink after the glob",
+                "fs://BASE/oth*/inner/secret",
+                &[("other/inner", "../data")][..],
+            ),
+            (
+                "** over a symlink",
+                "fs://BASE/other/**/secret",
+                &[("other/inner", "../data")][..],
+            ),
+            ("a %XX escape", "fs://dat%61/secret", &[][..]),
+            ("an escaped /", "fs://data%2Fsecret", &[][..]),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            for made in ["data/secret", "data/public", "other"] {
+                std::fs::create_dir_all(dir.path().join(made)).unwrap();
+            }
+            for (link, target) in links {
+                let link = dir.path().join(link);
+                let target = if target.starts_with("..") {
+                    PathBuf::from(target)
+                } else {
+                    dir.path().join(target)
+                };
+                std::os::unix::fs::symlink(target, link).unwrap();
+            }
+            let deny = deny.replace("BASE", dir.path().to_str().unwrap());
+            let proposed = propose(
+                &format!(
+                    "permissions:\n  storage:\n    allow:\n      - uri: \"fs://data\"\n        access: [\"read\", \"write\"]\n      - uri: \"fs://elsewhere\"\n        access: [\"read\"]\n    deny:\n      - uri: \"{deny}\"\n        access: [\"read\", \"write\"]\n"
+                ),
+                dir.path(),
+            )
+            .unwrap();
+            assert!(
+                !granted_hosts(&proposed)
+                    .iter()
+                    .any(|host| host.ends_with("data")),
+                "{shape}: {proposed:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_glob_deny_followed_on_disk_leaves_unrelated_directories_granted() {
+        let (dir, _) = storage_proposal("    allow: []\n");
+        std::os::unix::fs::symlink(dir.path().join("data"), dir.path().join("alias")).unwrap();
+        let proposed = propose(
+            &format!(
+                "permissions:\n  storage:\n    allow:\n      - uri: \"fs://other\"\n        access: [\"read\"]\n      - uri: \"fs://data/public\"\n        access: [\"read\"]\n    deny:\n      - uri: \"fs://{}/al*/secret\"\n",
+                dir.path().display()
+            ),
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(
+            granted_hosts(&proposed),
+            [dir.path().join("other"), dir.path().join("data/public")],
+            "{proposed:?}"
+        );
+    }
+
+    #[test]
+    fn a_deny_from_home_covers_home_and_another_users_covers_everything() {
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("other")).unwrap();
+        for (deny, other_granted) in [("fs://~/secret", true), ("fs://~root/secret", false)] {
+            let proposed = propose(
+                &format!(
+                    "permissions:\n  storage:\n    allow:\n      - uri: \"fs://{}\"\n        access: [\"read\"]\n      - uri: \"fs://other\"\n        access: [\"read\"]\n    deny:\n      - uri: \"{deny}\"\n",
+                    home.display()
+                ),
+                dir.path(),
+            )
+            .unwrap();
+            let expected = if other_granted {
+                vec![dir.path().join("other")]
+            } else {
+                vec![]
+            };
+            assert_eq!(granted_hosts(&proposed), expected, "{deny}: {proposed:?}");
+        }
     }
 
     #[test]
@@ -700,7 +902,17 @@ permissions:
     #[test]
     fn an_env_deny_is_compared_trimmed_and_as_a_glob() {
         let dir = tempfile::tempdir().unwrap();
-        for deny in ["\" API_KEY \"", "\"API_*\"", "\"API_KE?\"", "\"[A]PI_KEY\""] {
+        for deny in [
+            "\" API_KEY \"",
+            "\"API_*\"",
+            "\"API_KE?\"",
+            "\"[A]PI_KEY\"",
+            "\"API\\\\_KEY\"",
+            "\"$API_KEY\"",
+            "\"${API_KEY}\"",
+            "\"API%5FKEY\"",
+            "\"API%5\"",
+        ] {
             let proposed = propose(
                 &format!(
                     "permissions:\n  environment:\n    allow:\n      - key: \"API_KEY\"\n      - key: \"GREETING\"\n    deny:\n      - key: {deny}\n"
@@ -708,7 +920,8 @@ permissions:
                 dir.path(),
             )
             .unwrap();
-            let granted = if deny.contains('[') {
+            // Glob syntax cordon does not read (`[`, `{`) and an escape it cannot decode cover all.
+            let granted = if deny.contains(['[', '{']) || deny.contains("%5\"") {
                 vec![]
             } else {
                 vec!["GREETING"]

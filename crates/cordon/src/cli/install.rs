@@ -99,7 +99,17 @@ pub async fn add(
             let config_dir = config_dir
                 .canonicalize()
                 .unwrap_or(config_dir.to_path_buf());
+            let loaded_before = config_text_loads(&document.to_string(), paths);
             crate::cli::wassette_import::apply(&mut document, &name, proposed, &config_dir)?;
+            if let (Ok(()), Err(refused)) = (
+                loaded_before,
+                config_text_loads(&document.to_string(), paths),
+            ) {
+                bail!(
+                    "the grants {shown} proposes would leave {} unloadable ({refused}); nothing was written. Grant what it needs under [plugins.{name}] by hand",
+                    paths.config.display()
+                );
+            }
             from_policy = Some(shown);
         } else {
             out(&format!(
@@ -363,6 +373,18 @@ fn capabilities_it_could_use(imports: &[String]) -> Vec<String> {
 /// Writes `bytes` to `target` atomically: a new temp file beside it (random name, created
 /// exclusively, so nothing planted there is followed), then a rename over the target (which
 /// replaces a symlink there rather than writing through it).
+/// Whether `text`, written to the config file, would load.
+fn config_text_loads(text: &str, paths: &InstallPaths) -> Result<(), String> {
+    let base = paths
+        .config
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    Config::parse(text, &paths.config, base)
+        .map(drop)
+        .map_err(|err| err.to_string())
+}
+
 pub(crate) fn install_file(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write as _;
     let dir = match target.parent() {

@@ -1,9 +1,12 @@
 //! A Wassette policy's storage URIs made comparable, and whether a deny can reach an allowed
 //! directory. Every path is taken the same way, allow or deny: a relative one from the policy
 //! file's directory, `.`, empty parts (`//`) and a trailing `/` dropped, `..` taken back one part
-//! (lexically, before anything is looked up). Where the paths exist they are also compared with
-//! their symlinks resolved. A deny is held to reach an allow unless it provably cannot: its
-//! literal part (everything before its first glob character) diverges from the allowed path.
+//! (lexically, before anything is looked up). A deny is also followed on disk as the kernel would
+//! follow it (symlinks, `..` after one, globs matched against the entries that exist, a bounded
+//! number of them), decoded when it has `%XX` escapes, and read from home when it starts with `~`;
+//! it reaches what any of these readings reaches. A deny is held to reach an allow unless it
+//! provably cannot: the literal part of every reading (everything before its first glob
+//! character) diverges from the allowed path, as written and with its symlinks resolved.
 
 use std::path::{Path, PathBuf};
 
@@ -67,15 +70,29 @@ pub(super) fn allowed_dir(uri: &str, base: &Path) -> Result<AllowedDir, NotADire
 /// What a deny's URI can match.
 #[derive(Debug)]
 pub(super) enum DenyReach {
-    /// Paths that begin with `literal` (a normalised absolute path, then, when `glob`, the
-    /// characters of the first glob part before its first glob character), each with what lies
-    /// under it.
-    From { literal: String, glob: bool },
+    /// Paths that begin with one of the `starts`: each a normalised absolute path, then, when
+    /// its `glob` is set, the characters of the first glob part before its first glob character;
+    /// each with what lies under it.
+    From { starts: Vec<PathStart> },
     /// Any path: the URI starts with a glob, has `..` after one, or cannot be read.
     Anywhere(&'static str),
 }
 
-/// The reach of the deny `uri`, relative paths taken from `base`.
+/// Where the paths a deny matches begin, in one reading of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct PathStart {
+    pub literal: String,
+    pub glob: bool,
+}
+
+/// How many directory entries a deny's glob may be matched against on disk before cordon stops
+/// looking and holds it to reach everywhere.
+const MAX_ENTRIES_LOOKED_AT: usize = 10_000;
+
+/// The reach of the deny `uri`, relative paths taken from `base`. A deny is read every way it
+/// could be meant, and reaches what any reading reaches: as written (`..` taken back lexically),
+/// as the filesystem resolves it (`..` after a symlink, globs matching symlinks), with `%XX`
+/// escapes decoded, and with a leading `~` as the home directory.
 pub(super) fn deny_reach(uri: &str, base: &Path) -> DenyReach {
     let Some(path) = uri.trim().strip_prefix("fs://") else {
         return DenyReach::Anywhere("it is not an fs:// URI cordon can read");
@@ -83,14 +100,49 @@ pub(super) fn deny_reach(uri: &str, base: &Path) -> DenyReach {
     if path.trim().is_empty() {
         return DenyReach::Anywhere("it names no path");
     }
+    let mut readings = vec![path.to_string()];
+    if path.contains('%') {
+        match percent_decoded(path) {
+            Some(decoded) => readings.push(decoded),
+            None => return DenyReach::Anywhere("it has a % escape cordon cannot read"),
+        }
+    }
+    for reading in readings.clone() {
+        if let Some(after) = reading.strip_prefix('~') {
+            if !(after.is_empty() || after.starts_with('/')) {
+                return DenyReach::Anywhere("it names another user's home (~user)");
+            }
+            let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) else {
+                return DenyReach::Anywhere("it starts with ~ and HOME is not set");
+            };
+            readings.push(format!("{}/{after}", home.to_string_lossy()));
+        }
+    }
+    let mut starts = Vec::new();
+    for reading in &readings {
+        match reading_reach(reading, base) {
+            DenyReach::From { starts: more } => {
+                for start in more {
+                    if !starts.contains(&start) {
+                        starts.push(start);
+                    }
+                }
+            }
+            anywhere => return anywhere,
+        }
+    }
+    DenyReach::From { starts }
+}
+
+/// The reach of one reading of a deny's path.
+fn reading_reach(path: &str, base: &Path) -> DenyReach {
     let parts = parts_of(path);
     let relative = !path.starts_with('/');
     if relative && parts.first().is_some_and(|first| first.contains(GLOB)) {
         return DenyReach::Anywhere("it starts with a glob, so it can match under any directory");
     }
     let glob_at = parts.iter().position(|part| part.contains(GLOB));
-    let (plain, rest) = parts.split_at(glob_at.unwrap_or(parts.len()));
-    if rest.contains(&"..") {
+    if parts[glob_at.unwrap_or(parts.len())..].contains(&"..") {
         return DenyReach::Anywhere("it has `..` after a glob");
     }
     let start = if relative {
@@ -98,16 +150,43 @@ pub(super) fn deny_reach(uri: &str, base: &Path) -> DenyReach {
     } else {
         Vec::new()
     };
+    let mut starts = vec![lexical_start(start.clone(), &parts)];
+    let mut looked_at = 0;
+    let mut on_disk = Vec::new();
+    if walk_on_disk(
+        PathBuf::from(join(&start)),
+        &parts,
+        &mut looked_at,
+        &mut on_disk,
+    )
+    .is_err()
+    {
+        return DenyReach::Anywhere(
+            "its glob matches too many paths on disk for cordon to check each",
+        );
+    }
+    for found in on_disk {
+        if !starts.contains(&found) {
+            starts.push(found);
+        }
+    }
+    DenyReach::From { starts }
+}
+
+/// Where the deny's matches begin when its `parts` are read as text from `start`.
+fn lexical_start(start: Vec<String>, parts: &[&str]) -> PathStart {
+    let glob_at = parts.iter().position(|part| part.contains(GLOB));
+    let (plain, rest) = parts.split_at(glob_at.unwrap_or(parts.len()));
     let literal = join(&resolve_dots(start, plain));
     match rest.first() {
-        None => DenyReach::From {
+        None => PathStart {
             literal,
             glob: false,
         },
         Some(first) => {
             let before_glob = &first[..first.find(GLOB).unwrap_or(first.len())];
             let separator = if literal == "/" { "" } else { "/" };
-            DenyReach::From {
+            PathStart {
                 literal: format!("{literal}{separator}{before_glob}"),
                 glob: true,
             }
@@ -115,20 +194,112 @@ pub(super) fn deny_reach(uri: &str, base: &Path) -> DenyReach {
     }
 }
 
+/// Follows `parts` from `at` as the filesystem would: a literal part into the entry of that name,
+/// `..` up from where `at` really is (after its symlinks), a glob part into every entry it may
+/// match, `**` into every directory below. Where the walk ends, or reaches a part that does not
+/// exist, the rest is read as text from the real path (symlinks resolved) and pushed to `found`.
+/// `Err` when more than [`MAX_ENTRIES_LOOKED_AT`] entries were looked at.
+fn walk_on_disk(
+    at: PathBuf,
+    parts: &[&str],
+    looked_at: &mut usize,
+    found: &mut Vec<PathStart>,
+) -> Result<(), ()> {
+    *looked_at += 1;
+    if *looked_at > MAX_ENTRIES_LOOKED_AT {
+        return Err(());
+    }
+    let real = at.canonicalize().unwrap_or_else(|_| at.clone());
+    let Some((part, rest)) = parts.split_first() else {
+        found.push(lexical_start(path_parts(&real), &[]));
+        return Ok(());
+    };
+    let stop_here = |found: &mut Vec<PathStart>| {
+        let start = lexical_start(path_parts(&real), parts);
+        if !found.contains(&start) {
+            found.push(start);
+        }
+    };
+    if *part == ".." {
+        let mut up = real.clone();
+        up.pop();
+        return walk_on_disk(up, rest, looked_at, found);
+    }
+    if !part.contains(GLOB) {
+        let next = real.join(part);
+        if next.symlink_metadata().is_ok() {
+            return walk_on_disk(next, rest, looked_at, found);
+        }
+        stop_here(found);
+        return Ok(());
+    }
+    // A glob: where it may match is read from the directory; what it may match next, too.
+    stop_here(found);
+    let Ok(entries) = std::fs::read_dir(&real) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        *looked_at += 1;
+        if *looked_at > MAX_ENTRIES_LOOKED_AT {
+            return Err(());
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if *part == "**" {
+            // `**` may stand for this entry and more directories below it, or end here.
+            if entry.path().is_dir() {
+                walk_on_disk(entry.path(), parts, looked_at, found)?;
+            }
+            walk_on_disk(entry.path(), rest, looked_at, found)?;
+        } else if glob_may_match(part, &name) {
+            walk_on_disk(entry.path(), rest, looked_at, found)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether the glob part `pattern` may match the entry `name`: `*` and `?` are matched; any other
+/// glob syntax is held to match every name.
+fn glob_may_match(pattern: &str, name: &str) -> bool {
+    super::name_pattern::is_unreadable(pattern)
+        || super::name_pattern::matches(&pattern.replace("**", "*"), name)
+}
+
+/// `path` (absolute) as parts.
+fn path_parts(path: &Path) -> Vec<String> {
+    resolve_dots(Vec::new(), &parts_of(&path.to_string_lossy()))
+}
+
+/// `text` with its `%XX` escapes decoded, or `None` when one is malformed or the result is not
+/// UTF-8.
+pub(super) fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(index + 1..index + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// Whether the deny `reach` can match the directory `allowed` or anything under or over it,
 /// comparing the paths as written and, where they exist, with symlinks resolved.
 pub(super) fn may_reach(reach: &DenyReach, allowed: &Path) -> bool {
-    let DenyReach::From { literal, glob } = reach else {
+    let DenyReach::From { starts } = reach else {
         return true;
     };
     let allowed_text = allowed.to_string_lossy().into_owned();
     let allowed_forms = [Some(allowed_text.clone()), resolved_dir(allowed)];
-    let deny_forms = [Some(literal.clone()), resolved_literal(literal, *glob)];
     allowed_forms.iter().flatten().any(|allow| {
-        deny_forms
+        starts
             .iter()
-            .flatten()
-            .any(|deny| overlaps(allow, deny, *glob))
+            .any(|start| overlaps(allow, &start.literal, start.glob))
     })
 }
 
@@ -193,42 +364,6 @@ fn join(parts: &[String]) -> String {
 fn resolved_dir(dir: &Path) -> Option<String> {
     let resolved = dir.canonicalize().ok()?;
     Some(resolved.to_string_lossy().into_owned())
-}
-
-/// The deny's literal text with the symlinks of its longest existing directory resolved (a
-/// trailing part-prefix before a glob kept as it is).
-fn resolved_literal(literal: &str, glob: bool) -> Option<String> {
-    let (dir, tail) = if glob {
-        let cut = literal.rfind('/')?;
-        (&literal[..cut.max(1)], &literal[cut + 1..])
-    } else {
-        (literal, "")
-    };
-    let mut existing = PathBuf::from(dir);
-    let mut missing: Vec<String> = Vec::new();
-    let resolved = loop {
-        if let Ok(resolved) = existing.canonicalize() {
-            break resolved;
-        }
-        missing.push(existing.file_name()?.to_string_lossy().into_owned());
-        if !existing.pop() {
-            return None;
-        }
-    };
-    let mut text = resolved.to_string_lossy().into_owned();
-    for part in missing.iter().rev() {
-        if !text.ends_with('/') {
-            text.push('/');
-        }
-        text.push_str(part);
-    }
-    if glob {
-        if !text.ends_with('/') {
-            text.push('/');
-        }
-        text.push_str(tail);
-    }
-    Some(text)
 }
 
 #[cfg(test)]
