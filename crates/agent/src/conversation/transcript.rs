@@ -10,7 +10,7 @@ pub use crate::conversation::transcript_error::TranscriptError;
 use crate::conversation::transcript_file;
 use cordon_runtime::report::ErrorKind;
 use std::collections::HashMap;
-use std::io::Write as _;
+use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
 
 /// Appends messages to a transcript file.
@@ -48,6 +48,7 @@ impl TranscriptWriter {
 }
 
 /// A transcript read back.
+#[derive(Debug)]
 pub struct Loaded {
     pub messages: Vec<Message>,
     /// Results added for tool calls that had none (the session stopped while they ran); they
@@ -57,29 +58,59 @@ pub struct Loaded {
     pub skipped_partial_line: bool,
 }
 
-/// Reads a transcript to resume from.
+/// The most messages a transcript read back may hold: far more than a session that fits a
+/// context window writes (compaction included), and few enough that resuming stays within a few
+/// hundred megabytes whatever the file holds.
+pub const MAX_TRANSCRIPT_MESSAGES: usize = 200_000;
+
+/// Reads a transcript to resume from, a line at a time (a line cut off mid-write at the end is
+/// skipped).
 pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
-    let text = transcript_file::read(path)?;
-    let lines: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .collect();
+    let mut reader = transcript_file::open_to_read(path)?;
     let mut numbered = Vec::new();
     let mut skipped_partial_line = false;
-    for (position, (number, line)) in lines.iter().enumerate() {
-        match serde_json::from_str::<Message>(line) {
-            Ok(message) => numbered.push((number + 1, message)),
-            Err(_) if position + 1 == lines.len() && !text.ends_with('\n') => {
+    let mut line = Vec::new();
+    let mut number = 0;
+    let mut read = 0u64;
+    loop {
+        line.clear();
+        let length = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|err| transcript_file::open_error(path, err))?;
+        if length == 0 {
+            break;
+        }
+        number += 1;
+        read += length as u64;
+        transcript_file::check_size(path, read)?;
+        // Only the last line can lack its newline: one a crash cut off.
+        let cut_off = !line.ends_with(b"\n");
+        let bad_line = |reason: String| TranscriptError::BadLine {
+            path: path.to_path_buf(),
+            line: number,
+            reason,
+        };
+        let text = match std::str::from_utf8(&line) {
+            Ok(text) => text,
+            Err(_) if cut_off => {
                 skipped_partial_line = true;
+                break;
             }
-            Err(err) => {
-                return Err(TranscriptError::BadLine {
-                    path: path.to_path_buf(),
-                    line: number + 1,
-                    reason: err.to_string(),
-                });
-            }
+            Err(_) => return Err(bad_line("it is not UTF-8 text".into())),
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        if numbered.len() == MAX_TRANSCRIPT_MESSAGES {
+            return Err(TranscriptError::TooManyMessages {
+                path: path.to_path_buf(),
+                limit: MAX_TRANSCRIPT_MESSAGES,
+            });
+        }
+        match serde_json::from_str::<Message>(text) {
+            Ok(message) => numbered.push((number, message)),
+            Err(_) if cut_off => skipped_partial_line = true,
+            Err(err) => return Err(bad_line(err.to_string())),
         }
     }
     if let Some((line, reason)) = crate::conversation::transcript_shape::first_problem(&numbered) {
@@ -147,6 +178,40 @@ fn unanswered_calls(messages: &[Message]) -> Vec<ToolCall> {
 mod tests {
     use super::*;
     use crate::conversation::message::StopReason;
+
+    #[test]
+    fn a_transcript_of_more_messages_than_resume_reads_is_refused_by_count() {
+        // Red team, round 6: 9 million empty messages (256 MiB) resumed at 2.8 GB.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("many.jsonl");
+        let line = "{\"role\":\"user\",\"content\":\"\"}\n";
+        std::fs::write(&path, line.repeat(MAX_TRANSCRIPT_MESSAGES)).unwrap();
+        assert_eq!(load(&path).unwrap().messages.len(), MAX_TRANSCRIPT_MESSAGES);
+        std::fs::write(&path, line.repeat(MAX_TRANSCRIPT_MESSAGES + 1)).unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("holds more than 200000 messages")
+                && err.contains("--transcript NEW.jsonl"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_last_line_cut_mid_character_is_skipped_and_bad_text_elsewhere_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let mut text = b"{\"role\":\"user\",\"content\":\"hi\"}\n".to_vec();
+        text.extend_from_slice("{\"role\":\"user\",\"content\":\"\u{e9}".as_bytes());
+        text.pop();
+        std::fs::write(&path, &text).unwrap();
+        let loaded = load(&path).unwrap();
+        assert!(loaded.skipped_partial_line);
+        assert_eq!(loaded.messages.len(), 1);
+        text.extend_from_slice(b"\n");
+        std::fs::write(&path, &text).unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("not UTF-8"), "{err}");
+    }
 
     #[test]
     fn written_messages_load_back_and_missing_results_are_repaired() {

@@ -25,6 +25,10 @@ pub enum TranscriptError {
         size: u64,
         limit: u64,
     },
+    #[error(
+        "the transcript {path} holds more than {limit} messages, more than cordon reads back to resume from; start a new session (--transcript NEW.jsonl) instead"
+    )]
+    TooManyMessages { path: PathBuf, limit: usize },
     #[error("cannot write to the transcript {path}: {source}")]
     Write {
         path: PathBuf,

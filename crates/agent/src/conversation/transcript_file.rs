@@ -2,45 +2,37 @@
 //! blocking and regular files only. Every open asks for `O_NONBLOCK` (opening a FIFO otherwise
 //! waits for its other end, forever), then the opened descriptor's own type decides, so a FIFO,
 //! device, socket or directory swapped in between cannot win a race; a transcript read back is
-//! read up to [`MAX_TRANSCRIPT_BYTES`] (`/dev/zero` or a sparse file would otherwise fill memory).
+//! read up to [`MAX_TRANSCRIPT_BYTES`] (`/dev/zero` or a sparse file would otherwise fill memory),
+//! a line at a time.
 
 use crate::conversation::transcript_error::TranscriptError;
 use std::fs::{File, OpenOptions};
-use std::io::Read as _;
+use std::io::{BufRead, BufReader, Read as _};
 use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
 use std::path::Path;
 
 /// The largest transcript read back to resume from.
 pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
 
-/// The whole text of the transcript at `path`.
-pub fn read(path: &Path) -> Result<String, TranscriptError> {
+/// The transcript at `path` to read back, a line at a time: at most [`MAX_TRANSCRIPT_BYTES`] and
+/// one byte more (which [`check_size`] refuses: the file grew while it was read).
+pub fn open_to_read(path: &Path) -> Result<impl BufRead, TranscriptError> {
     let file = open(path, OpenOptions::new().read(true))?;
-    let too_large = |size: u64| TranscriptError::TooLarge {
-        path: path.to_path_buf(),
-        size,
-        limit: MAX_TRANSCRIPT_BYTES,
-    };
     let size = file.metadata().map_err(|err| open_error(path, err))?.len();
+    check_size(path, size)?;
+    Ok(BufReader::new(file.take(MAX_TRANSCRIPT_BYTES + 1)))
+}
+
+/// Refuses `size` bytes of transcript when they are past the bound.
+pub fn check_size(path: &Path, size: u64) -> Result<(), TranscriptError> {
     if size > MAX_TRANSCRIPT_BYTES {
-        return Err(too_large(size));
+        return Err(TranscriptError::TooLarge {
+            path: path.to_path_buf(),
+            size,
+            limit: MAX_TRANSCRIPT_BYTES,
+        });
     }
-    let mut bytes = Vec::with_capacity(size as usize);
-    // One byte past the bound tells a file that grew while it was read.
-    file.take(MAX_TRANSCRIPT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| open_error(path, err))?;
-    if bytes.len() as u64 > MAX_TRANSCRIPT_BYTES {
-        return Err(too_large(bytes.len() as u64));
-    }
-    String::from_utf8(bytes).map_err(|err| TranscriptError::BadLine {
-        path: path.to_path_buf(),
-        line: 1 + err.as_bytes()[..err.utf8_error().valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count(),
-        reason: "it is not UTF-8 text".into(),
-    })
+    Ok(())
 }
 
 /// The transcript at `path` opened for appending (created if missing).
@@ -86,7 +78,8 @@ fn not_regular(path: &Path, kind: std::fs::FileType) -> TranscriptError {
     }
 }
 
-fn open_error(path: &Path, source: std::io::Error) -> TranscriptError {
+/// The error for a transcript that could not be opened or read.
+pub fn open_error(path: &Path, source: std::io::Error) -> TranscriptError {
     TranscriptError::Open {
         path: path.to_path_buf(),
         source,
@@ -103,6 +96,7 @@ mod tests {
         let fifo = dir.path().join("t.jsonl");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.unwrap().success());
+        let read = |path: &Path| open_to_read(path).map(drop);
         for err in [read(&fifo).unwrap_err(), append_to(&fifo).unwrap_err()] {
             assert!(err.to_string().contains("a FIFO (named pipe)"), "{err}");
         }
@@ -120,7 +114,7 @@ mod tests {
             .unwrap()
             .set_len(MAX_TRANSCRIPT_BYTES + 1)
             .unwrap();
-        let err = read(&path).unwrap_err().to_string();
+        let err = open_to_read(&path).map(drop).unwrap_err().to_string();
         assert!(err.contains("over the 256 MiB"), "{err}");
     }
 }
