@@ -311,3 +311,11 @@ fn summary_line(plugins: &[(&'static str, Value)], tools: &ToolChanges) -> Strin
         parts.join("; ")
     }
 }
+/// Stops the reload task when dropped: the reloads end with the server or the conversation.
+pub struct AbortOnDrop(pub tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

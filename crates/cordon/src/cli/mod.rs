@@ -1,33 +1,31 @@
-//! Command-line interface: clap types and dispatch to the library. Output formatting lives in
-//! `render.rs`; no logic here beyond wiring.
+//! Command-line interface: the clap types and one dispatch to the file of each command
+//! (`project_commands`, `lock_command`, `call_commands`, `serve_command`, `session_commands`).
+//! How a command loads what it runs is `loading.rs`; output formatting is `render.rs`.
 
 mod agent;
 mod approval_prompt;
+mod call_commands;
 mod config_file;
 mod install;
 mod interrupt;
 mod live_reload;
 mod live_view;
+mod loading;
+mod lock_command;
 mod plugin_test;
+mod project_commands;
 pub mod render;
+mod serve_command;
+mod session_commands;
 pub mod stdio_output;
 pub mod telemetry_setup;
 mod uninstall;
 mod wassette_import;
 
-use crate::cli::interrupt::interrupt_watcher;
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::{Parser, Subcommand};
-use cordon_runtime::CompileCache;
-use cordon_runtime::capabilities::lock::Lockfile;
-use cordon_runtime::config::Config;
-use cordon_runtime::pipeline::{BatchOptions, CallRequest, Event, Pipeline, parse_batch};
-use cordon_runtime::report::terminal_text::one_line;
-use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
 
 /// Run AI-agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -242,16 +240,12 @@ pub enum Command {
 }
 
 impl Cli {
+    /// Runs the command; the exit code says how it went (0, 1 for a tool error, 2 for usage).
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match &self.command {
-            Command::New { name, lang } => {
-                let project = cordon_scaffold::create(name, *lang, &self.plugins)?;
-                crate::cli::render::stdout_line(&format!(
-                    "created {}; build it with: cordon build {}",
-                    project.display(),
-                    project.display()
-                ))?;
-                return Ok(ExitCode::SUCCESS);
+            Command::New { name, lang } => self.new_project(name, *lang),
+            Command::Build { dir, name, force } => {
+                self.build_project(dir.as_deref(), name.as_deref(), *force)
             }
             Command::Add {
                 reference,
@@ -260,35 +254,19 @@ impl Cli {
                 force,
                 policy,
             } => {
-                let paths = self.install_paths();
-                return match (reference, self.locked) {
-                    (None, true) => install::sync(&paths).await,
-                    (Some(_), true) => bail!(
-                        "--locked installs exactly what the lockfile records: give no REF (or use `cordon sync`)"
-                    ),
-                    (None, false) => bail!(
-                        "give the plugin to add: oci://HOST/REPOSITORY:TAG, https://…/NAME.wasm --sha256 HEX, or a path"
-                    ),
-                    (Some(reference), false) => {
-                        let options = install::AddOptions {
-                            name: name.as_deref(),
-                            sha256: sha256.as_deref(),
-                            force: *force,
-                            policy: policy.as_deref(),
-                            yes: self.yes,
-                        };
-                        install::add(&paths, reference, &options).await
-                    }
-                };
+                self.add(project_commands::AddArgs {
+                    reference: reference.as_deref(),
+                    name: name.as_deref(),
+                    sha256: sha256.as_deref(),
+                    force: *force,
+                    policy: policy.as_deref(),
+                })
+                .await
             }
-            Command::Sync => return install::sync(&self.install_paths()).await,
-            Command::Remove { name } => {
-                if self.locked {
-                    bail!(
-                        "--locked keeps exactly the approved set: remove without it, then run `cordon lock`"
-                    );
-                }
-                return uninstall::remove(&self.install_paths(), name);
+            Command::Sync => install::sync(&self.install_paths()).await,
+            Command::Remove { name } => self.remove(name),
+            Command::Push { plugin, reference } => {
+                install::push(&self.install_paths(), plugin, reference).await
             }
             Command::Test {
                 files,
@@ -296,453 +274,83 @@ impl Cli {
                 deny_warnings,
                 time_budget,
             } => {
-                return plugin_test::run(plugin_test::PluginTest {
-                    files: files.clone(),
-                    plugins_dir: self.plugins.clone(),
-                    // Grants only from an explicit --config: examples run for real.
-                    config: match &self.config {
-                        Some(path) => config_file::load(path)?,
-                        None => Config::default(),
-                    },
-                    cache: self.install_paths().cache,
+                self.test(project_commands::TestArgs {
+                    files,
                     json: *json,
                     deny_warnings: *deny_warnings,
                     time_budget: *time_budget,
                 })
-                .await;
-            }
-            Command::Push { plugin, reference } => {
-                return install::push(&self.install_paths(), plugin, reference).await;
-            }
-            Command::Build { dir, name, force } => {
-                let output = cordon_scaffold::build(
-                    dir.as_deref().unwrap_or(std::path::Path::new(".")),
-                    &cordon_scaffold::BuildOptions {
-                        plugins: &self.plugins,
-                        name: name.as_deref(),
-                        force: *force,
-                        records: cordon_scaffold::BuildRecords::in_cache(
-                            cordon_runtime::cordon_cache_dir().as_deref(),
-                        ),
-                    },
-                )?;
-                crate::cli::render::stdout_line(&format!(
-                    "built {}",
-                    one_line(&output.display().to_string())
-                ))?;
-                return Ok(ExitCode::SUCCESS);
-            }
-            _ => {}
-        }
-        let config = self.load_config()?;
-        if matches!(self.command, Command::Lock) {
-            let deployment = cordon_runtime::capabilities::lock::deployment(
-                config.audit_path.as_deref(),
-                &config.hook_order,
-                config.batches.approval.lock_line(),
-            );
-            let pipeline = self.load_pipeline(config, None).await?;
-            return self.write_lock(&pipeline, deployment);
-        }
-        let lock = if self.locked || config.locked {
-            let path = self.lock_path();
-            Some(
-                Lockfile::load(&path)
-                    .with_context(|| "loading is locked (--locked or [host] locked = true)")?,
-            )
-        } else {
-            None
-        };
-        // Transcripts are the host's own files, like the config, lock and audit log: a plugin
-        // that could rewrite one would write the next session's conversation.
-        self.pipeline_loader().check_host_files(&config)?;
-        let model = config.model.clone();
-        let agent = config.agent.clone();
-        // A live front end's baseline is what is on disk before the first load, so nothing
-        // changed from here on goes unloaded.
-        let watcher = match self.command {
-            Command::Chat { no_watch, .. } | Command::Serve { no_watch, .. } if !no_watch => {
-                Some(self.pipeline_loader().watch_from_now())
-            }
-            _ => None,
-        };
-        let pipeline = self.load_pipeline(config, lock).await?;
-        match self.command {
-            Command::Run {
-                ref prompt,
-                ref output_schema,
-                ref session,
-            } => {
-                crate::cli::agent::run(
-                    pipeline,
-                    &model,
-                    &agent,
-                    session,
-                    prompt.as_deref(),
-                    output_schema.as_deref(),
-                    approval_prompt::approver(self.yes),
-                )
                 .await
             }
-            Command::Chat {
-                ref session,
-                no_watch: _,
-            } => {
-                // The conversation follows reloads of the plugins and the config.
-                let (updates, current) = tokio::sync::watch::channel(pipeline.clone());
-                let reloads = tokio::spawn(live_reload::reload_while_running(
-                    self.pipeline_loader(),
-                    live_reload::SessionPipeline(updates),
-                    watcher,
-                ));
-                let _stop_reloads = AbortOnDrop(reloads);
-                crate::cli::agent::chat(
-                    pipeline,
-                    current,
-                    &model,
-                    &agent,
-                    session,
-                    approval_prompt::approver(self.yes),
-                )
-                .await
-            }
-            Command::Lock
-            | Command::New { .. }
-            | Command::Build { .. }
-            | Command::Add { .. }
-            | Command::Sync
-            | Command::Remove { .. }
-            | Command::Test { .. }
-            | Command::Push { .. } => {
-                unreachable!("handled above")
-            }
+            Command::Lock => self.lock().await,
             Command::List { json } => {
-                render::list(&pipeline, json)?;
+                render::list(&self.load(false).await?.pipeline, *json)?;
                 Ok(ExitCode::SUCCESS)
             }
-            Command::Describe { ref tool, json } => {
+            Command::Describe { tool, json } => {
+                let pipeline = self.load(false).await?.pipeline;
                 let Some((plugin, info)) = pipeline.registry().tool(tool) else {
                     bail!(
                         "no tool named {tool:?}; available tools: {}",
                         pipeline.registry().tool_names().join(", ")
                     );
                 };
-                render::describe(plugin, info, pipeline.is_active(tool), json)?;
+                render::describe(plugin, info, pipeline.is_active(tool), *json)?;
                 Ok(ExitCode::SUCCESS)
             }
             Command::Call {
-                ref tool,
-                ref args,
+                tool,
+                args,
                 json,
-                ref id,
+                id,
                 events,
             } => {
-                let arguments = read_arguments(args.as_deref())?;
-                let request = CallRequest::new(id.clone(), tool.clone(), arguments);
-                let approver = approval_prompt::approver(self.yes);
-                let results = run_batch(&pipeline, vec![request], events, approver).await;
-                render::call_result(&results[0], json)?;
-                Ok(exit_code(&results))
+                self.call(call_commands::CallArgs {
+                    tool,
+                    args: args.as_deref(),
+                    json: *json,
+                    id,
+                    events: *events,
+                })
+                .await
+            }
+            Command::Batch { file, json, events } => {
+                self.batch(file.as_deref(), *json, *events).await
             }
             Command::Serve {
                 http,
-                ref token_env,
-                ref allow_host,
-                ref allow_origin,
+                token_env,
+                allow_host,
+                allow_origin,
                 metrics_public,
                 shutdown_grace,
                 page_size,
                 tool_search,
                 no_watch,
             } => {
-                let mut server =
-                    cordon_mcp::McpServer::new(pipeline).with_page_size(page_size as usize);
-                if tool_search {
-                    server = server.with_tool_search();
-                }
-                // Reloads run beside the server; clients that cache tools/list list again soon.
-                if !no_watch {
-                    server = server.with_list_ttl_ms(LIST_TTL_WHILE_WATCHING_MS);
-                }
-                let reloads = tokio::spawn(live_reload::reload_while_running(
-                    self.pipeline_loader(),
-                    server.clone(),
-                    watcher,
-                ));
-                let _stop_reloads = AbortOnDrop(reloads);
-                // Without --yes the client's user is asked (elicitation), never this terminal:
-                // stdio is the protocol's.
-                if let Some(everything) =
-                    self.yes.then(|| approval_prompt::approver(true)).flatten()
-                {
-                    server = server.with_approver(everything);
-                }
-                match http {
-                    None => server.serve_stdio().await?,
-                    Some(addr) => {
-                        let token = read_token(token_env.as_deref())?;
-                        let options = cordon_mcp::http::HttpOptions {
-                            addr,
-                            token,
-                            allowed_hosts: allow_host.clone(),
-                            allowed_origins: allow_origin.clone(),
-                            metrics_public,
-                            shutdown_grace,
-                        };
-                        let signal = interrupt::termination_signal();
-                        let shutdown = async move {
-                            signal.await;
-                            crate::cli::stdio_output::stderr_line(&format!(
-                                "cordon: shutting down: refusing new requests, letting those in flight finish (for at most {shutdown_grace:?}; Ctrl-C again stops at once)"
-                            ));
-                        };
-                        let listening = |local| {
-                            crate::cli::stdio_output::stderr_line(&format!(
-                                "cordon: serving MCP (streamable HTTP) at http://{local}{}",
-                                cordon_mcp::http::MCP_PATH
-                            ))
-                        };
-                        cordon_mcp::http::serve(server, options, listening, shutdown).await?;
-                        crate::cli::stdio_output::stderr_line("cordon: stopped");
-                    }
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-            Command::Batch {
-                ref file,
-                json,
-                events,
-            } => {
-                let text = read_input(file.as_deref())?;
-                let calls = parse_batch(&text)?;
-                let approver = approval_prompt::approver(self.yes);
-                let results = run_batch(&pipeline, calls, events, approver).await;
-                render::batch_results(&results, json)?;
-                Ok(exit_code(&results))
-            }
-        }
-    }
-
-    fn load_config(&self) -> anyhow::Result<Config> {
-        self.pipeline_loader().config()
-    }
-
-    fn install_paths(&self) -> install::InstallPaths {
-        install::InstallPaths {
-            plugins: self.plugins.clone(),
-            config: self
-                .config
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("cordon.toml")),
-            lock: self.lock_path(),
-            cache: if self.no_cache {
-                CompileCache::disabled()
-            } else {
-                CompileCache::default_location()
-            },
-        }
-    }
-
-    /// `--lock-file`, or cordon.lock beside the config file, or in the current directory.
-    fn lock_path(&self) -> PathBuf {
-        if let Some(path) = &self.lock_file {
-            return path.clone();
-        }
-        let dir = self
-            .config
-            .as_deref()
-            .and_then(std::path::Path::parent)
-            .filter(|d| !d.as_os_str().is_empty());
-        dir.unwrap_or(std::path::Path::new(".")).join("cordon.lock")
-    }
-
-    /// Approves every plugin that loaded, and says which did not.
-    fn write_lock(&self, pipeline: &Pipeline, deployment: Vec<String>) -> anyhow::Result<ExitCode> {
-        let path = self.lock_path();
-        let mut lock = Lockfile::default();
-        // Where `cordon add` installed plugins from stays recorded (for the plugins still here).
-        if let Ok(previous) = Lockfile::load(&path) {
-            lock.sources = previous
-                .sources
-                .into_iter()
-                .filter(|(id, source)| {
-                    pipeline.registry().plugins().iter().any(|plugin| {
-                        &*plugin.id == id.as_str() && hex::encode(plugin.sha256) == source.sha256
-                    })
+                self.serve(serve_command::ServeArgs {
+                    http: *http,
+                    token_env: token_env.as_deref(),
+                    allow_host,
+                    allow_origin,
+                    metrics_public: *metrics_public,
+                    shutdown_grace: *shutdown_grace,
+                    page_size: *page_size,
+                    tool_search: *tool_search,
+                    no_watch: *no_watch,
                 })
-                .collect();
-        }
-        for plugin in pipeline.registry().plugins() {
-            lock.approve(
-                &plugin.id,
-                &plugin.sha256,
-                &plugin.grant,
-                cordon_runtime::registry::declarations::lines(plugin),
-            );
-        }
-        let deployment_line = deployment.join("; ");
-        lock.approve_deployment(deployment);
-        lock.write(&path)?;
-        let approved = pipeline.registry().plugins();
-        crate::cli::render::stdout_line(&format!(
-            "wrote {}: {} plugin(s) approved:",
-            one_line(&path.display().to_string()),
-            approved.len()
-        ))?;
-        for plugin in approved {
-            let grants = cordon_runtime::capabilities::lock::capabilities(&plugin.grant);
-            let grants = if grants.is_empty() {
-                "no grants".to_string()
-            } else {
-                grants.join("; ")
-            };
-            crate::cli::render::stdout_line(&format!(
-                "  {}: {}",
-                one_line(&plugin.id),
-                one_line(&grants)
-            ))?;
-            if plugin.hook.is_some() && plugin.grant.hook.is_none() {
-                crate::cli::render::stdout_line(&format!(
-                    "    (its hook is not granted, so it will not run; grant it with `hook = true` in [plugins.{}])",
-                    one_line(&plugin.id)
-                ))?;
+                .await
             }
+            Command::Run {
+                prompt,
+                output_schema,
+                session,
+            } => {
+                self.run_task(prompt.as_deref(), output_schema.as_deref(), session)
+                    .await
+            }
+            Command::Chat { session, no_watch } => self.chat(session, *no_watch).await,
         }
-        crate::cli::render::stdout_line(&format!("  deployment: {}", one_line(&deployment_line)))?;
-        for rejected in pipeline.registry().rejected() {
-            crate::cli::render::stdout_line(&format!(
-                "not approved (refused at load): {}: {}",
-                one_line(&rejected.file.display().to_string()),
-                one_line(&rejected.reason)
-            ))?;
-        }
-        Ok(ExitCode::SUCCESS)
-    }
-
-    async fn load_pipeline(
-        &self,
-        config: Config,
-        lock: Option<Lockfile>,
-    ) -> anyhow::Result<Pipeline> {
-        self.pipeline_loader().build(config, lock).await
-    }
-
-    /// How this command line loads its pipeline, again and again (live reloads).
-    fn pipeline_loader(&self) -> live_reload::PipelineLoader {
-        live_reload::PipelineLoader {
-            plugins: self.plugins.clone(),
-            config: self.config.clone(),
-            locked: self.locked,
-            lock_path: self.lock_path(),
-            no_cache: self.no_cache,
-            tools: self.tools.clone(),
-            host_files: self.session_files(),
-        }
-    }
-
-    /// The transcripts a `run` or `chat` writes or resumes, which no grant may reach.
-    fn session_files(&self) -> Vec<(&'static str, PathBuf)> {
-        let (Command::Run { session, .. } | Command::Chat { session, .. }) = &self.command else {
-            return Vec::new();
-        };
-        let mut files = Vec::new();
-        if let Some(transcript) = &session.transcript {
-            files.push(("the transcript", transcript.clone()));
-        }
-        if let Some(resume) = &session.resume {
-            files.push(("the transcript to resume", resume.clone()));
-        }
-        files
-    }
-}
-
-/// How long a client may keep a `tools/list` result while the plugins are watched.
-const LIST_TTL_WHILE_WATCHING_MS: u64 = 5_000;
-
-/// Stops a background task when dropped (the server's reloads end with the server).
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// Runs a batch; the first Ctrl-C cancels it, a second one exits at once.
-async fn run_batch(
-    pipeline: &Pipeline,
-    calls: Vec<CallRequest>,
-    events: bool,
-    approver: Option<Arc<dyn cordon_runtime::pipeline::Approver>>,
-) -> Vec<cordon_runtime::ToolResult> {
-    let cancel = CancellationToken::new();
-    let watcher = interrupt_watcher(cancel.clone());
-    let sink = events.then(|| -> cordon_runtime::pipeline::events::EventSink {
-        Arc::new(|event: Event| render::event_line(&event))
-    });
-    let results = pipeline
-        .run(
-            calls,
-            &BatchOptions {
-                cancel,
-                events: sink,
-                approver,
-            },
-        )
-        .await;
-    watcher.abort();
-    results
-}
-
-/// The bearer token named by `--token-env`, which must be set and non-empty.
-fn read_token(env: Option<&str>) -> anyhow::Result<Option<String>> {
-    let Some(name) = env else { return Ok(None) };
-    match std::env::var(name) {
-        Ok(token) if !token.trim().is_empty() => {
-            cordon_runtime::report::secrets::register(&token);
-            Ok(Some(token))
-        }
-        Ok(_) => bail!("--token-env {name}: the environment variable {name} is empty"),
-        Err(_) => bail!("--token-env {name}: the environment variable {name} is not set"),
-    }
-}
-
-fn exit_code(results: &[cordon_runtime::ToolResult]) -> ExitCode {
-    if results.iter().any(|result| result.is_error) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
-/// A file's text, or stdin's for `-` or no file.
-fn read_input(file: Option<&std::path::Path>) -> anyhow::Result<String> {
-    match file {
-        Some(path) if path != std::path::Path::new("-") => {
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
-        }
-        _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("reading the batch from stdin")?;
-            Ok(text)
-        }
-    }
-}
-
-/// The arguments text: given, read from stdin (`-`), or `{}`.
-fn read_arguments(args: Option<&str>) -> anyhow::Result<String> {
-    match args {
-        None => Ok("{}".to_string()),
-        Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("reading arguments from stdin")?;
-            Ok(text)
-        }
-        Some(text) => Ok(text.to_string()),
     }
 }
 

@@ -1,0 +1,195 @@
+//! One turn's steps: ask the model, recover calls written as text, run the calls or take the
+//! answer, and stop sanely when the model does not (an empty answer gets one reminder; a reply
+//! cut off by an output limit runs none of its calls).
+
+use super::*;
+use crate::conversation::message::{Message, StopReason, ToolCall, ToolOutcome};
+use crate::conversation::observer::AgentObserver;
+use cordon_runtime::report::ErrorKind;
+use repetition::{Repeat, RepetitionGuard};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+impl Agent {
+    pub(super) async fn steps(
+        &mut self,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+        tally: &mut TurnTally,
+    ) -> Result<Answer, AgentError> {
+        let mut reminded = false;
+        let mut repetition = RepetitionGuard::new(self.options.max_repeated_calls);
+        for step in 1..=self.options.max_steps {
+            self.take_pipeline_update(observer)?;
+            observer.model_request(step);
+            // What searches loaded is offered from the next request on.
+            let tools = self.offered_tools();
+            let window = self.context.window(&self.client).await;
+            let reply = self
+                .request(window, &tools, observer, cancel, tally)
+                .await?;
+            let (reply, over_cap) = call_cap::apply(reply, self.options.max_calls_per_reply);
+            if let Some(over) = &over_cap {
+                observer.warning(&over.warning());
+            }
+            observer.model_reply(&reply);
+            self.push(reply.clone().into_message())?;
+            if reply.tool_calls.is_empty() {
+                if let Some(contract) = &self.options.contract {
+                    // What a small model writes instead of calling final_result: the answer as
+                    // JSON text. Taken when it matches the schema, text is read for calls and the
+                    // reply was not cut off (half an answer may hold a matching part).
+                    if self.options.parse_text_tool_calls
+                        && reply.stop != StopReason::Length
+                        && let Some(value) = contract.accept_text(&reply.text)
+                    {
+                        tracing::info!("took a final result the model wrote as text");
+                        return Ok(Answer::Structured(value));
+                    }
+                    self.text_instead_of_final_result()?;
+                    continue;
+                }
+                let cut_off =
+                    (reply.stop == StopReason::Length).then(|| self.cut_off_cause(&reply, window));
+                if reply.text.trim().is_empty() {
+                    if let Some(cause) = cut_off {
+                        return Err(AgentError::CutOffBeforeAnswer { cause });
+                    }
+                    if reminded {
+                        return Err(AgentError::EmptyAnswer);
+                    }
+                    reminded = true;
+                    self.push(Message::User {
+                        content: EMPTY_ANSWER_REMINDER.into(),
+                    })?;
+                    continue;
+                }
+                return Ok(Answer::Text {
+                    text: reply.text,
+                    cut_off,
+                });
+            }
+            let (outcomes, answer, loaded) = if reply.stop == StopReason::Length {
+                (
+                    cut_off(&reply.tool_calls, &self.cut_off_cause(&reply, window)),
+                    None,
+                    Vec::new(),
+                )
+            } else {
+                let verdicts = repetition.observe(&reply.tool_calls);
+                if let Some((call, count)) =
+                    reply
+                        .tool_calls
+                        .iter()
+                        .zip(&verdicts)
+                        .find_map(|(call, verdict)| match verdict {
+                            Repeat::Past(count) => Some((call, *count)),
+                            _ => None,
+                        })
+                {
+                    for call in &reply.tool_calls {
+                        self.push(Message::Tool(ToolOutcome::error(
+                            call,
+                            ErrorKind::Cancelled,
+                            "not run: the session stopped because the model repeated the same call",
+                        )))?;
+                    }
+                    return Err(AgentError::Repeating {
+                        tool: call.name.clone(),
+                        count,
+                    });
+                }
+                let runnable = reply.tool_calls.len() - usize::from(over_cap.is_some());
+                let (mut outcomes, answer, loaded) = self
+                    .run_calls(&reply.tool_calls[..runnable], observer, cancel)
+                    .await;
+                if let Some(over) = &over_cap {
+                    outcomes.push(over.answer(&reply.tool_calls[runnable]));
+                }
+                for (outcome, verdict) in outcomes.iter_mut().zip(&verdicts) {
+                    if let Repeat::AtLimit(count) = verdict {
+                        outcome
+                            .content
+                            .push_str(&repetition::note(&outcome.tool_name, *count));
+                    }
+                }
+                (outcomes, answer, loaded)
+            };
+            for outcome in outcomes {
+                self.push(Message::Tool(outcome))?;
+            }
+            if !loaded.is_empty() {
+                observer.tools_loaded(&loaded);
+                self.push(Message::ToolsLoaded { tools: loaded })?;
+            }
+            if cancel.is_cancelled() {
+                return Err(AgentError::Cancelled);
+            }
+            if let Some(answer) = answer {
+                return Ok(Answer::Structured(answer));
+            }
+            self.check_contract_failures()?;
+        }
+        Err(AgentError::MaxSteps {
+            steps: self.options.max_steps,
+        })
+    }
+
+    /// Under a contract, a plain-text answer is a failed attempt: remind the model.
+    pub(super) fn text_instead_of_final_result(&mut self) -> Result<(), AgentError> {
+        self.contract_failures += 1;
+        self.check_contract_failures()?;
+        self.push(Message::User {
+            content: "You answered in text, but this session must end with a call to the \
+                      `final_result` tool whose arguments match its schema. Call it now."
+                .into(),
+        })
+    }
+
+    pub(super) fn check_contract_failures(&self) -> Result<(), AgentError> {
+        if self.contract_failures <= contract::MAX_RETRIES {
+            return Ok(());
+        }
+        let problems = self
+            .messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Tool(outcome)
+                    if outcome.tool_name == contract::FINAL_RESULT && outcome.is_error =>
+                {
+                    Some(outcome.content.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| "the model answered in text instead of calling final_result".into());
+        Err(AgentError::ContractBroken {
+            attempts: self.contract_failures,
+            problems,
+        })
+    }
+}
+
+/// Ids given to calls recovered from text: `text_call_1`, `text_call_2`, … across the session.
+pub(super) const TEXT_CALL_PREFIX: &str = "text_call_";
+/// The highest number a recovered call's id gets; a transcript's higher ones are not counted.
+pub(super) const MAX_TEXT_CALL_NUMBER: u64 = u32::MAX as u64;
+
+/// Said to the model after an empty final answer.
+const EMPTY_ANSWER_REMINDER: &str = "Your last reply was empty. Answer the request above in text, or call a tool if you still need one.";
+
+/// A reply cut off by an output limit: its calls may be incomplete, so none is run.
+fn cut_off(calls: &[ToolCall], cause: &str) -> Vec<ToolOutcome> {
+    calls
+        .iter()
+        .map(|call| {
+            ToolOutcome::error(
+                call,
+                ErrorKind::Truncated,
+                format!(
+                    "not run: your reply was cut off by {cause} before this call was complete. Make the call again (with shorter arguments if you can)."
+                ),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,120 @@
+//! The commands that need no pipeline: `cordon new` and `build` (plugin projects), `add`,
+//! `sync`, `remove` and `push` (installed plugins), and `test` (the conformance run).
+
+use super::{Cli, config_file, install, plugin_test, render, uninstall};
+use anyhow::bail;
+use cordon_runtime::config::Config;
+use cordon_runtime::report::terminal_text::one_line;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// What `cordon add` was given.
+pub(super) struct AddArgs<'a> {
+    pub reference: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub sha256: Option<&'a str>,
+    pub force: bool,
+    pub policy: Option<&'a Path>,
+}
+
+/// What `cordon test` was given.
+pub(super) struct TestArgs<'a> {
+    pub files: &'a [PathBuf],
+    pub json: bool,
+    pub deny_warnings: bool,
+    pub time_budget: std::time::Duration,
+}
+
+impl Cli {
+    /// `cordon new NAME`: a plugin project from a working template.
+    pub(super) fn new_project(
+        &self,
+        name: &str,
+        lang: cordon_scaffold::Language,
+    ) -> anyhow::Result<ExitCode> {
+        let project = cordon_scaffold::create(name, lang, &self.plugins)?;
+        render::stdout_line(&format!(
+            "created {}; build it with: cordon build {}",
+            project.display(),
+            project.display()
+        ))?;
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// `cordon build [DIR]`: a plugin project into plugins/NAME.wasm.
+    pub(super) fn build_project(
+        &self,
+        dir: Option<&Path>,
+        name: Option<&str>,
+        force: bool,
+    ) -> anyhow::Result<ExitCode> {
+        let output = cordon_scaffold::build(
+            dir.unwrap_or(Path::new(".")),
+            &cordon_scaffold::BuildOptions {
+                plugins: &self.plugins,
+                name,
+                force,
+                records: cordon_scaffold::BuildRecords::in_cache(
+                    cordon_runtime::cordon_cache_dir().as_deref(),
+                ),
+            },
+        )?;
+        render::stdout_line(&format!(
+            "built {}",
+            one_line(&output.display().to_string())
+        ))?;
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// `cordon add REF` (or, with `--locked` and no REF, `cordon sync`).
+    pub(super) async fn add(&self, args: AddArgs<'_>) -> anyhow::Result<ExitCode> {
+        let paths = self.install_paths();
+        match (args.reference, self.locked) {
+            (None, true) => install::sync(&paths).await,
+            (Some(_), true) => bail!(
+                "--locked installs exactly what the lockfile records: give no REF (or use `cordon sync`)"
+            ),
+            (None, false) => bail!(
+                "give the plugin to add: oci://HOST/REPOSITORY:TAG, https://…/NAME.wasm --sha256 HEX, or a path"
+            ),
+            (Some(reference), false) => {
+                let options = install::AddOptions {
+                    name: args.name,
+                    sha256: args.sha256,
+                    force: args.force,
+                    policy: args.policy,
+                    yes: self.yes,
+                };
+                install::add(&paths, reference, &options).await
+            }
+        }
+    }
+
+    /// `cordon remove NAME`.
+    pub(super) fn remove(&self, name: &str) -> anyhow::Result<ExitCode> {
+        if self.locked {
+            bail!(
+                "--locked keeps exactly the approved set: remove without it, then run `cordon lock`"
+            );
+        }
+        uninstall::remove(&self.install_paths(), name)
+    }
+
+    /// `cordon test [PLUGIN.wasm]...`: grants only from an explicit --config, since examples run
+    /// for real.
+    pub(super) async fn test(&self, args: TestArgs<'_>) -> anyhow::Result<ExitCode> {
+        plugin_test::run(plugin_test::PluginTest {
+            files: args.files.to_vec(),
+            plugins_dir: self.plugins.clone(),
+            config: match &self.config {
+                Some(path) => config_file::load(path)?,
+                None => Config::default(),
+            },
+            cache: self.install_paths().cache,
+            json: args.json,
+            deny_warnings: args.deny_warnings,
+            time_budget: args.time_budget,
+        })
+        .await
+    }
+}
