@@ -436,8 +436,9 @@ fn a_fifo_swapped_in_under_a_name_being_opened_never_blocks_the_open() {
     let ws = Workspace::new()
         .plugin("fixture_attacker", "attacker")
         .file("race/reg", "plain\n")
-        // The race links names by the thousand: each link counts as an entry created.
-        .config("[plugins.attacker]\ndirs = [{ host = \"race\", guest = \"/race\", mode = \"rw\" }]\nlimits = { timeout = \"10s\", files_created = 100000000 }\n");
+        // The race links names by the thousand: each link counts as an entry created and as
+        // a block written, so on a fast machine it outruns both default budgets.
+        .config("[plugins.attacker]\ndirs = [{ host = \"race\", guest = \"/race\", mode = \"rw\" }]\nlimits = { timeout = \"10s\", files_created = 100000000, disk_write = \"64GiB\" }\n");
     make_fifo(&ws.path().join("race/fifo"));
     std::fs::write(
         ws.path().join("batch.json"),
