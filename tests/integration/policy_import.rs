@@ -161,7 +161,7 @@ fn a_policy_is_read_as_the_filesystem_and_the_network_read_it() {
     assert!(grant.get("limits").is_none(), "{grant}");
     for line in [
         "left out: network host \"[::ffff:127.0.0.1]:8443\": the policy denies \"127.0.0.1\"",
-        "left out: resources memory: 18446744073709551615GiB is more than 32-bit WebAssembly can address",
+        "left out: resources memory: \"18446744073709551615Gi\" is more than 32-bit WebAssembly can address",
     ] {
         assert!(
             added.stdout.contains(line),

@@ -223,6 +223,30 @@ fn env_vars_are_invisible_unless_granted() {
     );
 }
 
+/// A passed-through variable named as a credential is a secret like a configured one: a plugin
+/// that echoes it gets it masked in what cordon prints (and exports); other values are not.
+#[test]
+fn a_passed_through_credential_is_masked_wherever_the_plugin_echoes_it() {
+    let ws = probe().config("[plugins.probe]\nenv = [\"DEPLOY_TOKEN\", \"CORDON_REGION\"]\n");
+    let env = [
+        ("DEPLOY_TOKEN", "tok-8c1f2e9a7b"),
+        ("CORDON_REGION", "eu-central-9"),
+    ];
+    let token = ws.cordon_with_env(
+        &["call", "env_get", r#"{"name": "DEPLOY_TOKEN"}"#, "--json"],
+        &env,
+    );
+    assert!(!token.stdout.contains("tok-8c1f2e9a7b"), "{}", token.stdout);
+    assert_eq!(text(&token.json()), "[REDACTED:secret]");
+    let region = ws
+        .cordon_with_env(
+            &["call", "env_get", r#"{"name": "CORDON_REGION"}"#, "--json"],
+            &env,
+        )
+        .json();
+    assert_eq!(text(&region), "eu-central-9");
+}
+
 #[test]
 fn guest_stdout_never_reaches_the_host_stdout_and_is_bounded() {
     let ws = probe().config(LIMITS);

@@ -6,10 +6,15 @@
 //! allow) is left out and listed with the reason, for the operator to decide. Deny rules fail
 //! closed: an allow is proposed only when every deny provably cannot reach it.
 
+mod addresses;
+mod env_keys;
+mod memory_sizes;
 mod name_pattern;
 mod network_origins;
 mod storage_paths;
 
+use env_keys::env_grants;
+use memory_sizes::{memory_bytes, memory_limit};
 use network_origins::{allowed_origin, cidr_text_deny_covers, host_deny_covers};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -66,13 +71,23 @@ impl ProposedGrants {
     }
 }
 
+/// A policy file. Keys cordon does not read are refused inside `permissions` (one could hold a
+/// deny cordon would otherwise drop); at the top level, beside `version` and `description`,
+/// they are Wassette's extensions and listed as left out.
 #[derive(Deserialize)]
 struct Policy {
     #[serde(default)]
     permissions: Permissions,
+    #[serde(default, rename = "version")]
+    _version: Option<serde_yaml::Value>,
+    #[serde(default, rename = "description")]
+    _description: Option<serde_yaml::Value>,
+    #[serde(flatten)]
+    extensions: std::collections::BTreeMap<String, serde_yaml::Value>,
 }
 
 #[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
 struct Permissions {
     storage: Option<Rules<StorageRule>>,
     network: Option<Rules<NetworkRule>>,
@@ -83,6 +98,7 @@ struct Permissions {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Rules<T> {
     #[serde(default = "Vec::new")]
     allow: Vec<T>,
@@ -91,25 +107,29 @@ struct Rules<T> {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct StorageRule {
     uri: String,
     #[serde(default)]
     access: Vec<String>,
 }
 
+/// A network rule: a `host`, a `cidr`, or (read as both, in a deny) the two.
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum NetworkRule {
-    Host { host: String },
-    Cidr { cidr: String },
+#[serde(deny_unknown_fields)]
+struct NetworkRule {
+    host: Option<String>,
+    cidr: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct EnvRule {
     key: String,
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Resources {
     /// Megabytes (the older policy form).
     memory: Option<serde_json::Value>,
@@ -120,6 +140,7 @@ struct Resources {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct ResourceLimits {
     memory: Option<serde_json::Value>,
     cpu: Option<serde_json::Value>,
@@ -165,9 +186,20 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
 /// The grants for the policy `text`, with relative storage URIs taken from `base`.
 pub fn propose(text: &str, base: &Path) -> Result<ProposedGrants, String> {
     check_nesting(text)?;
-    let policy: Policy = serde_yaml::from_str(text).map_err(|err| err.to_string())?;
+    let policy: Policy = serde_yaml::from_str(text).map_err(|err| {
+        format!("{err} (cordon reads permissions.storage, network, environment, resources, ipc and runtime, each with the keys Wassette documents; a key it does not read could hold a deny, so the policy is refused)")
+    })?;
+    if policy.extensions.contains_key("<<") {
+        return Err("it uses a YAML merge key (<<); write the rules out where they apply".into());
+    }
     let mut out = ProposedGrants::default();
+    for key in policy.extensions.keys() {
+        out.left_out.push(format!(
+            "{key:?}: not a permission cordon reads (only `permissions` is)"
+        ));
+    }
     let permissions = policy.permissions;
+    check_rule_counts(&permissions)?;
     if let Some(storage) = permissions.storage {
         storage_grants(&storage, base, &mut out);
     }
@@ -178,7 +210,7 @@ pub fn propose(text: &str, base: &Path) -> Result<ProposedGrants, String> {
         env_grants(&environment, &mut out);
     }
     if let Some(resources) = permissions.resources {
-        resource_limits(resources, &mut out);
+        resource_limits(resources, &mut out)?;
     }
     if permissions.ipc.is_some() {
         out.left_out
@@ -194,13 +226,19 @@ pub fn propose(text: &str, base: &Path) -> Result<ProposedGrants, String> {
 }
 
 fn storage_grants(storage: &Rules<StorageRule>, base: &Path, out: &mut ProposedGrants) {
+    // One budget of entries looked at on disk for all the denies (see MAX_ENTRIES_LOOKED_AT).
+    let mut looked_at = 0;
     let denies: Vec<(&StorageRule, DenyReach, bool)> = storage
         .deny
         .iter()
         .map(|deny| {
             let write_only =
                 deny.access.iter().all(|access| access == "write") && !deny.access.is_empty();
-            (deny, deny_reach(&deny.uri, base), write_only)
+            (
+                deny,
+                deny_reach(&deny.uri, base, &mut looked_at),
+                write_only,
+            )
         })
         .collect();
     for rule in &storage.allow {
@@ -287,14 +325,19 @@ fn storage_grants(storage: &Rules<StorageRule>, base: &Path, out: &mut ProposedG
 
 fn network_grants(network: &Rules<NetworkRule>, out: &mut ProposedGrants) {
     for rule in &network.allow {
-        let host = match rule {
-            NetworkRule::Cidr { cidr } => {
+        let host = match (&rule.host, &rule.cidr) {
+            (_, Some(cidr)) => {
                 out.left_out.push(format!(
                     "network cidr {cidr:?}: cordon grants origins (scheme, host, port), not address ranges"
                 ));
                 continue;
             }
-            NetworkRule::Host { host } => host,
+            (None, None) => {
+                out.left_out
+                    .push("network: an allow rule with neither host nor cidr".into());
+                continue;
+            }
+            (Some(host), None) => host,
         };
         let origin = match allowed_origin(host) {
             Ok(origin) => origin,
@@ -304,9 +347,19 @@ fn network_grants(network: &Rules<NetworkRule>, out: &mut ProposedGrants) {
                 continue;
             }
         };
-        let covered = network.deny.iter().find_map(|deny| match deny {
-            NetworkRule::Host { host: denied } => host_deny_covers(denied, &origin),
-            NetworkRule::Cidr { cidr } => cidr_text_deny_covers(cidr, &origin),
+        // A deny is read in each form it is written in; one with neither covers everything.
+        let covered = network.deny.iter().find_map(|deny| match (&deny.host, &deny.cidr) {
+            (None, None) => Some(
+                "the policy has a network deny with neither host nor cidr, which cordon cannot read, so no host is proposed"
+                    .to_string(),
+            ),
+            (host, cidr) => host
+                .as_ref()
+                .and_then(|denied| host_deny_covers(denied, &origin))
+                .or_else(|| {
+                    cidr.as_ref()
+                        .and_then(|cidr| cidr_text_deny_covers(cidr, &origin))
+                }),
         });
         if let Some(reason) = covered {
             out.left_out
@@ -320,86 +373,26 @@ fn network_grants(network: &Rules<NetworkRule>, out: &mut ProposedGrants) {
     }
 }
 
-fn env_grants(environment: &Rules<EnvRule>, out: &mut ProposedGrants) {
-    for rule in &environment.allow {
-        let key = rule.key.trim().to_string();
-        if key.is_empty() || key.contains(['=', '\0']) {
-            out.left_out.push(format!(
-                "environment key {:?}: not a variable name",
-                rule.key
-            ));
-        } else if name_pattern::is_pattern(&key) {
-            out.left_out.push(format!(
-                "environment key {key:?}: a pattern; cordon passes named variables, so list each"
-            ));
-        } else if let Some(denied) = environment
-            .deny
-            .iter()
-            .find(|denied| env_deny_covers(denied.key.trim(), &key))
-        {
-            out.left_out.push(format!(
-                "environment key {key}: the policy denies {:?}",
-                denied.key
-            ));
-        } else if !out.env.contains(&key) {
-            out.env.push(key);
-        }
-    }
-}
-
-/// Whether the deny `pattern` (trimmed) names `key`: exactly, or as a `*`/`?` glob; one with
-/// other glob syntax is not read and covers every key. It is read every way it could be meant:
-/// as written, with glob escapes (`\_`) taken as the character, without a shell's `$` or
-/// `${...}`, and with `%XX` escapes decoded.
-fn env_deny_covers(pattern: &str, key: &str) -> bool {
-    env_deny_readings(pattern)
-        .iter()
-        .any(|reading| env_reading_covers(reading, key))
-}
-
-fn env_deny_readings(pattern: &str) -> Vec<String> {
-    let mut readings = vec![pattern.to_string()];
-    if pattern.contains('\\') {
-        readings.push(pattern.replace('\\', ""));
-    }
-    for reading in readings.clone() {
-        if let Some(name) = reading.strip_prefix('$') {
-            let name = name
-                .strip_prefix('{')
-                .and_then(|name| name.strip_suffix('}'))
-                .unwrap_or(name);
-            readings.push(name.to_string());
-        }
-    }
-    for reading in readings.clone() {
-        if reading.contains('%') {
-            // An escape that cannot be decoded is a deny that cannot be read: it covers all.
-            readings.push(storage_paths::percent_decoded(&reading).unwrap_or_else(|| "*".into()));
-        }
-    }
-    readings
-}
-
-fn env_reading_covers(pattern: &str, key: &str) -> bool {
-    if name_pattern::is_unreadable(pattern) {
-        true
-    } else if name_pattern::is_pattern(pattern) {
-        name_pattern::matches(pattern, key)
-    } else {
-        pattern == key
-    }
-}
-
-fn resource_limits(resources: Resources, out: &mut ProposedGrants) {
+/// A memory limit cordon cannot read refuses the policy: leaving it out would give the plugin
+/// cordon's default, which may be more than the policy allows.
+fn resource_limits(resources: Resources, out: &mut ProposedGrants) -> Result<(), String> {
     let memory = resources
         .limits
         .as_ref()
         .and_then(|limits| limits.memory.clone())
         .or(resources.memory);
-    match memory.as_ref().map(memory_limit) {
-        Some(Ok(limit)) => out.memory = Some(limit),
-        Some(Err(reason)) => out.left_out.push(format!("resources memory: {reason}")),
-        None => {}
+    if let Some(memory) = &memory {
+        // One cordon cannot read refuses the policy; one it reads but cannot grant (zero, over
+        // 4 GiB) is left out, and cordon's default is less than such a limit.
+        let bytes = memory_bytes(memory).map_err(|reason| {
+            format!(
+                "resources memory: {reason}; write it as megabytes (512) or with a unit (512Mi, 512MB, 1Gi)"
+            )
+        })?;
+        match memory_limit(bytes, memory) {
+            Ok(limit) => out.memory = Some(limit),
+            Err(reason) => out.left_out.push(format!("resources memory: {reason}")),
+        }
     }
     let cpu = resources.cpu.is_some()
         || resources
@@ -416,6 +409,51 @@ fn resource_limits(resources: Resources, out: &mut ProposedGrants) {
         out.left_out
             .push("resources io: cordon has no I/O rate limit".into());
     }
+    Ok(())
+}
+
+/// The most rules one list (`storage.allow`, `network.deny`, ...) may hold: a real policy has a
+/// handful, and each allow is checked against every deny.
+const MAX_RULES_PER_LIST: usize = 256;
+
+/// Refuses a policy with more than [`MAX_RULES_PER_LIST`] rules in a list.
+fn check_rule_counts(permissions: &Permissions) -> Result<(), String> {
+    let counts = [
+        (
+            "storage",
+            permissions
+                .storage
+                .as_ref()
+                .map(|r| (r.allow.len(), r.deny.len())),
+        ),
+        (
+            "network",
+            permissions
+                .network
+                .as_ref()
+                .map(|r| (r.allow.len(), r.deny.len())),
+        ),
+        (
+            "environment",
+            permissions
+                .environment
+                .as_ref()
+                .map(|r| (r.allow.len(), r.deny.len())),
+        ),
+    ];
+    for (section, count) in counts {
+        let Some((allows, denies)) = count else {
+            continue;
+        };
+        for (list, count) in [("allow", allows), ("deny", denies)] {
+            if count > MAX_RULES_PER_LIST {
+                return Err(format!(
+                    "{section}.{list} has {count} rules, more than the {MAX_RULES_PER_LIST} cordon reads; no policy needs that many"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How deeply a policy may nest `[` and `{`: a real one nests three or four levels, and the YAML
@@ -442,44 +480,8 @@ fn check_nesting(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The largest memory limit cordon.toml accepts: what 32-bit WebAssembly can address.
-const MAX_MEMORY_BYTES: u64 = 4 << 30;
-
-/// A memory limit in cordon's form: a number is megabytes; `512Mi`, `1Gi`, `512M` are sizes.
-/// One cordon.toml would refuse (zero, or over 4 GiB) is not proposed.
-fn memory_limit(value: &serde_json::Value) -> Result<String, String> {
-    let (number, unit) = memory_number_and_unit(value)?;
-    let scale: u64 = match unit {
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        _ => 1 << 30,
-    };
-    match number.checked_mul(scale) {
-        Some(0) => Err("zero; a limit must be positive".into()),
-        Some(bytes) if bytes <= MAX_MEMORY_BYTES => Ok(format!("{number}{unit}")),
-        _ => Err(format!(
-            "{number}{unit} is more than 32-bit WebAssembly can address (cordon's limit is at most 4GiB)"
-        )),
-    }
-}
-
-fn memory_number_and_unit(value: &serde_json::Value) -> Result<(u64, &'static str), String> {
-    if let Some(megabytes) = value.as_u64() {
-        return Ok((megabytes, "MiB"));
-    }
-    let text = value.as_str().ok_or("not a size")?.trim();
-    let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
-    let number: u64 = digits
-        .parse()
-        .map_err(|_| format!("{text:?} is not a size"))?;
-    let unit = match &text[digits.len()..] {
-        "Ki" | "K" | "k" => "KiB",
-        "Mi" | "M" | "" => "MiB",
-        "Gi" | "G" => "GiB",
-        other => return Err(format!("unit {other:?} is not one cordon reads")),
-    };
-    Ok((number, unit))
-}
-
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod spelling_tests;

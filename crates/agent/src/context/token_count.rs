@@ -17,6 +17,32 @@ const PER_MESSAGE: u64 = 4;
 /// Tokens a template adds around each tool call.
 const PER_CALL: u64 = 8;
 
+/// Text up to this size is encoded whole.
+const WHOLE_TEXT_BYTES: usize = 64 << 10;
+/// Longer text is encoded in pieces of about this size.
+const PIECE_BYTES: usize = 1 << 10;
+
+/// Where the first piece of `text` ends: before the last whitespace in its last quarter when it
+/// has one (the encoder starts a word with the space before it, so the count comes out as for
+/// the whole text), else at the last character boundary within [`PIECE_BYTES`].
+fn piece_end(text: &str) -> usize {
+    if text.len() <= PIECE_BYTES {
+        return text.len();
+    }
+    let boundary_at_or_before = |mut at: usize| {
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let end = boundary_at_or_before(PIECE_BYTES);
+    let start = boundary_at_or_before(end - PIECE_BYTES / 4);
+    match text[start..end].rfind(char::is_whitespace) {
+        Some(at) if start + at > 0 => start + at,
+        _ => end,
+    }
+}
+
 pub struct TokenCounter {
     bpe: &'static CoreBPE,
     encoding: &'static str,
@@ -64,11 +90,30 @@ impl TokenCounter {
         if let Some(count) = cache.get(&key) {
             return *count;
         }
-        let count = self.bpe.encode_ordinary(text).len() as u64;
+        let count = self.encode_count(text);
         if cache.len() > 100_000 {
             cache.clear();
         }
         cache.insert(key, count);
+        count
+    }
+
+    /// Tokens of `text`, encoded whole when it is short and a piece at a time otherwise: the
+    /// encoder's time and memory grow with the square of a long run of letters, so a 20 MiB
+    /// message (a resumed transcript can hold one) took gigabytes. A piece ends after
+    /// whitespace where it can; a cut inside a word counts at most one token too many, which
+    /// errs the safe way (the request is held smaller).
+    fn encode_count(&self, text: &str) -> u64 {
+        if text.len() <= WHOLE_TEXT_BYTES {
+            return self.bpe.encode_ordinary(text).len() as u64;
+        }
+        let mut count = 0;
+        let mut rest = text;
+        while !rest.is_empty() {
+            let piece = &rest[..piece_end(rest)];
+            count += self.bpe.encode_ordinary(piece).len() as u64;
+            rest = &rest[piece.len()..];
+        }
         count
     }
 
@@ -156,6 +201,24 @@ impl TokenCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_text_is_counted_in_pieces_close_to_the_whole_count() {
+        let counter = TokenCounter::for_model("qwen2.5-coder");
+        let prose = "The quick brown fox jumps over the lazy dog, then naps. ".repeat(2_000);
+        let whole = counter.bpe.encode_ordinary(&prose).len() as u64;
+        let pieces = counter.raw_text(&prose);
+        assert!(
+            pieces >= whole && pieces <= whole + whole / 100,
+            "{pieces} vs {whole}"
+        );
+        // Multi-byte characters are never cut, and one long word is counted without hanging.
+        let wide = "é𝄞あ".repeat(40_000);
+        assert!(counter.raw_text(&wide) > 40_000);
+        let word = "a".repeat(8 << 20);
+        let count = counter.raw_text(&word);
+        assert!(count > (8 << 20) / 16 && count < 8 << 20, "{count}");
+    }
 
     #[test]
     fn the_encoding_follows_the_model_family_and_counts_real_tokens() {

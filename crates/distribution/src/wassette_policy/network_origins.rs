@@ -9,8 +9,12 @@
 //! is a number is an IPv4 address in any form a URL parser or `inet_aton` reads (`127.1`,
 //! `0x7f.0.0.1`, `2130706433`, `0177.0.0.1`), and an IPv6 address that carries an IPv4 one
 //! (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) is
-//! denied by a deny of that IPv4 address, and the other way round.
+//! denied by a deny of that IPv4 address, and the other way round. Every address that reaches
+//! this machine (`127.0.0.0/8`, `0.0.0.0/8`, `::1`, `::`, in any of those forms) is one
+//! destination: a deny of any of them covers them all. A deny of a name covers every address
+//! (what the name resolves to is not known here), as a deny of an address covers every name.
 
+use super::addresses::{Cidr, ipv4_in_any_form, last_label_is_numeric, ranges_overlap};
 use super::name_pattern;
 use std::net::IpAddr;
 
@@ -97,7 +101,13 @@ pub(super) fn host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<St
         return None;
     }
     let same_host = match (&deny.host, &allowed.host) {
-        (Host::Ip(denied), Host::Ip(granted)) => same_destination(*denied, *granted),
+        (Host::Ip(denied), Host::Ip(granted)) => {
+            let denied = Cidr {
+                network: *denied,
+                prefix: if denied.is_ipv4() { 32 } else { 128 },
+            };
+            ranges_overlap(&denied, *granted)
+        }
         (Host::Name(pattern), Host::Name(name)) if name_pattern::is_pattern(pattern) => {
             name_pattern::matches(pattern, name)
                 || pattern
@@ -105,8 +115,10 @@ pub(super) fn host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<St
                     .is_some_and(|apex| name_pattern::matches(apex, name))
         }
         (Host::Name(denied), Host::Name(name)) => denied == name,
-        (Host::Name(pattern), Host::Ip(ip)) => {
-            pattern_may_name_an_address(pattern) || name_pattern::matches(pattern, &ip.to_string())
+        (Host::Name(_), Host::Ip(_)) => {
+            return Some(format!(
+                "the policy denies the name {text:?}, and it may resolve to this address (it cannot be proven disjoint)"
+            ));
         }
         (Host::Ip(_), Host::Name(_)) => {
             return Some(format!(
@@ -124,9 +136,7 @@ pub(super) fn cidr_deny_covers(
     text: &str,
 ) -> Option<String> {
     match &allowed.host {
-        Host::Ip(ip) => std::iter::once(*ip)
-            .chain(embedded_v4(*ip).map(IpAddr::V4))
-            .any(|ip| range.contains(ip))
+        Host::Ip(ip) => ranges_overlap(range, *ip)
             .then(|| format!("the policy denies {text:?}, which holds this address")),
         Host::Name(_) => Some(format!(
             "the policy denies the range {text:?}, and the name may resolve into it (it cannot be proven disjoint)"
@@ -218,148 +228,6 @@ fn parse(text: &str, pattern: bool) -> Result<Parsed, String> {
         })
         .transpose()?;
     Ok(Parsed { scheme, host, port })
-}
-
-/// Whether `denied` and `granted` reach the same host: equal, or one an IPv6 address carrying
-/// the other.
-fn same_destination(denied: IpAddr, granted: IpAddr) -> bool {
-    let as_v4 = |ip: IpAddr| match ip {
-        IpAddr::V4(v4) => Some(v4),
-        IpAddr::V6(_) => embedded_v4(ip),
-    };
-    denied == granted || (as_v4(denied).is_some() && as_v4(denied) == as_v4(granted))
-}
-
-/// The IPv4 address an IPv6 one carries to the IPv4 network: IPv4-mapped, IPv4-compatible,
-/// NAT64 (`64:ff9b::/96`) or 6to4 (`2002:AABB:CCDD::/48`).
-fn embedded_v4(ip: IpAddr) -> Option<std::net::Ipv4Addr> {
-    let IpAddr::V6(v6) = ip else { return None };
-    let bits = u128::from(v6);
-    let segments = v6.segments();
-    if let Some(carried) = v6.to_ipv4() {
-        // `to_ipv4` reads both ::ffff:a.b.c.d and the deprecated ::a.b.c.d (but :: and ::1 are
-        // IPv6's own).
-        return (bits > 1).then_some(carried);
-    }
-    if bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000 {
-        return Some(std::net::Ipv4Addr::from(bits as u32));
-    }
-    if segments[0] == 0x2002 {
-        return Some(std::net::Ipv4Addr::from(
-            (u32::from(segments[1]) << 16) | u32::from(segments[2]),
-        ));
-    }
-    None
-}
-
-/// Whether the host name's last label is a number (decimal, or `0x` hex), which a URL parser
-/// reads as an IPv4 address, whatever the labels before it.
-fn last_label_is_numeric(name: &str) -> bool {
-    let last = name.rsplit('.').next().unwrap_or(name);
-    let hex = last
-        .strip_prefix("0x")
-        .is_some_and(|digits| digits.chars().all(|c| c.is_ascii_hexdigit()));
-    hex || (!last.is_empty() && last.chars().all(|c| c.is_ascii_digit()))
-}
-
-/// The IPv4 address `name` spells in one of the forms `inet_aton` and URL parsers accept: one to
-/// four parts, each decimal, octal (a leading `0`) or hex (`0x`), the last filling the bytes left.
-fn ipv4_in_any_form(name: &str) -> Option<std::net::Ipv4Addr> {
-    let parts: Vec<&str> = name.split('.').collect();
-    if parts.len() > 4 {
-        return None;
-    }
-    let numbers: Vec<u64> = parts
-        .iter()
-        .map(|part| {
-            if let Some(hex) = part.strip_prefix("0x") {
-                if hex.is_empty() {
-                    Some(0)
-                } else {
-                    u64::from_str_radix(hex, 16).ok()
-                }
-            } else if part.len() > 1 && part.starts_with('0') {
-                u64::from_str_radix(&part[1..], 8).ok()
-            } else {
-                part.parse::<u64>().ok()
-            }
-        })
-        .collect::<Option<_>>()?;
-    let (last, leading) = numbers.split_last()?;
-    if leading.iter().any(|byte| *byte > 255) {
-        return None;
-    }
-    let last_bits = 8 * (5 - numbers.len() as u32);
-    if *last >= 1u64 << last_bits {
-        return None;
-    }
-    let mut address = *last;
-    for (index, byte) in leading.iter().enumerate() {
-        address |= byte << (24 - 8 * index as u32);
-    }
-    Some(std::net::Ipv4Addr::from(address as u32))
-}
-
-/// Whether a name pattern could match a name that is an address: its last label is not a plain
-/// word (it has a glob character, or is itself a number).
-fn pattern_may_name_an_address(pattern: &str) -> bool {
-    let last = pattern.rsplit('.').next().unwrap_or(pattern);
-    name_pattern::is_pattern(last) || last_label_is_numeric(last)
-}
-
-/// An address range (`10.0.0.0/8`, `fd00::/8`).
-#[derive(Debug)]
-pub(super) struct Cidr {
-    network: IpAddr,
-    prefix: u8,
-}
-
-impl std::str::FromStr for Cidr {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let (address, prefix) = text.split_once('/').unwrap_or((text, ""));
-        let network: IpAddr = address
-            .trim()
-            .parse()
-            .map_err(|_| format!("{address:?} is not an address"))?;
-        let bits = if network.is_ipv4() { 32 } else { 128 };
-        let prefix = if prefix.is_empty() {
-            bits
-        } else {
-            prefix
-                .trim()
-                .parse::<u8>()
-                .ok()
-                .filter(|prefix| *prefix <= bits)
-                .ok_or_else(|| format!("{prefix:?} is not a prefix length"))?
-        };
-        Ok(Cidr { network, prefix })
-    }
-}
-
-impl Cidr {
-    /// Whether `ip` is in the range, IPv4 compared as IPv4-mapped IPv6 (so `::ffff:10.0.0.0/104`
-    /// holds `10.1.2.3`).
-    fn contains(&self, ip: IpAddr) -> bool {
-        let prefix = match self.network {
-            IpAddr::V4(_) => u32::from(self.prefix) + 96,
-            IpAddr::V6(_) => u32::from(self.prefix),
-        };
-        let mask = if prefix == 0 {
-            0
-        } else {
-            u128::MAX << (128 - prefix)
-        };
-        as_v6_bits(self.network) & mask == as_v6_bits(ip) & mask
-    }
-}
-
-fn as_v6_bits(ip: IpAddr) -> u128 {
-    match ip {
-        IpAddr::V4(v4) => u128::from(v4.to_ipv6_mapped()),
-        IpAddr::V6(v6) => u128::from(v6),
-    }
 }
 
 #[cfg(test)]
@@ -457,14 +325,80 @@ mod tests {
         assert!(host_deny_covers("[::ffff:127.0.0.1]", &loopback).is_some());
         assert_eq!(origin("0x7f.1").as_grant(), "https://127.0.0.1");
         for deny in [
-            "127.0.0.2",
-            "[::1]",
-            "[::ffff:127.0.0.2]",
-            "*.example.com",
-            "localhost.localdomain",
+            "10.0.0.1",
+            "[::ffff:10.0.0.1]",
+            "[2001:db8::1]",
+            "127.0.0.1:8443",
+            "http://127.0.0.1",
         ] {
             assert!(host_deny_covers(deny, &loopback).is_none(), "{deny}");
         }
         assert!(allowed_origin("1.2.3.4.5").is_err());
+    }
+
+    #[test]
+    fn every_address_of_this_machine_is_one_destination() {
+        for allowed in [
+            "127.0.0.1",
+            "127.9.9.9",
+            "0.0.0.0",
+            "[::]",
+            "[::1]",
+            "[::ffff:0.0.0.0]",
+        ] {
+            let allowed = origin(allowed);
+            for deny in [
+                "127.0.0.1",
+                "127.0.0.2",
+                "[::1]",
+                "0.0.0.0",
+                "[::]",
+                "[64:ff9b::7f00:2]",
+                "localhost",
+            ] {
+                assert!(
+                    host_deny_covers(deny, &allowed).is_some(),
+                    "{deny} vs {allowed:?}"
+                );
+            }
+            for range in ["127.0.0.0/8", "0.0.0.0/8", "::1/128", "64:ff9b::7f00:0/120"] {
+                assert!(
+                    cidr_text_deny_covers(range, &allowed).is_some(),
+                    "{range} vs {allowed:?}"
+                );
+            }
+        }
+        assert!(host_deny_covers("127.0.0.1", &origin("10.0.0.1")).is_none());
+        assert!(cidr_text_deny_covers("127.0.0.0/8", &origin("10.0.0.1")).is_none());
+    }
+
+    #[test]
+    fn a_name_deny_covers_every_address_and_an_address_deny_every_name() {
+        for allowed in ["169.254.169.254", "[fd00:ec2::254]", "10.1.2.3"] {
+            let allowed = origin(allowed);
+            for deny in ["metadata.google.internal", "*.internal", "example.com"] {
+                assert!(host_deny_covers(deny, &allowed).is_some(), "{deny}");
+            }
+        }
+        assert!(host_deny_covers("169.254.169.254", &origin("metadata.google.internal")).is_some());
+    }
+
+    #[test]
+    fn ranges_written_in_ipv6_cover_the_ipv4_addresses_they_carry() {
+        let address = origin("10.1.2.3");
+        for range in [
+            "2002:0a00::/24",
+            "64:ff9b::a00:0/104",
+            "::ffff:10.0.0.0/104",
+            "::a00:0/104",
+            "2002:a01:203::/48",
+        ] {
+            assert!(cidr_text_deny_covers(range, &address).is_some(), "{range}");
+        }
+        for range in ["2002:0b00::/24", "64:ff9b::b00:0/104", "2001:db8::/32"] {
+            assert!(cidr_text_deny_covers(range, &address).is_none(), "{range}");
+        }
+        // And an allowed IPv6 form of an IPv4 address is covered by the IPv4 range.
+        assert!(cidr_text_deny_covers("10.0.0.0/8", &origin("[2002:a01:203::1]")).is_some());
     }
 }

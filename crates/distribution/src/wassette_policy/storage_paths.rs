@@ -85,22 +85,37 @@ pub(super) struct PathStart {
     pub glob: bool,
 }
 
-/// How many directory entries a deny's glob may be matched against on disk before cordon stops
-/// looking and holds it to reach everywhere.
+/// How many directory entries a policy's denies may be matched against on disk, all of them
+/// together, before cordon stops looking and holds the rest to reach everywhere.
 const MAX_ENTRIES_LOOKED_AT: usize = 10_000;
+
+/// How many symbolic links one path may pass through, as the kernel allows (then `ELOOP`).
+const MAX_SYMLINK_HOPS: usize = 40;
 
 /// The reach of the deny `uri`, relative paths taken from `base`. A deny is read every way it
 /// could be meant, and reaches what any reading reaches: as written (`..` taken back lexically),
 /// as the filesystem resolves it (`..` after a symlink, globs matching symlinks), with `%XX`
-/// escapes decoded, and with a leading `~` as the home directory.
-pub(super) fn deny_reach(uri: &str, base: &Path) -> DenyReach {
+/// escapes decoded, with a leading `~` as the home directory, with `\` as an escape and as a
+/// separator, and with a `localhost/` authority as the root. `looked_at` counts the entries
+/// every deny of the policy has been matched against (see [`MAX_ENTRIES_LOOKED_AT`]).
+pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyReach {
     let Some(path) = uri.trim().strip_prefix("fs://") else {
         return DenyReach::Anywhere("it is not an fs:// URI cordon can read");
     };
     if path.trim().is_empty() {
         return DenyReach::Anywhere("it names no path");
     }
+    if path.chars().any(char::is_control) {
+        return DenyReach::Anywhere("it has a NUL or control character cordon cannot read");
+    }
     let mut readings = vec![path.to_string()];
+    if let Some(absolute) = path.strip_prefix("localhost/") {
+        readings.push(format!("/{absolute}"));
+    }
+    if path.contains('\\') {
+        readings.push(path.replace('\\', ""));
+        readings.push(path.replace('\\', "/"));
+    }
     if path.contains('%') {
         match percent_decoded(path) {
             Some(decoded) => readings.push(decoded),
@@ -120,7 +135,7 @@ pub(super) fn deny_reach(uri: &str, base: &Path) -> DenyReach {
     }
     let mut starts = Vec::new();
     for reading in &readings {
-        match reading_reach(reading, base) {
+        match reading_reach(reading, base, looked_at) {
             DenyReach::From { starts: more } => {
                 for start in more {
                     if !starts.contains(&start) {
@@ -135,7 +150,7 @@ pub(super) fn deny_reach(uri: &str, base: &Path) -> DenyReach {
 }
 
 /// The reach of one reading of a deny's path.
-fn reading_reach(path: &str, base: &Path) -> DenyReach {
+fn reading_reach(path: &str, base: &Path, looked_at: &mut usize) -> DenyReach {
     let parts = parts_of(path);
     let relative = !path.starts_with('/');
     if relative && parts.first().is_some_and(|first| first.contains(GLOB)) {
@@ -151,18 +166,10 @@ fn reading_reach(path: &str, base: &Path) -> DenyReach {
         Vec::new()
     };
     let mut starts = vec![lexical_start(start.clone(), &parts)];
-    let mut looked_at = 0;
     let mut on_disk = Vec::new();
-    if walk_on_disk(
-        PathBuf::from(join(&start)),
-        &parts,
-        &mut looked_at,
-        &mut on_disk,
-    )
-    .is_err()
-    {
+    if walk_on_disk(PathBuf::from(join(&start)), &parts, looked_at, &mut on_disk).is_err() {
         return DenyReach::Anywhere(
-            "its glob matches too many paths on disk for cordon to check each",
+            "the policy's denies match too many paths on disk for cordon to check each",
         );
     }
     for found in on_disk {
@@ -209,7 +216,7 @@ fn walk_on_disk(
     if *looked_at > MAX_ENTRIES_LOOKED_AT {
         return Err(());
     }
-    let real = at.canonicalize().unwrap_or_else(|_| at.clone());
+    let real = real_path(&at, &mut 0);
     let Some((part, rest)) = parts.split_first() else {
         found.push(lexical_start(path_parts(&real), &[]));
         return Ok(());
@@ -255,6 +262,35 @@ fn walk_on_disk(
         }
     }
     Ok(())
+}
+
+/// `path` as the kernel would reach it: every symbolic link followed, a dangling one too (to
+/// where it points, which may be made later), `..` taken from where its parent really is, and
+/// what does not exist appended as written.
+fn real_path(path: &Path, hops: &mut usize) -> PathBuf {
+    if let Ok(real) = path.canonicalize() {
+        return real;
+    }
+    let Some(parent) = path.parent() else {
+        return path.to_path_buf();
+    };
+    let mut here = real_path(parent, hops);
+    match path.file_name() {
+        None => {
+            // The path ends in `..`.
+            here.pop();
+            return here;
+        }
+        Some(name) => here.push(name),
+    }
+    match std::fs::read_link(&here) {
+        Ok(target) if *hops < MAX_SYMLINK_HOPS => {
+            *hops += 1;
+            here.pop();
+            real_path(&here.join(target), hops)
+        }
+        _ => here,
+    }
 }
 
 /// Whether the glob part `pattern` may match the entry `name`: `*` and `?` are matched; any other
@@ -307,7 +343,10 @@ pub(super) fn may_reach(reach: &DenyReach, allowed: &Path) -> bool {
 /// can match `allow`, a path under it, or a path it lies under.
 fn overlaps(allow: &str, literal: &str, glob: bool) -> bool {
     let under = |inner: &str, outer: &str| {
-        inner == outer || outer == "/" || inner.starts_with(&format!("{outer}/"))
+        outer == "/"
+            || inner
+                .strip_prefix(outer)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     };
     if glob {
         // A match begins with `literal`: it is `allow`, lies over it or under it only if one of
@@ -371,7 +410,7 @@ mod tests {
     use super::*;
 
     fn reach(uri: &str) -> DenyReach {
-        deny_reach(uri, Path::new("/policy"))
+        deny_reach(uri, Path::new("/policy"), &mut 0)
     }
 
     fn reaches(uri: &str, allowed: &str) -> bool {

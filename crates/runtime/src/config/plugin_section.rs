@@ -290,6 +290,7 @@ impl RawPlugin {
                 Some(full)
             }
         };
+        register_credential_values(&self.env);
         Ok(PluginGrant {
             tools,
             wit,
@@ -316,4 +317,31 @@ pub(super) fn is_clean_absolute(path: &str) -> bool {
         && path
             .components()
             .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
+/// The words that mark an environment variable as a credential.
+const CREDENTIAL_WORDS: [&str; 8] = [
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASS",
+    "AUTH",
+    "CREDENTIAL",
+    "COOKIE",
+    "SESSION",
+];
+
+/// Registers with the scrubber the host values of the passed-through variables whose names say
+/// they are credentials (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `DB_PASSWORD`), so a plugin echoing
+/// one reaches neither the model, the transcript nor the telemetry exporter. Other values
+/// (`LANG`, `TZ`) are not: masking them would mask ordinary words.
+fn register_credential_values(names: &[String]) {
+    for name in names {
+        let upper = name.to_ascii_uppercase();
+        if CREDENTIAL_WORDS.iter().any(|word| upper.contains(word))
+            && let Ok(value) = std::env::var(name)
+        {
+            crate::report::secrets::register(&value);
+        }
+    }
 }

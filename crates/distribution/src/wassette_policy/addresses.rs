@@ -1,0 +1,236 @@
+//! Addresses compared as the network reaches them, for the network rules of a Wassette policy:
+//! an IPv4 address in every form a URL parser or `inet_aton` reads, the IPv4 address an IPv6 one
+//! carries (IPv4-mapped, IPv4-compatible, NAT64, 6to4), address ranges, and every address of
+//! this machine taken as one destination.
+
+use std::net::IpAddr;
+
+/// Whether the deny `range` reaches `granted` in any form either can take: the range as
+/// written or, for IPv4, carried in IPv6 (compatible, NAT64, 6to4); the address as written, the
+/// IPv4 address it carries, and that one in every IPv6 form; and, when either is this machine,
+/// every address of this machine.
+pub(super) fn ranges_overlap(range: &Cidr, granted: IpAddr) -> bool {
+    let denied = range_forms(range);
+    let granted = address_forms(granted);
+    denied
+        .iter()
+        .any(|deny| granted.iter().any(|allow| deny.overlaps(allow)))
+}
+
+/// A range of the IPv6 space (IPv4 as IPv4-mapped): the first `prefix` bits of `bits`.
+#[derive(Debug, Clone, Copy)]
+struct V6Range {
+    bits: u128,
+    prefix: u32,
+}
+
+impl V6Range {
+    fn overlaps(&self, other: &V6Range) -> bool {
+        let prefix = self.prefix.min(other.prefix);
+        let mask = if prefix == 0 {
+            0
+        } else {
+            u128::MAX << (128 - prefix)
+        };
+        self.bits & mask == other.bits & mask
+    }
+}
+
+/// The IPv6 forms of the IPv4 range `v4/prefix`: mapped, compatible, NAT64 and 6to4.
+fn v4_range_forms(v4: std::net::Ipv4Addr, prefix: u32) -> [V6Range; 4] {
+    let v4 = u128::from(u32::from(v4));
+    [
+        V6Range {
+            bits: 0xffff << 32 | v4,
+            prefix: 96 + prefix,
+        },
+        V6Range {
+            bits: v4,
+            prefix: 96 + prefix,
+        },
+        V6Range {
+            bits: 0x0064_ff9b << 96 | v4,
+            prefix: 96 + prefix,
+        },
+        V6Range {
+            bits: 0x2002 << 112 | v4 << 80,
+            prefix: 16 + prefix,
+        },
+    ]
+}
+
+/// Every address of this machine, in every form: `127.0.0.0/8` and `0.0.0.0/8` (which a
+/// connection reaches the machine through) in each IPv6 form, `::1` and `::`.
+fn this_machine() -> Vec<V6Range> {
+    let mut ranges = vec![
+        V6Range {
+            bits: 1,
+            prefix: 128,
+        },
+        V6Range {
+            bits: 0,
+            prefix: 128,
+        },
+    ];
+    for first in [127u8, 0] {
+        ranges.extend(v4_range_forms(std::net::Ipv4Addr::new(first, 0, 0, 0), 8));
+    }
+    ranges
+}
+
+/// Whether the IPv4 address is this machine's.
+fn is_this_machine(v4: std::net::Ipv4Addr) -> bool {
+    matches!(v4.octets()[0], 127 | 0)
+}
+
+/// The forms of a deny's range (see [`ranges_overlap`]).
+fn range_forms(range: &Cidr) -> Vec<V6Range> {
+    let mut forms = match range.network {
+        IpAddr::V4(v4) => v4_range_forms(v4, u32::from(range.prefix)).to_vec(),
+        IpAddr::V6(v6) => vec![V6Range {
+            bits: u128::from(v6),
+            prefix: u32::from(range.prefix),
+        }],
+    };
+    let single = range.prefix == if range.network.is_ipv4() { 32 } else { 128 };
+    if single && address_is_this_machine(range.network) {
+        forms.extend(this_machine());
+    }
+    forms
+}
+
+/// The forms of an allowed address (see [`ranges_overlap`]).
+fn address_forms(ip: IpAddr) -> Vec<V6Range> {
+    let mut forms = vec![V6Range {
+        bits: as_v6_bits(ip),
+        prefix: 128,
+    }];
+    let carried = match ip {
+        IpAddr::V4(v4) => Some(v4),
+        IpAddr::V6(_) => embedded_v4(ip),
+    };
+    if let Some(v4) = carried {
+        forms.extend(v4_range_forms(v4, 32));
+    }
+    if address_is_this_machine(ip) {
+        forms.extend(this_machine());
+    }
+    forms
+}
+
+/// Whether `ip`, or the IPv4 address it carries, is this machine's.
+fn address_is_this_machine(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_this_machine(v4),
+        IpAddr::V6(v6) if v6.is_loopback() || v6.is_unspecified() => true,
+        IpAddr::V6(_) => embedded_v4(ip).is_some_and(is_this_machine),
+    }
+}
+
+/// The IPv4 address an IPv6 one carries to the IPv4 network: IPv4-mapped, IPv4-compatible,
+/// NAT64 (`64:ff9b::/96`) or 6to4 (`2002:AABB:CCDD::/48`).
+fn embedded_v4(ip: IpAddr) -> Option<std::net::Ipv4Addr> {
+    let IpAddr::V6(v6) = ip else { return None };
+    let bits = u128::from(v6);
+    let segments = v6.segments();
+    if let Some(carried) = v6.to_ipv4() {
+        // `to_ipv4` reads both ::ffff:a.b.c.d and the deprecated ::a.b.c.d (but :: and ::1 are
+        // IPv6's own).
+        return (bits > 1).then_some(carried);
+    }
+    if bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000 {
+        return Some(std::net::Ipv4Addr::from(bits as u32));
+    }
+    if segments[0] == 0x2002 {
+        return Some(std::net::Ipv4Addr::from(
+            (u32::from(segments[1]) << 16) | u32::from(segments[2]),
+        ));
+    }
+    None
+}
+
+/// Whether the host name's last label is a number (decimal, or `0x` hex), which a URL parser
+/// reads as an IPv4 address, whatever the labels before it.
+pub(super) fn last_label_is_numeric(name: &str) -> bool {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let hex = last
+        .strip_prefix("0x")
+        .is_some_and(|digits| digits.chars().all(|c| c.is_ascii_hexdigit()));
+    hex || (!last.is_empty() && last.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The IPv4 address `name` spells in one of the forms `inet_aton` and URL parsers accept: one to
+/// four parts, each decimal, octal (a leading `0`) or hex (`0x`), the last filling the bytes left.
+pub(super) fn ipv4_in_any_form(name: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<&str> = name.split('.').collect();
+    if parts.len() > 4 {
+        return None;
+    }
+    let numbers: Vec<u64> = parts
+        .iter()
+        .map(|part| {
+            if let Some(hex) = part.strip_prefix("0x") {
+                if hex.is_empty() {
+                    Some(0)
+                } else {
+                    u64::from_str_radix(hex, 16).ok()
+                }
+            } else if part.len() > 1 && part.starts_with('0') {
+                u64::from_str_radix(&part[1..], 8).ok()
+            } else {
+                part.parse::<u64>().ok()
+            }
+        })
+        .collect::<Option<_>>()?;
+    let (last, leading) = numbers.split_last()?;
+    if leading.iter().any(|byte| *byte > 255) {
+        return None;
+    }
+    let last_bits = 8 * (5 - numbers.len() as u32);
+    if *last >= 1u64 << last_bits {
+        return None;
+    }
+    let mut address = *last;
+    for (index, byte) in leading.iter().enumerate() {
+        address |= byte << (24 - 8 * index as u32);
+    }
+    Some(std::net::Ipv4Addr::from(address as u32))
+}
+
+/// An address range (`10.0.0.0/8`, `fd00::/8`).
+#[derive(Debug)]
+pub(super) struct Cidr {
+    pub(super) network: IpAddr,
+    pub(super) prefix: u8,
+}
+
+impl std::str::FromStr for Cidr {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (address, prefix) = text.split_once('/').unwrap_or((text, ""));
+        let network: IpAddr = address
+            .trim()
+            .parse()
+            .map_err(|_| format!("{address:?} is not an address"))?;
+        let bits = if network.is_ipv4() { 32 } else { 128 };
+        let prefix = if prefix.is_empty() {
+            bits
+        } else {
+            prefix
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|prefix| *prefix <= bits)
+                .ok_or_else(|| format!("{prefix:?} is not a prefix length"))?
+        };
+        Ok(Cidr { network, prefix })
+    }
+}
+
+fn as_v6_bits(ip: IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(v4) => u128::from(v4.to_ipv6_mapped()),
+        IpAddr::V6(v6) => u128::from(v6),
+    }
+}
