@@ -1,4 +1,4 @@
-//! A hostile HTTP server for the distribution red-team tests (distribution_attacks*.rs): one request
+//! A hostile HTTP server for the distribution attack tests (install_attacks.rs, registry_*_attacks.rs): one request
 //! per connection, answered by a closure that can lie about sizes, digests, redirects and auth, or
 //! never answer; and the helpers those tests share (components, manifests, locks, credentials).
 
@@ -363,4 +363,18 @@ pub(crate) fn docker_config(ws: &Workspace, registry: &str, user: &str, password
     )
     .unwrap();
     dir.to_str().unwrap().to_string()
+}
+
+/// `user:password` as a Basic credential carries it.
+pub(crate) fn basic(user: &str, password: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+}
+
+/// Whether any request carried these Basic credentials.
+pub(crate) fn carried(requests: &[Seen], user: &str, password: &str) -> bool {
+    let encoded = basic(user, password);
+    requests.iter().any(|r| {
+        r.header("authorization")
+            .is_some_and(|v| v.contains(&encoded) || v.contains(password))
+    })
 }

@@ -10,6 +10,7 @@ mod corpus_tests;
 mod formats;
 mod key_bodies;
 mod literal;
+mod secret_names;
 
 use cordon_sdk::prelude::*;
 use std::collections::BTreeMap;

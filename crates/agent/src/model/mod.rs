@@ -4,6 +4,7 @@
 
 pub mod client;
 mod context_exceeded;
+mod model_error;
 pub mod provider;
 pub mod retry;
 mod server_window;

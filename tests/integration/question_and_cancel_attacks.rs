@@ -1,5 +1,6 @@
-//! Second red team of approval, locks and HTTP cancellation, against the fixes of 73b51b9 and
-//! 353e378. Each test states what should hold; the ones that fail today are findings.
+//! Attacks on what the approval question shows (line separators, bidi marks, long blank runs,
+//! forged markers), on one file locked under two spellings, and on cancelling a call from a
+//! cross-origin page over `cordon serve --http`. Each test asserts the safe behaviour.
 
 use crate::support::{Workspace, kind};
 use cordon_runtime::pipeline::lock_keys::touched;

@@ -1,6 +1,7 @@
-//! Red team of contract 0.2 and approval: attacks on locks, the approval prompt and elicitation,
-//! the result budget and the lock file. Each test states what should hold; the ones that fail
-//! today are findings (see the report), the others are attacks that were stopped.
+//! Attacks on contract 0.2's locks and on approval: lock pointers declared twice or aliased, the
+//! approval prompt and elicitation showing what a write really targets, answers that are not
+//! approvals, the result budget on structured output, and a dropped approval policy under
+//! `--locked`. Each test asserts the safe behaviour.
 
 use crate::support::{Workspace, kind, text};
 use cordon_runtime::pipeline::{Approval, ApprovalRequest, Approver, BatchOptions, CallRequest};
