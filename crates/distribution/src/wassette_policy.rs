@@ -247,7 +247,25 @@ fn storage_grants(storage: &Rules<StorageRule>, base: &Path, out: &mut ProposedG
             Ok(dir) => dir,
             Err(NotADirectory::LeavesBase) => {
                 out.left_out.push(format!(
-                    "{what}: a relative path whose `..` leaves the policy's directory; grant it by hand if you mean it"
+                    "{what}: a relative path with `..`, which may leave the policy's directory or follow a link; write the directory it means, or grant it by hand"
+                ));
+                continue;
+            }
+            Err(NotADirectory::Dots) => {
+                out.left_out.push(format!(
+                    "{what}: a path with `..`, which the kernel takes back from where a link leads rather than as written; write the directory it means"
+                ));
+                continue;
+            }
+            Err(NotADirectory::Unreadable) => {
+                out.left_out.push(format!(
+                    "{what}: not a plain path (letters, digits, . _ - ~, spaces and /, at most 4096 bytes); write the directory as it is named on disk, or grant it by hand"
+                ));
+                continue;
+            }
+            Err(NotADirectory::NamesAHost) => {
+                out.left_out.push(format!(
+                    "{what}: names a host (localhost); write the path without it"
                 ));
                 continue;
             }
@@ -376,19 +394,26 @@ fn network_grants(network: &Rules<NetworkRule>, out: &mut ProposedGrants) {
 /// A memory limit cordon cannot read refuses the policy: leaving it out would give the plugin
 /// cordon's default, which may be more than the policy allows.
 fn resource_limits(resources: Resources, out: &mut ProposedGrants) -> Result<(), String> {
-    let memory = resources
+    // A number with no unit is megabytes in Wassette's own field, bytes in the Kubernetes one.
+    let memory = match resources
         .limits
         .as_ref()
         .and_then(|limits| limits.memory.clone())
-        .or(resources.memory);
-    if let Some(memory) = &memory {
-        // One cordon cannot read refuses the policy; one it reads but cannot grant (zero, over
-        // 4 GiB) is left out, and cordon's default is less than such a limit.
-        let bytes = memory_bytes(memory).map_err(|reason| {
-            format!(
-                "resources memory: {reason}; write it as megabytes (512) or with a unit (512Mi, 512MB, 1Gi)"
-            )
+    {
+        Some(memory) => Some((memory, 1)),
+        None => resources.memory.map(|memory| (memory, 1 << 20)),
+    };
+    if let Some((memory, unitless_scale)) = &memory {
+        // One cordon cannot read, or one too small to run in, refuses the policy; one over
+        // 4 GiB is left out, and cordon's default is less than such a limit.
+        let bytes = memory_bytes(memory, *unitless_scale).map_err(|reason| {
+            format!("resources memory: {reason}; write it with a unit (512Mi, 512MB, 1Gi)")
         })?;
+        if bytes < memory_sizes::MIN_MEMORY_BYTES {
+            return Err(format!(
+                "resources memory: {memory} is read as {bytes} bytes (a number without a unit is bytes in limits.memory), less than one WebAssembly page (64KiB): no component runs in it, and leaving it out would give cordon's larger default; write it with a unit (512Mi)"
+            ));
+        }
         match memory_limit(bytes, memory) {
             Ok(limit) => out.memory = Some(limit),
             Err(reason) => out.left_out.push(format!("resources memory: {reason}")),

@@ -11,6 +11,14 @@ use std::net::IpAddr;
 /// every address of this machine.
 pub(super) fn ranges_overlap(range: &Cidr, granted: IpAddr) -> bool {
     let denied = range_forms(range);
+    if denied
+        .iter()
+        .any(|deny| this_machine().iter().any(|local| deny.overlaps(local)))
+    {
+        // A deny of this machine covers every address: which addresses are this machine's
+        // (each interface's, and those it gains later) cannot be read from the policy.
+        return true;
+    }
     let granted = address_forms(granted);
     denied
         .iter()
@@ -36,10 +44,19 @@ impl V6Range {
     }
 }
 
-/// The IPv6 forms of the IPv4 range `v4/prefix`: mapped, compatible, NAT64 and 6to4.
-fn v4_range_forms(v4: std::net::Ipv4Addr, prefix: u32) -> [V6Range; 4] {
+/// The IPv6 forms of the IPv4 range `v4/prefix`: mapped, compatible, translated (SIIT,
+/// `::ffff:0:a.b.c.d`), NAT64 (well-known `64:ff9b::/96` and local-use `64:ff9b:1::/96`) and 6to4.
+fn v4_range_forms(v4: std::net::Ipv4Addr, prefix: u32) -> [V6Range; 6] {
     let v4 = u128::from(u32::from(v4));
     [
+        V6Range {
+            bits: 0xffff_0000 << 32 | v4,
+            prefix: 96 + prefix,
+        },
+        V6Range {
+            bits: 0x0064_ff9b_0001 << 80 | v4,
+            prefix: 96 + prefix,
+        },
         V6Range {
             bits: 0xffff << 32 | v4,
             prefix: 96 + prefix,
@@ -128,7 +145,8 @@ fn address_is_this_machine(ip: IpAddr) -> bool {
 }
 
 /// The IPv4 address an IPv6 one carries to the IPv4 network: IPv4-mapped, IPv4-compatible,
-/// NAT64 (`64:ff9b::/96`) or 6to4 (`2002:AABB:CCDD::/48`).
+/// translated (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/96`) or 6to4
+/// (`2002:AABB:CCDD::/48`).
 fn embedded_v4(ip: IpAddr) -> Option<std::net::Ipv4Addr> {
     let IpAddr::V6(v6) = ip else { return None };
     let bits = u128::from(v6);
@@ -138,7 +156,11 @@ fn embedded_v4(ip: IpAddr) -> Option<std::net::Ipv4Addr> {
         // IPv6's own).
         return (bits > 1).then_some(carried);
     }
-    if bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000 {
+    let nat64 = [
+        0x0064_ff9b_0000_0000_0000_0000,
+        0x0064_ff9b_0001_0000_0000_0000,
+    ];
+    if nat64.contains(&(bits >> 32)) || bits >> 32 == 0xffff_0000 {
         return Some(std::net::Ipv4Addr::from(bits as u32));
     }
     if segments[0] == 0x2002 {

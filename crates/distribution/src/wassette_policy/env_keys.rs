@@ -1,14 +1,19 @@
 //! A Wassette policy's environment keys as the variable names cordon passes through, and whether
 //! a deny names an allowed key, read every way the deny could be meant.
 
-use super::{EnvRule, ProposedGrants, Rules, name_pattern, storage_paths};
+use super::{EnvRule, ProposedGrants, Rules, name_pattern};
 
 pub(super) fn env_grants(environment: &Rules<EnvRule>, out: &mut ProposedGrants) {
     for rule in &environment.allow {
-        let key = rule.key.trim().to_string();
-        if key.is_empty() || key.contains(['=', '\0']) {
+        let key = rule.key.trim_ascii().to_string();
+        let name_character = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        if key.is_empty()
+            || !key
+                .chars()
+                .all(|c| name_character(c) || name_pattern::is_pattern(&c.to_string()))
+        {
             out.left_out.push(format!(
-                "environment key {:?}: not a variable name",
+                "environment key {:?}: not a variable name (letters, digits and _)",
                 rule.key
             ));
         } else if name_pattern::is_pattern(&key) {
@@ -34,8 +39,10 @@ pub(super) fn env_grants(environment: &Rules<EnvRule>, out: &mut ProposedGrants)
 /// case (a variable's name is matched without regard to case on Windows, and a deny is read
 /// the widest way it could be meant); one with other glob syntax is not read and covers every
 /// key. It is read every way it could be meant: as written, with glob escapes (`\_`) taken as
-/// the character, as a shell, make, PowerShell or cmd reference (`$KEY`, `$$KEY`, `${KEY}`,
-/// `$(KEY)`, `$env:KEY`, `%KEY%`), and with `%XX` escapes decoded.
+/// the character, with `%XX` escapes decoded, and as every name it holds: each run of name
+/// characters (letters, digits, `_`, glob syntax) between anything else, so any shell's
+/// reference (`$KEY`, `${KEY}`, `$(KEY)`, `$env:KEY`, `%KEY%`, `!KEY!`, `"$KEY"`, `KEY=`)
+/// names the variable.
 fn env_deny_covers(pattern: &str, key: &str) -> bool {
     if pattern.chars().any(char::is_control) {
         // A NUL or control character: a deny that cannot be read covers every key.
@@ -53,42 +60,46 @@ fn env_deny_readings(pattern: &str) -> Vec<String> {
         readings.push(pattern.replace('\\', ""));
     }
     for reading in readings.clone() {
-        if let Some(name) = variable_reference(&reading) {
-            readings.push(name.to_string());
+        if !reading.contains('%') {
+            continue;
+        }
+        let cmd_reference = reading.len() > 2 && reading.starts_with('%') && reading.ends_with('%');
+        match percent_decoded(&reading) {
+            Some(decoded) => readings.push(decoded),
+            // cmd's `%KEY%` is read below, as the name it holds.
+            None if cmd_reference => {}
+            // An escape that cannot be decoded is a deny that cannot be read: it covers all.
+            None => readings.push("*".into()),
         }
     }
     for reading in readings.clone() {
-        let cmd_reference = variable_reference(&reading)
-            .is_some_and(|name| reading.starts_with('%') && !name.contains('%'));
-        if reading.contains('%') && !cmd_reference {
-            // An escape that cannot be decoded is a deny that cannot be read: it covers all.
-            readings.push(storage_paths::percent_decoded(&reading).unwrap_or_else(|| "*".into()));
-        }
+        readings.extend(
+            reading
+                .split(|c: char| !(c.is_ascii_alphanumeric() || "_*?[]".contains(c)))
+                .filter(|name| !name.is_empty())
+                .map(str::to_string),
+        );
     }
     readings
 }
 
-/// The name a variable reference (`$KEY`, `$$KEY`, `${KEY}`, `$(KEY)`, `$env:key`, `%KEY%`,
-/// lower case) refers to.
-fn variable_reference(text: &str) -> Option<&str> {
-    if let Some(name) = text
-        .strip_prefix('%')
-        .and_then(|name| name.strip_suffix('%'))
-        .filter(|name| !name.is_empty())
-    {
-        return Some(name);
+/// `text` with its `%XX` escapes decoded, or `None` when one is malformed or the result is not
+/// UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(index + 1..index + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
     }
-    let name = text.strip_prefix('$')?.trim_start_matches('$');
-    let name = name.strip_prefix("env:").unwrap_or(name);
-    Some(
-        name.strip_prefix('{')
-            .and_then(|name| name.strip_suffix('}'))
-            .or_else(|| {
-                name.strip_prefix('(')
-                    .and_then(|name| name.strip_suffix(')'))
-            })
-            .unwrap_or(name),
-    )
+    String::from_utf8(out).ok()
 }
 
 fn env_reading_covers(pattern: &str, key: &str) -> bool {

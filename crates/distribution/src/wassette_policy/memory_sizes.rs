@@ -1,16 +1,17 @@
 //! A Wassette policy's memory limit (megabytes, or a size with a binary or decimal unit) as
-//! cordon.toml's `limits.memory`, taken down to whole KiB, never up.
+//! cordon.toml's `limits.memory`, taken down to whole KiB, never up, a number with no unit
+//! read the smaller way it could be meant.
 
 /// The largest memory limit cordon.toml accepts: what 32-bit WebAssembly can address.
 const MAX_MEMORY_BYTES: u64 = 4 << 30;
 
-/// A memory limit in cordon's form: a number is megabytes (MiB); `512Mi`, `512MiB`, `1Gi` are
-/// binary sizes, `512M`, `512MB`, `1G` decimal ones (taken down to whole KiB, never up). One
-/// cordon.toml would refuse (zero, or over 4 GiB) is not proposed.
+/// The smallest memory limit a component can run in: one WebAssembly page.
+pub(super) const MIN_MEMORY_BYTES: u64 = 64 << 10;
+
+/// A memory limit in cordon's form, taken down to whole KiB, never up. One over 4 GiB, which
+/// cordon.toml would refuse, is not proposed (cordon's default is less). A limit under
+/// [`MIN_MEMORY_BYTES`] is checked by the caller: it refuses the policy.
 pub(super) fn memory_limit(bytes: u64, value: &serde_json::Value) -> Result<String, String> {
-    if bytes == 0 {
-        return Err("zero; a limit must be positive".into());
-    }
     if bytes > MAX_MEMORY_BYTES {
         return Err(format!(
             "{value} is more than 32-bit WebAssembly can address (cordon's limit is at most 4GiB)"
@@ -26,10 +27,13 @@ pub(super) fn memory_limit(bytes: u64, value: &serde_json::Value) -> Result<Stri
 }
 
 /// The bytes a memory value names, rounded down to whole KiB; `Err` when it is not a size
-/// cordon reads.
-pub(super) fn memory_bytes(value: &serde_json::Value) -> Result<u64, String> {
-    let (number, scale) = if let Some(megabytes) = value.as_u64() {
-        (megabytes, 1 << 20)
+/// cordon reads. `512Mi`, `512MiB`, `1Gi` are binary sizes, `512M`, `512MB`, `1G` decimal
+/// ones. A number with no unit is read the smaller way it could be meant: megabytes in
+/// Wassette's own `resources.memory` (`unitless_scale` 2^20), bytes in the Kubernetes-style
+/// `resources.limits.memory` (1).
+pub(super) fn memory_bytes(value: &serde_json::Value, unitless_scale: u64) -> Result<u64, String> {
+    let (number, scale) = if let Some(number) = value.as_u64() {
+        (number, unitless_scale)
     } else {
         let text = value.as_str().ok_or("not a size")?.trim();
         let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
@@ -38,7 +42,8 @@ pub(super) fn memory_bytes(value: &serde_json::Value) -> Result<u64, String> {
             .map_err(|_| format!("{text:?} is not a size"))?;
         let scale: u64 = match text[digits.len()..].trim() {
             "Ki" | "KiB" => 1 << 10,
-            "Mi" | "MiB" | "" => 1 << 20,
+            "" => unitless_scale,
+            "Mi" | "MiB" => 1 << 20,
             "Gi" | "GiB" => 1 << 30,
             "k" | "K" | "kB" | "KB" => 1_000,
             "M" | "MB" => 1_000_000,

@@ -368,8 +368,21 @@ mod tests {
                 );
             }
         }
-        assert!(host_deny_covers("127.0.0.1", &origin("10.0.0.1")).is_none());
-        assert!(cidr_text_deny_covers("127.0.0.0/8", &origin("10.0.0.1")).is_none());
+        // Which addresses are this machine's (its interfaces') cannot be read from a policy: a
+        // deny of this machine covers every address; other ranges do not.
+        for allowed in ["10.0.0.1", "192.0.2.2", "[fd00::2]", "[2001:db8::1]"] {
+            assert!(host_deny_covers("127.0.0.1", &origin(allowed)).is_some());
+            assert!(cidr_text_deny_covers("127.0.0.0/8", &origin(allowed)).is_some());
+            assert!(cidr_text_deny_covers("::1/128", &origin(allowed)).is_some());
+        }
+        assert!(cidr_text_deny_covers("10.0.0.0/8", &origin("192.0.2.2")).is_none());
+        // The local-use NAT64 prefix and the translated form carry IPv4 addresses too.
+        for allowed in ["[64:ff9b:1::a01:203]", "[::ffff:0:a01:203]"] {
+            assert!(
+                cidr_text_deny_covers("10.0.0.0/8", &origin(allowed)).is_some(),
+                "{allowed}"
+            );
+        }
     }
 
     #[test]

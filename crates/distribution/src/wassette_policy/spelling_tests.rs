@@ -68,7 +68,6 @@ fn a_network_deny_with_a_host_and_a_range_is_read_as_both() {
 #[test]
 fn memory_in_any_unit_is_read_down_never_left_to_the_default() {
     for (written, limit) in [
-        ("512", "512MiB"),
         ("\"512Mi\"", "512MiB"),
         ("\"512MiB\"", "512MiB"),
         ("\"1Gi\"", "1GiB"),
@@ -85,11 +84,40 @@ fn memory_in_any_unit_is_read_down_never_left_to_the_default() {
         .unwrap();
         assert_eq!(proposed.memory.as_deref(), Some(limit), "{written}");
     }
-    // A size cordon cannot read would leave the plugin cordon's default: the policy is refused.
-    for written in ["\"512 megs\"", "\"1Ti\"", "\"512m\"", "[512]", "\"0.5Gi\""] {
+    // A number with no unit: megabytes in Wassette's own field, bytes (the smaller reading)
+    // in the Kubernetes-style limits.
+    let dir = tempfile::tempdir().unwrap();
+    let proposed = propose("permissions:\n  resources:\n    memory: 512\n", dir.path()).unwrap();
+    assert_eq!(proposed.memory.as_deref(), Some("512MiB"));
+    let proposed = propose(
+        "permissions:\n  resources:\n    limits:\n      memory: \"1048576\"\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert_eq!(proposed.memory.as_deref(), Some("1MiB"));
+    // A size cordon cannot read, or one no component runs in, would leave the plugin cordon's
+    // default: the policy is refused.
+    for written in [
+        "\"512 megs\"",
+        "\"1Ti\"",
+        "\"512m\"",
+        "[512]",
+        "\"0.5Gi\"",
+        "\"1K\"",
+        "0",
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let refused = propose(
             &format!("permissions:\n  resources:\n    memory: {written}\n"),
+            dir.path(),
+        )
+        .unwrap_err();
+        assert!(refused.contains("resources memory"), "{written}: {refused}");
+    }
+    for written in ["1000", "\"1000\"", "\"64000\""] {
+        let dir = tempfile::tempdir().unwrap();
+        let refused = propose(
+            &format!("permissions:\n  resources:\n    limits:\n      memory: {written}\n"),
             dir.path(),
         )
         .unwrap_err();
@@ -106,11 +134,16 @@ fn an_env_deny_written_as_any_shells_reference_or_case_covers_the_key() {
         "\"%API_KEY%\"",
         "\"api_key\"",
         "\"Api_*\"",
+        // Red team, round 8: cmd's delayed expansion, a quoted reference, an assignment.
+        "\"!API_KEY!\"",
+        "'\"$API_KEY\"'",
+        "\"API_KEY=\"",
     ] {
         let proposed = env_proposal(deny);
         assert_eq!(proposed.env, ["GREETING"], "{deny}: {proposed:?}");
     }
-    // One cordon cannot read (a NUL in it) covers every key.
+    // One with glob syntax cordon does not read (braces), or a NUL, covers every key.
+    assert!(env_proposal("\"${API_KEY:-x}\"").env.is_empty());
     assert!(env_proposal("\"API_KEY\\0\"").env.is_empty());
     assert_eq!(env_proposal("\"OTHER\"").env, ["API_KEY", "GREETING"]);
 }
@@ -146,6 +179,19 @@ fn a_storage_deny_in_a_windows_or_host_spelling_leaves_its_directory_out() {
         "fs://data\\\\secret",
         "fs://localhost/BASE/data/secret",
         "fs://data/secret\\0",
+        // Red team, round 8: readings composed (an escape inside a host spelling), any case of
+        // localhost, a bare localhost, shell expansions and extended globs.
+        "fs://%6Cocalhost/BASE/data/secret",
+        "fs://data%5Csecret",
+        "fs://localhost\\\\BASE\\\\data\\\\secret",
+        "fs://LOCALHOST/BASE/data",
+        "fs://localhost",
+        "fs://localhost./BASE/data",
+        "fs://@localhost/BASE/data",
+        "fs://$HOME/../BASE/data",
+        "fs://@(data)/secret",
+        "fs://dat[a]/secret",
+        "fs://DATA/secret",
     ] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
@@ -194,4 +240,87 @@ fn a_policy_too_large_to_check_is_refused_or_left_out_not_checked_for_minutes() 
         proposed.left_out[0].contains("too many paths"),
         "{proposed:?}"
     );
+}
+
+#[test]
+fn a_deny_with_dots_after_a_part_that_may_become_a_link_reaches_everywhere() {
+    // Red team, round 8: `a/x` did not exist, so `a/x/../../b/secret` was read lexically as
+    // `b/secret` and `a` granted read-write; a link `a/x -> y/z` made later points the deny at
+    // `a/b/secret`, inside the grant.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("a/y/z")).unwrap();
+    let proposed = propose(
+        "permissions:\n  storage:\n    allow:\n      - uri: \"fs://a\"\n        access: [\"read\", \"write\"]\n    deny:\n      - uri: \"fs://a/x/../../b/secret\"\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert!(proposed.dirs.is_empty(), "{proposed:?}");
+    assert!(
+        proposed.left_out.join("\n").contains("`..`"),
+        "{proposed:?}"
+    );
+}
+
+#[test]
+fn an_allow_is_granted_only_as_the_directory_it_plainly_names() {
+    // Red team, round 8: `link/../pub` was granted as `./pub` while the kernel reads it as
+    // `deep/pub`; a trailing ideographic space was trimmed into another directory's name.
+    let dir = tempfile::tempdir().unwrap();
+    for made in ["pub", "deep/pub", "data", "deep/x"] {
+        std::fs::create_dir_all(dir.path().join(made)).unwrap();
+    }
+    std::os::unix::fs::symlink("deep/x", dir.path().join("link")).unwrap();
+    let base = dir.path().to_str().unwrap();
+    for allow in [
+        format!("fs://{base}/link/../pub"),
+        "fs://link/../pub".to_string(),
+        "fs://data\u{3000}".to_string(),
+        "fs://data%20".to_string(),
+        "fs://LOCALHOST/data".to_string(),
+    ] {
+        let proposed = propose(
+            &format!(
+                "permissions:\n  storage:\n    allow:\n      - uri: \"{allow}\"\n        access: [\"read\"]\n"
+            ),
+            dir.path(),
+        )
+        .unwrap();
+        assert!(proposed.dirs.is_empty(), "{allow}: {proposed:?}");
+        assert_eq!(proposed.left_out.len(), 1, "{allow}: {proposed:?}");
+    }
+    // A plain name, Unicode letters included, is granted as written.
+    std::fs::create_dir_all(dir.path().join("données")).unwrap();
+    let proposed = propose(
+        "permissions:\n  storage:\n    allow:\n      - uri: \"fs://données\"\n        access: [\"read\"]\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert_eq!(proposed.dirs.len(), 1, "{proposed:?}");
+}
+
+#[test]
+fn a_deny_through_thousands_of_self_links_is_checked_without_overflowing_the_stack() {
+    // Red team, round 8: `l -> .` and a deny of `l/l/l/…(8000)/x` overflowed the stack. At
+    // 200 parts the deny is followed to `data`; at 8000 it is too long to read, so it reaches
+    // everywhere.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    std::os::unix::fs::symlink(".", dir.path().join("l")).unwrap();
+    for parts in [200, 8000] {
+        let deny = format!("fs://{}data", "l/".repeat(parts));
+        let proposed = propose(
+            &format!(
+                "permissions:\n  storage:\n    allow:\n      - uri: \"fs://data\"\n        access: [\"read\"]\n    deny:\n      - uri: \"{deny}\"\n"
+            ),
+            dir.path(),
+        )
+        .unwrap();
+        assert!(proposed.dirs.is_empty(), "{parts}: {proposed:?}");
+    }
+    let proposed = propose(
+        "permissions:\n  storage:\n    allow:\n      - uri: \"fs://data\"\n        access: [\"read\"]\n    deny:\n      - uri: \"fs://l/**/x\"\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert!(proposed.dirs.is_empty(), "{proposed:?}");
 }

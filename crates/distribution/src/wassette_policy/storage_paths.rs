@@ -1,17 +1,48 @@
 //! A Wassette policy's storage URIs made comparable, and whether a deny can reach an allowed
-//! directory. Every path is taken the same way, allow or deny: a relative one from the policy
-//! file's directory, `.`, empty parts (`//`) and a trailing `/` dropped, `..` taken back one part
-//! (lexically, before anything is looked up). A deny is also followed on disk as the kernel would
-//! follow it (symlinks, `..` after one, globs matched against the entries that exist, a bounded
-//! number of them), decoded when it has `%XX` escapes, and read from home when it starts with `~`;
-//! it reaches what any of these readings reaches. A deny is held to reach an allow unless it
+//! directory. A path is read only when it is plain: letters, digits, `. _ - ~`, spaces and `/`
+//! (and, in a deny, glob syntax). A deny with anything else (`%` escapes, `\`, `$`, quotes,
+//! brackets of other shells, a `..` whose meaning depends on links that may change, more than
+//! [`MAX_PARTS`] parts) is held to reach every directory; an allow with anything else, or with
+//! `..`, is not proposed. A relative path is taken from the policy file's directory, `.`, empty
+//! parts and a trailing `/` dropped, and a `localhost` authority (in any case) read as the root.
+//! A deny is also followed on disk as the kernel would follow it (symlinks, dangling ones to
+//! where they point, globs matched against the entries that exist, a bounded number of them),
+//! and read from home when it starts with `~`. A deny is held to reach an allow unless it
 //! provably cannot: the literal part of every reading (everything before its first glob
-//! character) diverges from the allowed path, as written and with its symlinks resolved.
+//! character) diverges from the allowed path, compared without regard to case, as written and
+//! with its symlinks resolved.
 
 use std::path::{Path, PathBuf};
 
 /// The characters that make a path part a glob.
 const GLOB: [char; 6] = ['*', '?', '[', ']', '{', '}'];
+
+/// The most parts a path may have to be read (the kernel's `PATH_MAX` of 4096 bytes allows
+/// about 2048; no directory a policy grants is this deep).
+const MAX_PARTS: usize = 256;
+
+/// The longest path, in bytes, that is read (the kernel's `PATH_MAX`).
+const MAX_PATH_BYTES: usize = 4096;
+
+/// Whether `c` may appear in a plain path: an ASCII letter or digit, `. _ - ~`, a space or `/`,
+/// and in a deny (`glob`) glob syntax; in an allow, any Unicode letter or digit too (an allow
+/// is granted as written, so only a deny's spelling needs to be one cordon can compare).
+fn is_plain(c: char, glob: bool) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(c, '.' | '_' | '-' | '~' | ' ' | '/')
+        || (glob && (GLOB.contains(&c) || matches!(c, ',' | '!' | '^')))
+        || (!glob && c.is_alphanumeric())
+}
+
+/// `path` with a `localhost` authority (any case, trailing dots) taken as the root: `None` when
+/// it has none.
+fn without_localhost(path: &str) -> Option<String> {
+    let (first, rest) = path.split_once('/').unwrap_or((path, ""));
+    first
+        .trim_end_matches('.')
+        .eq_ignore_ascii_case("localhost")
+        .then(|| format!("/{rest}"))
+}
 
 /// An allowed directory, as cordon would grant it.
 #[derive(Debug, Clone)]
@@ -27,8 +58,15 @@ pub(super) struct AllowedDir {
 pub(super) enum NotADirectory {
     /// A glob or file pattern inside the path.
     Pattern,
-    /// A relative path whose `..` leaves the policy's directory.
+    /// A relative path with `..` (which may leave the policy's directory, or follow a link).
     LeavesBase,
+    /// An absolute path with `..`, which the kernel takes back from where a link leads, not as
+    /// written.
+    Dots,
+    /// A character outside a plain path, or too long a path.
+    Unreadable,
+    /// A `localhost` authority, which Wassette and cordon may read differently.
+    NamesAHost,
     /// Not an `fs://` URI.
     NotFs,
     /// `fs://` with no path.
@@ -38,27 +76,42 @@ pub(super) enum NotADirectory {
 /// `fs://DIR`, `fs://DIR/`, `fs://DIR/**` or `fs://DIR/*` as the directory it names, normalised.
 pub(super) fn allowed_dir(uri: &str, base: &Path) -> Result<AllowedDir, NotADirectory> {
     let path = uri
-        .trim()
+        .trim_ascii()
         .strip_prefix("fs://")
         .ok_or(NotADirectory::NotFs)?;
+    if path.trim_ascii().is_empty() {
+        return Err(NotADirectory::Empty);
+    }
+    if path.len() > MAX_PATH_BYTES || !path.chars().all(|c| is_plain(c, false) || c == '*') {
+        return Err(NotADirectory::Unreadable);
+    }
+    if without_localhost(path).is_some() {
+        return Err(NotADirectory::NamesAHost);
+    }
     let mut parts = parts_of(path);
     if matches!(parts.last(), Some(&"**") | Some(&"*")) {
         parts.pop();
     }
-    if path.trim().is_empty() {
-        return Err(NotADirectory::Empty);
-    }
     if parts.iter().any(|part| part.contains(GLOB)) {
         return Err(NotADirectory::Pattern);
     }
-    if path.starts_with('/') {
-        let absolute = resolve_dots(Vec::new(), &parts);
-        return Ok(AllowedDir {
-            host: PathBuf::from(join(&absolute)),
-            guest: join(&absolute),
+    if parts.contains(&"..") {
+        return Err(if path.starts_with('/') {
+            NotADirectory::Dots
+        } else {
+            NotADirectory::LeavesBase
         });
     }
-    let inside = resolve_dots_within(&parts).ok_or(NotADirectory::LeavesBase)?;
+    if parts.len() > MAX_PARTS {
+        return Err(NotADirectory::Unreadable);
+    }
+    let inside: Vec<String> = parts.iter().map(|part| (*part).to_string()).collect();
+    if path.starts_with('/') {
+        return Ok(AllowedDir {
+            host: PathBuf::from(join(&inside)),
+            guest: join(&inside),
+        });
+    }
     let mut host = base_parts(base);
     host.extend(inside.iter().cloned());
     Ok(AllowedDir {
@@ -92,35 +145,39 @@ const MAX_ENTRIES_LOOKED_AT: usize = 10_000;
 /// How many symbolic links one path may pass through, as the kernel allows (then `ELOOP`).
 const MAX_SYMLINK_HOPS: usize = 40;
 
-/// The reach of the deny `uri`, relative paths taken from `base`. A deny is read every way it
-/// could be meant, and reaches what any reading reaches: as written (`..` taken back lexically),
-/// as the filesystem resolves it (`..` after a symlink, globs matching symlinks), with `%XX`
-/// escapes decoded, with a leading `~` as the home directory, with `\` as an escape and as a
-/// separator, and with a `localhost/` authority as the root. `looked_at` counts the entries
-/// every deny of the policy has been matched against (see [`MAX_ENTRIES_LOOKED_AT`]).
+/// The reach of the deny `uri`, relative paths taken from `base`. A deny that is not a plain
+/// path (see [`is_plain`]) reaches everywhere; a plain one reaches what any of its readings
+/// reaches: as written, as the filesystem resolves it (symlinks, globs matching symlinks), with a
+/// `localhost` authority as the root, and with a leading `~` as the home directory. `looked_at`
+/// counts the entries every deny of the policy has been matched against (see
+/// [`MAX_ENTRIES_LOOKED_AT`]).
 pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyReach {
-    let Some(path) = uri.trim().strip_prefix("fs://") else {
+    let Some(path) = uri.trim_ascii().strip_prefix("fs://") else {
         return DenyReach::Anywhere("it is not an fs:// URI cordon can read");
     };
-    if path.trim().is_empty() {
+    if path.trim_ascii().is_empty() {
         return DenyReach::Anywhere("it names no path");
     }
-    if path.chars().any(char::is_control) {
-        return DenyReach::Anywhere("it has a NUL or control character cordon cannot read");
+    if let Some(odd) = path.chars().find(|c| !is_plain(*c, true)) {
+        return DenyReach::Anywhere(if odd.is_control() {
+            "it has a NUL or control character cordon cannot read"
+        } else if odd == '%' || odd == '\\' {
+            "it has an escape (% or \\), which cordon does not decode"
+        } else {
+            "it has a character outside a plain path (letters, digits, . _ - ~, space, /, globs)"
+        });
+    }
+    if path.len() > MAX_PATH_BYTES || parts_of(path).len() > MAX_PARTS {
+        return DenyReach::Anywhere("it is longer than any path cordon reads");
+    }
+    if parts_of(path).contains(&"..") {
+        return DenyReach::Anywhere(
+            "it has `..`, which follows links that may be made or changed after it is read",
+        );
     }
     let mut readings = vec![path.to_string()];
-    if let Some(absolute) = path.strip_prefix("localhost/") {
-        readings.push(format!("/{absolute}"));
-    }
-    if path.contains('\\') {
-        readings.push(path.replace('\\', ""));
-        readings.push(path.replace('\\', "/"));
-    }
-    if path.contains('%') {
-        match percent_decoded(path) {
-            Some(decoded) => readings.push(decoded),
-            None => return DenyReach::Anywhere("it has a % escape cordon cannot read"),
-        }
+    if let Some(absolute) = without_localhost(path) {
+        readings.push(absolute);
     }
     for reading in readings.clone() {
         if let Some(after) = reading.strip_prefix('~') {
@@ -167,9 +224,17 @@ fn reading_reach(path: &str, base: &Path, looked_at: &mut usize) -> DenyReach {
     };
     let mut starts = vec![lexical_start(start.clone(), &parts)];
     let mut on_disk = Vec::new();
-    if walk_on_disk(PathBuf::from(join(&start)), &parts, looked_at, &mut on_disk).is_err() {
+    if walk_on_disk(
+        PathBuf::from(join(&start)),
+        &parts,
+        0,
+        looked_at,
+        &mut on_disk,
+    )
+    .is_err()
+    {
         return DenyReach::Anywhere(
-            "the policy's denies match too many paths on disk for cordon to check each",
+            "the policy's denies match too many paths (or links) on disk for cordon to check each",
         );
     }
     for found in on_disk {
@@ -209,14 +274,15 @@ fn lexical_start(start: Vec<String>, parts: &[&str]) -> PathStart {
 fn walk_on_disk(
     at: PathBuf,
     parts: &[&str],
+    depth: usize,
     looked_at: &mut usize,
     found: &mut Vec<PathStart>,
 ) -> Result<(), ()> {
     *looked_at += 1;
-    if *looked_at > MAX_ENTRIES_LOOKED_AT {
+    if *looked_at > MAX_ENTRIES_LOOKED_AT || depth > MAX_PARTS {
         return Err(());
     }
-    let real = real_path(&at, &mut 0);
+    let real = real_path(&at, &mut 0, &mut 0).ok_or(())?;
     let Some((part, rest)) = parts.split_first() else {
         found.push(lexical_start(path_parts(&real), &[]));
         return Ok(());
@@ -230,12 +296,12 @@ fn walk_on_disk(
     if *part == ".." {
         let mut up = real.clone();
         up.pop();
-        return walk_on_disk(up, rest, looked_at, found);
+        return walk_on_disk(up, rest, depth + 1, looked_at, found);
     }
     if !part.contains(GLOB) {
         let next = real.join(part);
         if next.symlink_metadata().is_ok() {
-            return walk_on_disk(next, rest, looked_at, found);
+            return walk_on_disk(next, rest, depth + 1, looked_at, found);
         }
         stop_here(found);
         return Ok(());
@@ -254,11 +320,11 @@ fn walk_on_disk(
         if *part == "**" {
             // `**` may stand for this entry and more directories below it, or end here.
             if entry.path().is_dir() {
-                walk_on_disk(entry.path(), parts, looked_at, found)?;
+                walk_on_disk(entry.path(), parts, depth + 1, looked_at, found)?;
             }
-            walk_on_disk(entry.path(), rest, looked_at, found)?;
+            walk_on_disk(entry.path(), rest, depth + 1, looked_at, found)?;
         } else if glob_may_match(part, &name) {
-            walk_on_disk(entry.path(), rest, looked_at, found)?;
+            walk_on_disk(entry.path(), rest, depth + 1, looked_at, found)?;
         }
     }
     Ok(())
@@ -266,30 +332,36 @@ fn walk_on_disk(
 
 /// `path` as the kernel would reach it: every symbolic link followed, a dangling one too (to
 /// where it points, which may be made later), `..` taken from where its parent really is, and
-/// what does not exist appended as written.
-fn real_path(path: &Path, hops: &mut usize) -> PathBuf {
+/// what does not exist appended as written. `None` when it takes more than [`MAX_SYMLINK_HOPS`]
+/// links or more than a few [`MAX_PARTS`] steps (the kernel would refuse such a path too).
+fn real_path(path: &Path, hops: &mut usize, steps: &mut usize) -> Option<PathBuf> {
+    *steps += 1;
+    if *steps > 4 * MAX_PARTS {
+        return None;
+    }
     if let Ok(real) = path.canonicalize() {
-        return real;
+        return Some(real);
     }
     let Some(parent) = path.parent() else {
-        return path.to_path_buf();
+        return Some(path.to_path_buf());
     };
-    let mut here = real_path(parent, hops);
+    let mut here = real_path(parent, hops, steps)?;
     match path.file_name() {
         None => {
             // The path ends in `..`.
             here.pop();
-            return here;
+            return Some(here);
         }
         Some(name) => here.push(name),
     }
     match std::fs::read_link(&here) {
-        Ok(target) if *hops < MAX_SYMLINK_HOPS => {
+        Ok(_) if *hops >= MAX_SYMLINK_HOPS => None,
+        Ok(target) => {
             *hops += 1;
             here.pop();
-            real_path(&here.join(target), hops)
+            real_path(&here.join(target), hops, steps)
         }
-        _ => here,
+        Err(_) => Some(here),
     }
 }
 
@@ -305,37 +377,23 @@ fn path_parts(path: &Path) -> Vec<String> {
     resolve_dots(Vec::new(), &parts_of(&path.to_string_lossy()))
 }
 
-/// `text` with its `%XX` escapes decoded, or `None` when one is malformed or the result is not
-/// UTF-8.
-pub(super) fn percent_decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        if bytes[index] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(index + 1..index + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            index += 3;
-        } else {
-            out.push(bytes[index]);
-            index += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// Whether the deny `reach` can match the directory `allowed` or anything under or over it,
 /// comparing the paths as written and, where they exist, with symlinks resolved.
 pub(super) fn may_reach(reach: &DenyReach, allowed: &Path) -> bool {
     let DenyReach::From { starts } = reach else {
         return true;
     };
-    let allowed_text = allowed.to_string_lossy().into_owned();
-    let allowed_forms = [Some(allowed_text.clone()), resolved_dir(allowed)];
+    // Compared without regard to case: a case-insensitive filesystem (or directory) reaches
+    // `Data` through `data`.
+    let allowed_text = allowed.to_string_lossy().to_lowercase();
+    let allowed_forms = [
+        Some(allowed_text),
+        resolved_dir(allowed).map(|dir| dir.to_lowercase()),
+    ];
     allowed_forms.iter().flatten().any(|allow| {
         starts
             .iter()
-            .any(|start| overlaps(allow, &start.literal, start.glob))
+            .any(|start| overlaps(allow, &start.literal.to_lowercase(), start.glob))
     })
 }
 
@@ -374,19 +432,6 @@ fn resolve_dots(mut start: Vec<String>, parts: &[&str]) -> Vec<String> {
         }
     }
     start
-}
-
-/// `parts` with `..` resolved, or `None` when one goes above where they start.
-fn resolve_dots_within(parts: &[&str]) -> Option<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for part in parts {
-        if *part == ".." {
-            out.pop()?;
-        } else {
-            out.push((*part).to_string());
-        }
-    }
-    Some(out)
 }
 
 /// The policy's directory as parts, normalised like every path.
@@ -446,9 +491,36 @@ mod tests {
     #[test]
     fn allowed_directories_are_normalised() {
         let base = Path::new("/policy");
-        let dir = allowed_dir("fs://./data//sub/../**", base).unwrap();
-        assert_eq!(dir.host, Path::new("/policy/data"));
-        assert_eq!(dir.guest, "/data");
+        let dir = allowed_dir("fs://./data//sub/**", base).unwrap();
+        assert_eq!(dir.host, Path::new("/policy/data/sub"));
+        assert_eq!(dir.guest, "/data/sub");
+        // `..` is taken back by the kernel from where a link leads, not as written.
+        assert!(matches!(
+            allowed_dir("fs://data/sub/../pub", base),
+            Err(NotADirectory::LeavesBase)
+        ));
+        assert!(matches!(
+            allowed_dir("fs:///srv/link/../pub", base),
+            Err(NotADirectory::Dots)
+        ));
+        for unreadable in [
+            "fs://data\u{3000}",
+            "fs://data%2Fx",
+            "fs://da\\ta",
+            "fs://$HOME/x",
+        ] {
+            assert!(
+                matches!(
+                    allowed_dir(unreadable, base),
+                    Err(NotADirectory::Unreadable)
+                ),
+                "{unreadable}"
+            );
+        }
+        assert!(matches!(
+            allowed_dir("fs://LocalHost./srv", base),
+            Err(NotADirectory::NamesAHost)
+        ));
         let dir = allowed_dir("fs:///srv//data/./", base).unwrap();
         assert_eq!(
             (dir.host.to_str(), dir.guest.as_str()),

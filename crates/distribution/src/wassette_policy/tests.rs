@@ -95,13 +95,13 @@ fn write_only_and_broken_policies_grant_nothing() {
         .unwrap();
     assert!(proposed.is_empty(), "{proposed:?}");
     assert!(propose("permissions: [1, 2", dir.path()).is_err());
-    let limit = |value: serde_json::Value| memory_limit(memory_bytes(&value).unwrap(), &value);
+    let limit =
+        |value: serde_json::Value| memory_limit(memory_bytes(&value, 1 << 20).unwrap(), &value);
     assert_eq!(limit(serde_json::json!("1Gi")).unwrap(), "1GiB");
     assert_eq!(limit(serde_json::json!("4Gi")).unwrap(), "4GiB");
     for refused in [
         serde_json::json!("18446744073709551615Gi"),
         serde_json::json!("5Gi"),
-        serde_json::json!(0),
         serde_json::json!(18446744073709551615u64),
     ] {
         assert!(limit(refused.clone()).is_err(), "{refused}");
@@ -181,12 +181,12 @@ fn a_storage_deny_in_any_spelling_leaves_its_directory_out() {
                 && left_out.contains(allow.replace("BASE", dir.path().to_str().unwrap()).as_str()),
             "{shape}: {left_out}"
         );
-        // A deny starting with a glob can match under any directory; the others leave
-        // `other` alone.
+        // A deny starting with a glob can match under any directory, and one with `..` follows
+        // links that may change; the others leave `other` alone.
         let other_granted = hosts == [dir.path().join("other")];
         assert_eq!(
             other_granted,
-            !deny.starts_with("fs://**"),
+            !deny.starts_with("fs://**") && !deny.contains(".."),
             "{shape}: {proposed:?}"
         );
     }
