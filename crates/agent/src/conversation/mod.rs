@@ -8,4 +8,5 @@ pub mod text_calls;
 pub mod transcript;
 mod transcript_error;
 mod transcript_file;
+mod transcript_items;
 mod transcript_shape;

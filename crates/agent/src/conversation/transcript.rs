@@ -58,10 +58,8 @@ pub struct Loaded {
     pub skipped_partial_line: bool,
 }
 
-/// The most messages a transcript read back may hold: far more than a session that fits a
-/// context window writes (compaction included), and few enough that resuming stays within a few
-/// hundred megabytes whatever the file holds.
-pub const MAX_TRANSCRIPT_MESSAGES: usize = 200_000;
+/// The most messages and tool calls a transcript read back may hold, together.
+pub use crate::conversation::transcript_items::MAX_TRANSCRIPT_ITEMS as MAX_TRANSCRIPT_MESSAGES;
 
 /// Reads a transcript to resume from, a line at a time (a line cut off mid-write at the end is
 /// skipped).
@@ -72,6 +70,7 @@ pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
     let mut line = Vec::new();
     let mut number = 0;
     let mut read = 0u64;
+    let mut items = 0usize;
     loop {
         line.clear();
         let length = reader
@@ -101,11 +100,19 @@ pub fn load(path: &Path) -> Result<Loaded, TranscriptError> {
         if text.trim().is_empty() {
             continue;
         }
-        if numbered.len() == MAX_TRANSCRIPT_MESSAGES {
-            return Err(TranscriptError::TooManyMessages {
-                path: path.to_path_buf(),
-                limit: MAX_TRANSCRIPT_MESSAGES,
-            });
+        // Counted before the line is parsed: parsing costs many times a line's size.
+        let too_many = || TranscriptError::TooManyMessages {
+            path: path.to_path_buf(),
+            limit: MAX_TRANSCRIPT_MESSAGES,
+        };
+        let room = MAX_TRANSCRIPT_MESSAGES - items;
+        match crate::conversation::transcript_items::items_in_line(text, room + 1) {
+            Ok(Some(count)) => items += count,
+            Ok(None) => items += 1,
+            Err(_) => return Err(too_many()),
+        }
+        if items > MAX_TRANSCRIPT_MESSAGES {
+            return Err(too_many());
         }
         match serde_json::from_str::<Message>(text) {
             Ok(message) => numbered.push((number, message)),
@@ -178,6 +185,25 @@ fn unanswered_calls(messages: &[Message]) -> Vec<ToolCall> {
 mod tests {
     use super::*;
     use crate::conversation::message::StopReason;
+
+    #[test]
+    fn tool_calls_inside_a_message_count_toward_what_resume_reads() {
+        // Red team, round 8: one assistant line of 820,000 tiny calls (32 MiB) resumed at
+        // 880 MB, each call buffered by serde and then answered with a repair.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("calls.jsonl");
+        let call = r#"{"id":"c","name":"e","arguments":""}"#;
+        let calls = vec![call; MAX_TRANSCRIPT_MESSAGES].join(",");
+        std::fs::write(
+            &path,
+            format!(
+                "{{\"role\":\"user\",\"content\":\"hi\"}}\n{{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{calls}],\"stop\":\"tool_calls\"}}\n"
+            ),
+        )
+        .unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(err.contains("messages and tool calls"), "{err}");
+    }
 
     #[test]
     fn a_transcript_of_more_messages_than_resume_reads_is_refused_by_count() {

@@ -26,7 +26,7 @@ pub enum TranscriptError {
         limit: u64,
     },
     #[error(
-        "the transcript {path} holds more than {limit} messages, more than cordon reads back to resume from; start a new session (--transcript NEW.jsonl) instead"
+        "the transcript {path} holds more than {limit} messages and tool calls, more than cordon reads back to resume from; start a new session (--transcript NEW.jsonl) instead"
     )]
     TooManyMessages { path: PathBuf, limit: usize },
     #[error("cannot write to the transcript {path}: {source}")]
