@@ -161,12 +161,19 @@ async def test_no_text_of_a_reviewed_tool_reaches_the_client_before_its_review(r
         logs.append(params)
 
     async with Client(reviewed_server, mode="auto", cache=None, logging_callback=on_log, log_level="debug") as client:
-        arguments = {"steps": 2, "millis": 10, "numbers": True}
+        # Seven quick updates: none reaches the client, not even how many there were (a count or
+        # the gaps between updates could carry a byte of a secret).
+        arguments = {"steps": 7, "millis": 10, "numbers": True}
+        result = await client.call_tool("progress", arguments, progress_callback=on_progress)
+        assert texts(result) == "done"
+        assert progress == [], progress
+        # A slow call still shows it is alive: the host's heartbeat, once a second, its own count.
+        arguments = {"steps": 1, "millis": 2500, "numbers": True}
         result = await client.call_tool("progress", arguments, progress_callback=on_progress)
         assert texts(result) == "done"
         await client.call_tool("echo", {"text": "quiet"})
-    # Not the tool's own numbers either (step * 1000 + 65 could be a byte of a secret): the host's count.
-    assert progress == [(1.0, None, None), (2.0, None, None)], progress
+    assert progress[:2] == [(1.0, None, None), (2.0, None, None)], progress
+    assert len(progress) <= 3, progress
     assert logs == [], logs
 
 

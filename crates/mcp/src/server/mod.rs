@@ -13,6 +13,7 @@ mod approval_state;
 pub(crate) mod in_flight_calls;
 mod list_watchers;
 mod logging;
+mod notifications;
 mod request_span;
 pub mod results;
 mod served_set;
@@ -22,20 +23,18 @@ mod tool_search;
 pub use tool_pages::DEFAULT_PAGE_SIZE;
 
 use crate::metrics::{Metrics, UNKNOWN_TOOL};
-use cordon_runtime::pipeline::events::EventSink;
-use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Event, Pipeline};
-use logging::{LogForwarding, LogThreshold};
+use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Pipeline};
+use logging::LogThreshold;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
     CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams,
-    ReadResourceResponse, ServerConfig, Tool,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tracing::Instrument as _;
 
 /// How long a call's response waits for its progress and log notifications to be sent.
@@ -180,7 +179,8 @@ impl McpServer {
             return Ok(self.answered(&request.name, started, result, &asking));
         }
         let reviewed = served.pipeline.results_reviewed(&request.name);
-        let (sink, sending) = forwarder(context.peer.clone(), token, log_level, reviewed);
+        let (sink, sending) =
+            notifications::forwarder(context.peer.clone(), token, log_level, reviewed);
         let options = BatchOptions {
             cancel,
             events: Some(sink),
@@ -440,101 +440,6 @@ impl ServerHandler for McpServer {
         self.log_level.set(request.level);
         Ok(())
     }
-}
-
-/// A notification for the client, in the order the call produced it.
-enum Outgoing {
-    Progress(ProgressNotificationParam),
-    Log(LogForwarding),
-}
-
-/// Notifications waiting to be sent for one call at most; past it (a client that does not read, a
-/// tool that floods progress) further ones are dropped.
-const QUEUED_NOTIFICATIONS: usize = 1_024;
-
-/// Turns a call's events into notifications, sent in order by one task: progress updates become
-/// `notifications/progress` (when the request has a progress token; a tool's progress details may
-/// carry `progress` and `total` numbers, otherwise each update counts one step), and the tool's log
-/// lines at or above the client's level become `notifications/message`. When an after-hook reviews
-/// the tool's results (`reviewed`), nothing the tool chose reaches the client before that review:
-/// progress goes out as the host's count of updates only (no message, no numbers of the tool's)
-/// and log lines stay in the host's log.
-fn forwarder(
-    peer: Peer<RoleServer>,
-    token: Option<ProgressToken>,
-    log_level: LogThreshold,
-    reviewed: bool,
-) -> (EventSink, tokio::task::JoinHandle<()>) {
-    let (sender, mut outgoing) = tokio::sync::mpsc::channel::<Outgoing>(QUEUED_NOTIFICATIONS);
-    let sending = tokio::spawn(async move {
-        while let Some(message) = outgoing.recv().await {
-            let sent = match message {
-                Outgoing::Progress(progress) => peer.notify_progress(progress).await,
-                Outgoing::Log(line) => line.send(&peer).await,
-            };
-            if sent.is_err() {
-                break;
-            }
-        }
-    });
-    let steps = Mutex::new(0.0_f64);
-    let sink: EventSink = Arc::new(move |event: Event| match event {
-        Event::ToolExecutionUpdate {
-            content, details, ..
-        } => {
-            let Some(token) = &token else { return };
-            let mut step = steps
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            // A reviewed tool's own numbers could carry what the review would withhold: its
-            // updates are counted by the host instead.
-            *step = match reviewed {
-                true => *step + 1.0,
-                false => details
-                    .get("progress")
-                    .and_then(serde_json::Value::as_f64)
-                    .unwrap_or(*step + 1.0),
-            };
-            let mut progress = ProgressNotificationParam::new(token.clone(), *step);
-            if let Some(total) = details.get("total").and_then(serde_json::Value::as_f64)
-                && !reviewed
-            {
-                progress = progress.with_total(total);
-            }
-            let message = cordon_runtime::report::secrets::scrub(&text_of(&content)).into_owned();
-            if !message.is_empty() && !reviewed {
-                progress = progress.with_message(message);
-            }
-            let _ = sender.try_send(Outgoing::Progress(progress));
-        }
-        Event::ToolLog {
-            tool_name,
-            level,
-            message,
-            ..
-        } => {
-            if reviewed {
-                return;
-            }
-            let message = cordon_runtime::report::secrets::scrub(&message).into_owned();
-            if let Some(line) = log_level.forward(level, &tool_name, message) {
-                let _ = sender.try_send(Outgoing::Log(line));
-            }
-        }
-        _ => {}
-    });
-    (sink, sending)
-}
-
-fn text_of(content: &[cordon_runtime::report::Content]) -> String {
-    content
-        .iter()
-        .filter_map(|block| match block {
-            cordon_runtime::report::Content::Text { text } => Some(text.as_str()),
-            cordon_runtime::report::Content::Image { .. } => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// -32601 for a method cordon does not serve, saying so in words.
