@@ -8,6 +8,7 @@
 
 mod addresses;
 mod env_keys;
+mod file_identity;
 mod memory_sizes;
 mod name_pattern;
 mod network_origins;
@@ -394,19 +395,21 @@ fn network_grants(network: &Rules<NetworkRule>, out: &mut ProposedGrants) {
 /// A memory limit cordon cannot read refuses the policy: leaving it out would give the plugin
 /// cordon's default, which may be more than the policy allows.
 fn resource_limits(resources: Resources, out: &mut ProposedGrants) -> Result<(), String> {
-    // A number with no unit is megabytes in Wassette's own field, bytes in the Kubernetes one.
-    let memory = match resources
-        .limits
-        .as_ref()
-        .and_then(|limits| limits.memory.clone())
-    {
-        Some(memory) => Some((memory, 1)),
-        None => resources.memory.map(|memory| (memory, 1 << 20)),
-    };
-    if let Some((memory, unitless_scale)) = &memory {
+    // A number with no unit is megabytes in Wassette's own field, bytes in the Kubernetes one;
+    // when both fields are written, the smaller limit is proposed.
+    let written = [
+        resources
+            .limits
+            .as_ref()
+            .and_then(|limits| limits.memory.clone())
+            .map(|memory| (memory, 1)),
+        resources.memory.clone().map(|memory| (memory, 1 << 20)),
+    ];
+    let mut smallest: Option<(u64, serde_json::Value)> = None;
+    for (memory, unitless_scale) in written.into_iter().flatten() {
         // One cordon cannot read, or one too small to run in, refuses the policy; one over
         // 4 GiB is left out, and cordon's default is less than such a limit.
-        let bytes = memory_bytes(memory, *unitless_scale).map_err(|reason| {
+        let bytes = memory_bytes(&memory, unitless_scale).map_err(|reason| {
             format!("resources memory: {reason}; write it with a unit (512Mi, 512MB, 1Gi)")
         })?;
         if bytes < memory_sizes::MIN_MEMORY_BYTES {
@@ -414,7 +417,12 @@ fn resource_limits(resources: Resources, out: &mut ProposedGrants) -> Result<(),
                 "resources memory: {memory} is read as {bytes} bytes (a number without a unit is bytes in limits.memory), less than one WebAssembly page (64KiB): no component runs in it, and leaving it out would give cordon's larger default; write it with a unit (512Mi)"
             ));
         }
-        match memory_limit(bytes, memory) {
+        if smallest.as_ref().is_none_or(|(least, _)| bytes < *least) {
+            smallest = Some((bytes, memory));
+        }
+    }
+    if let Some((bytes, memory)) = smallest {
+        match memory_limit(bytes, &memory) {
             Ok(limit) => out.memory = Some(limit),
             Err(reason) => out.left_out.push(format!("resources memory: {reason}")),
         }

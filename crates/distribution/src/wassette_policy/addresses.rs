@@ -11,18 +11,43 @@ use std::net::IpAddr;
 /// every address of this machine.
 pub(super) fn ranges_overlap(range: &Cidr, granted: IpAddr) -> bool {
     let denied = range_forms(range);
-    if denied
-        .iter()
-        .any(|deny| this_machine().iter().any(|local| deny.overlaps(local)))
-    {
-        // A deny of this machine covers every address: which addresses are this machine's
-        // (each interface's, and those it gains later) cannot be read from the policy.
+    // Which addresses are this machine's (each interface's, and those it gains later) cannot
+    // be read from the policy: a deny of this machine covers every address, and any address
+    // deny covers this machine.
+    let holds_this_machine = |ranges: &[V6Range]| {
+        ranges
+            .iter()
+            .any(|range| this_machine().iter().any(|local| range.overlaps(local)))
+    };
+    if holds_this_machine(&denied) || address_is_this_machine(granted) {
         return true;
     }
-    let granted = address_forms(granted);
+    // Local-use NAT64 may carry an IPv4 address in any of RFC 6052's layouts: an address in
+    // it is covered by every deny, and a deny reaching into it covers every address.
+    let local_nat64 = V6Range {
+        bits: 0x0064_ff9b_0001 << 80,
+        prefix: 48,
+    };
+    let written = V6Range {
+        bits: as_v6_bits(granted),
+        prefix: 128,
+    };
+    let denied_as_written = match range.network {
+        IpAddr::V6(v6) => Some(V6Range {
+            bits: u128::from(v6),
+            prefix: u32::from(range.prefix),
+        }),
+        IpAddr::V4(_) => None,
+    };
+    if written.overlaps(&local_nat64)
+        || denied_as_written.is_some_and(|deny| deny.overlaps(&local_nat64))
+    {
+        return true;
+    }
+    let granted_forms = address_forms(granted);
     denied
         .iter()
-        .any(|deny| granted.iter().any(|allow| deny.overlaps(allow)))
+        .any(|deny| granted_forms.iter().any(|allow| deny.overlaps(allow)))
 }
 
 /// A range of the IPv6 space (IPv4 as IPv4-mapped): the first `prefix` bits of `bits`.

@@ -92,14 +92,9 @@ pub(super) fn host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<St
             ));
         }
     };
-    // A deny for plain http leaves the HTTPS origin alone; one for any other scheme names the
-    // host all the same, and is held to cover it.
-    if deny.scheme.as_deref() == Some("http") {
-        return None;
-    }
-    if deny.port.is_some_and(|port| port != allowed.port) {
-        return None;
-    }
+    // A deny names a host whatever scheme or port it is written with: Wassette's own check
+    // compares hosts without them, so `http://api.example.com` or `api.example.com:80` denies the
+    // HTTPS origin too.
     let same_host = match (&deny.host, &allowed.host) {
         (Host::Ip(denied), Host::Ip(granted)) => {
             let denied = Cidr {
@@ -274,15 +269,14 @@ mod tests {
             "wss://api.example.com",
             "10.0.0.0/8",
             "api[1].example.com",
+            // Red team, round 9: a deny names the host whatever port or scheme it has.
+            "api.example.com:8443",
+            "api.example.com:80",
+            "http://api.example.com",
         ] {
             assert!(host_deny_covers(deny, &api).is_some(), "{deny}");
         }
-        for deny in [
-            "other.example.com",
-            "api.example.com:8443",
-            "http://api.example.com",
-            "*.other.com",
-        ] {
+        for deny in ["other.example.com", "*.other.com"] {
             assert!(host_deny_covers(deny, &api).is_none(), "{deny}");
         }
         assert!(host_deny_covers("*.example.com", &origin("example.com")).is_some());
@@ -324,14 +318,25 @@ mod tests {
         assert!(host_deny_covers("127.0.0.1", &origin("[64:ff9b::7f00:1]")).is_some());
         assert!(host_deny_covers("[::ffff:127.0.0.1]", &loopback).is_some());
         assert_eq!(origin("0x7f.1").as_grant(), "https://127.0.0.1");
+        // Any address may be this machine's (red team, round 9: a deny of this box's own
+        // 192.0.2.2 granted 127.0.0.1): every address deny covers a loopback allow.
         for deny in [
             "10.0.0.1",
             "[::ffff:10.0.0.1]",
             "[2001:db8::1]",
+            "192.0.2.2",
             "127.0.0.1:8443",
             "http://127.0.0.1",
         ] {
-            assert!(host_deny_covers(deny, &loopback).is_none(), "{deny}");
+            assert!(host_deny_covers(deny, &loopback).is_some(), "{deny}");
+        }
+        assert!(host_deny_covers("10.0.0.1", &origin("10.0.0.2")).is_none());
+        // Local-use NAT64 carries IPv4 in any layout: covered by every address deny.
+        for allowed in ["[64:ff9b:1:a01:203::]", "[64:ff9b:1:0:a:102:300::]"] {
+            assert!(
+                host_deny_covers("10.1.2.3", &origin(allowed)).is_some(),
+                "{allowed}"
+            );
         }
         assert!(allowed_origin("1.2.3.4.5").is_err());
     }

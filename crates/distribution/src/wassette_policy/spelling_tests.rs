@@ -324,3 +324,127 @@ fn a_deny_through_thousands_of_self_links_is_checked_without_overflowing_the_sta
     .unwrap();
     assert!(proposed.dirs.is_empty(), "{proposed:?}");
 }
+
+/// The storage proposal for an allow of `data` (read-write) and the deny `deny`, in a directory
+/// `prepare` fills first.
+fn data_with_deny(deny: &str, prepare: impl FnOnce(&Path)) -> ProposedGrants {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+    std::fs::create_dir_all(dir.path().join("other")).unwrap();
+    prepare(dir.path());
+    let deny = deny.replace("BASE", dir.path().to_str().unwrap().trim_start_matches('/'));
+    propose(
+        &format!(
+            "permissions:\n  storage:\n    allow:\n      - uri: \"fs://data\"\n        access: [\"read\", \"write\"]\n    deny:\n      - uri: \"{deny}\"\n"
+        ),
+        dir.path(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_glob_part_that_may_match_dot_or_dot_dot_is_followed_there() {
+    // Red team, round 9: a directory lists neither `.` nor `..`, so `other/.?/data/secret`
+    // matched nothing on disk and `data` was granted; the plugin read data/secret.
+    for deny in [
+        "fs:///BASE/other/.?/data/secret/**",
+        "fs:///BASE/other/*/data/secret",
+        "fs:///BASE/other/??/data/secret",
+        "fs:///BASE/other/.*/data",
+        "fs:///BASE/other/*./data",
+        "fs:///BASE/other/{..,x}/data",
+        "fs:///BASE/data/secret/./*",
+    ] {
+        let proposed = data_with_deny(deny, |_| {});
+        assert!(proposed.dirs.is_empty(), "{deny}: {proposed:?}");
+    }
+    // Under a directory that does not exist yet, `..` could go anywhere a link made there leads.
+    let proposed = data_with_deny("fs:///BASE/none/x/.?/y", |_| {});
+    assert!(proposed.dirs.is_empty(), "{proposed:?}");
+}
+
+#[test]
+fn a_deny_naming_this_machine_as_its_host_is_read_from_the_root() {
+    // Red team, round 9: `fs://<hostname>/…`, `fs://127.0.0.1/…` and
+    // `fs://localhost.localdomain/…` were read as relative paths.
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    for host in [
+        hostname.trim(),
+        "127.0.0.1",
+        "localhost.localdomain",
+        "LocalHost",
+    ] {
+        let deny = format!("fs://{host}/BASE/data/secret");
+        let proposed = data_with_deny(&deny, |_| {});
+        assert!(proposed.dirs.is_empty(), "{deny}: {proposed:?}");
+    }
+    // Another host's name is a relative directory, as Wassette reads it.
+    let proposed = data_with_deny("fs://other/secret", |_| {});
+    assert_eq!(proposed.dirs.len(), 1, "{proposed:?}");
+}
+
+#[test]
+fn a_dangling_link_whose_target_has_dots_reaches_everywhere() {
+    // Red team, round 9: `b -> data/l/../../c` with `data/l` missing and a deny of `b/secret`
+    // granted data; a link data/l -> y/z made later pointed the deny at data/c/secret.
+    let proposed = data_with_deny("fs://b/secret", |dir| {
+        std::os::unix::fs::symlink("data/l/../../c", dir.join("b")).unwrap();
+    });
+    assert!(proposed.dirs.is_empty(), "{proposed:?}");
+    assert!(
+        proposed
+            .left_out
+            .join("\n")
+            .contains("a link cordon cannot follow"),
+        "{proposed:?}"
+    );
+}
+
+#[test]
+fn a_directory_under_another_path_is_found_by_what_it_is_on_disk() {
+    // A bind mount shows `data` under a second path that no symlink explains: the deny's start
+    // and the allowed directory are compared by device and inode too.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+    std::os::unix::fs::symlink("data", dir.path().join("m")).unwrap();
+    let start = storage_paths::PathStart {
+        literal: dir.path().join("m/secret").to_string_lossy().into_owned(),
+        glob: false,
+    };
+    let reached = file_identity::AllowedIdentity::of(&dir.path().join("data"))
+        .reached_by(&file_identity::StartIdentity::of(&start));
+    assert!(reached);
+    let elsewhere = file_identity::AllowedIdentity::of(&dir.path().join("data/secret/.."))
+        .reached_by(&file_identity::StartIdentity::of(
+            &storage_paths::PathStart {
+                literal: "/nonexistent/place".into(),
+                glob: false,
+            },
+        ));
+    assert!(!elsewhere);
+}
+
+#[test]
+fn an_allow_of_a_directorys_entries_is_not_a_grant_of_all_of_it() {
+    // Red team, round 9: `fs://data/*` (its entries, one level) was granted as all of data.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let proposed = propose(
+        "permissions:\n  storage:\n    allow:\n      - uri: \"fs://data/*\"\n        access: [\"read\"]\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert!(proposed.dirs.is_empty(), "{proposed:?}");
+}
+
+#[test]
+fn both_memory_fields_give_the_smaller_limit() {
+    // Red team, round 9: `resources.memory: 100` beside `limits.memory: "4Gi"` proposed 4GiB.
+    let dir = tempfile::tempdir().unwrap();
+    let proposed = propose(
+        "permissions:\n  resources:\n    memory: 100\n    limits:\n      memory: \"4Gi\"\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert_eq!(proposed.memory.as_deref(), Some("100MiB"));
+}

@@ -12,6 +12,7 @@
 //! character) diverges from the allowed path, compared without regard to case, as written and
 //! with its symlinks resolved.
 
+use super::file_identity;
 use std::path::{Path, PathBuf};
 
 /// The characters that make a path part a glob.
@@ -32,6 +33,36 @@ fn is_plain(c: char, glob: bool) -> bool {
         || matches!(c, '.' | '_' | '-' | '~' | ' ' | '/')
         || (glob && (GLOB.contains(&c) || matches!(c, ',' | '!' | '^')))
         || (!glob && c.is_alphanumeric())
+}
+
+/// A relative `path` whose first part may name this machine as a host (RFC 8089 lets a file
+/// URI name it by any of its names or addresses: `localhost…`, its host name, a name in
+/// `/etc/hosts`, an address) read as an absolute path: the rest, or the root when there is none.
+fn without_authority(path: &str) -> Option<String> {
+    if path.starts_with('/') || path.starts_with('~') {
+        return None;
+    }
+    let (first, rest) = path.split_once('/').unwrap_or((path, ""));
+    names_this_machine(first).then(|| format!("/{rest}"))
+}
+
+/// Whether `host` may be a name or an address of this machine.
+fn names_this_machine(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.starts_with("localhost") || host.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return true;
+    }
+    let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let this_host = this_host.trim().to_ascii_lowercase();
+    if !this_host.is_empty() && (host == this_host || host.starts_with(&format!("{this_host}."))) {
+        return true;
+    }
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    hosts
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or(""))
+        .flat_map(|line| line.split_whitespace().skip(1))
+        .any(|name| name.trim_end_matches('.').eq_ignore_ascii_case(&host))
 }
 
 /// `path` with a `localhost` authority (any case, trailing dots) taken as the root: `None` when
@@ -73,7 +104,7 @@ pub(super) enum NotADirectory {
     Empty,
 }
 
-/// `fs://DIR`, `fs://DIR/`, `fs://DIR/**` or `fs://DIR/*` as the directory it names, normalised.
+/// `fs://DIR`, `fs://DIR/` or `fs://DIR/**` as the directory it names, normalised.
 pub(super) fn allowed_dir(uri: &str, base: &Path) -> Result<AllowedDir, NotADirectory> {
     let path = uri
         .trim_ascii()
@@ -89,7 +120,8 @@ pub(super) fn allowed_dir(uri: &str, base: &Path) -> Result<AllowedDir, NotADire
         return Err(NotADirectory::NamesAHost);
     }
     let mut parts = parts_of(path);
-    if matches!(parts.last(), Some(&"**") | Some(&"*")) {
+    // `DIR/**` is all of DIR; `DIR/*` only its entries, which no directory grant is.
+    if parts.last() == Some(&"**") {
         parts.pop();
     }
     if parts.iter().any(|part| part.contains(GLOB)) {
@@ -126,7 +158,12 @@ pub(super) enum DenyReach {
     /// Paths that begin with one of the `starts`: each a normalised absolute path, then, when
     /// its `glob` is set, the characters of the first glob part before its first glob character;
     /// each with what lies under it.
-    From { starts: Vec<PathStart> },
+    From {
+        starts: Vec<PathStart>,
+        /// Where the starts that exist are on disk, to find a bind mount of an allowed
+        /// directory (the same directory under another path, which no symlink shows).
+        identities: Vec<file_identity::StartIdentity>,
+    },
     /// Any path: the URI starts with a glob, has `..` after one, or cannot be read.
     Anywhere(&'static str),
 }
@@ -141,6 +178,12 @@ pub(super) struct PathStart {
 /// How many directory entries a policy's denies may be matched against on disk, all of them
 /// together, before cordon stops looking and holds the rest to reach everywhere.
 const MAX_ENTRIES_LOOKED_AT: usize = 10_000;
+
+/// Why a deny whose glob may match `..` under a missing directory reaches everywhere.
+const DOTS_UNDER_MISSING: &str = "a glob part of it may match `..` under a directory that does not exist yet (which may be made a link to anywhere)";
+
+/// Why a deny that made the walk look at too much reaches everywhere.
+const TOO_MANY: &str = "the policy's denies match too many paths on disk for cordon to check each";
 
 /// How many symbolic links one path may pass through, as the kernel allows (then `ELOOP`).
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -178,6 +221,8 @@ pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyR
     let mut readings = vec![path.to_string()];
     if let Some(absolute) = without_localhost(path) {
         readings.push(absolute);
+    } else if let Some(absolute) = without_authority(path) {
+        readings.push(absolute);
     }
     for reading in readings.clone() {
         if let Some(after) = reading.strip_prefix('~') {
@@ -193,7 +238,7 @@ pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyR
     let mut starts = Vec::new();
     for reading in &readings {
         match reading_reach(reading, base, looked_at) {
-            DenyReach::From { starts: more } => {
+            DenyReach::From { starts: more, .. } => {
                 for start in more {
                     if !starts.contains(&start) {
                         starts.push(start);
@@ -203,7 +248,13 @@ pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyR
             anywhere => return anywhere,
         }
     }
-    DenyReach::From { starts }
+    DenyReach::From {
+        identities: starts
+            .iter()
+            .map(file_identity::StartIdentity::of)
+            .collect(),
+        starts,
+    }
 }
 
 /// The reach of one reading of a deny's path.
@@ -224,25 +275,25 @@ fn reading_reach(path: &str, base: &Path, looked_at: &mut usize) -> DenyReach {
     };
     let mut starts = vec![lexical_start(start.clone(), &parts)];
     let mut on_disk = Vec::new();
-    if walk_on_disk(
+    let walked = walk_on_disk(
         PathBuf::from(join(&start)),
         &parts,
         0,
         looked_at,
         &mut on_disk,
-    )
-    .is_err()
-    {
-        return DenyReach::Anywhere(
-            "the policy's denies match too many paths (or links) on disk for cordon to check each",
-        );
+    );
+    if let Err(reason) = walked {
+        return DenyReach::Anywhere(reason);
     }
     for found in on_disk {
         if !starts.contains(&found) {
             starts.push(found);
         }
     }
-    DenyReach::From { starts }
+    DenyReach::From {
+        starts,
+        identities: Vec::new(),
+    }
 }
 
 /// Where the deny's matches begin when its `parts` are read as text from `start`.
@@ -277,12 +328,14 @@ fn walk_on_disk(
     depth: usize,
     looked_at: &mut usize,
     found: &mut Vec<PathStart>,
-) -> Result<(), ()> {
+) -> Result<(), &'static str> {
     *looked_at += 1;
     if *looked_at > MAX_ENTRIES_LOOKED_AT || depth > MAX_PARTS {
-        return Err(());
+        return Err(TOO_MANY);
     }
-    let real = real_path(&at, &mut 0, &mut 0).ok_or(())?;
+    let real = real_path(&at, &mut 0, &mut 0).ok_or(
+        "it passes a link cordon cannot follow for certain (a loop, too many links, or `..` after a link or a part that does not exist yet)",
+    )?;
     let Some((part, rest)) = parts.split_first() else {
         found.push(lexical_start(path_parts(&real), &[]));
         return Ok(());
@@ -303,18 +356,38 @@ fn walk_on_disk(
         if next.symlink_metadata().is_ok() {
             return walk_on_disk(next, rest, depth + 1, looked_at, found);
         }
+        if rest
+            .iter()
+            .any(|later| *later != "**" && later.contains(GLOB) && glob_may_match(later, ".."))
+        {
+            return Err(DOTS_UNDER_MISSING);
+        }
         stop_here(found);
         return Ok(());
     }
     // A glob: where it may match is read from the directory; what it may match next, too.
     stop_here(found);
+    if *part != "**" {
+        // A directory lists neither `.` nor `..`, and a glob part may match them.
+        if glob_may_match(part, ".") {
+            walk_on_disk(real.clone(), rest, depth + 1, looked_at, found)?;
+        }
+        if glob_may_match(part, "..") {
+            if real.symlink_metadata().is_err() {
+                return Err(DOTS_UNDER_MISSING);
+            }
+            let mut up = real.clone();
+            up.pop();
+            walk_on_disk(up, rest, depth + 1, looked_at, found)?;
+        }
+    }
     let Ok(entries) = std::fs::read_dir(&real) else {
         return Ok(());
     };
     for entry in entries.flatten() {
         *looked_at += 1;
         if *looked_at > MAX_ENTRIES_LOOKED_AT {
-            return Err(());
+            return Err(TOO_MANY);
         }
         let name = entry.file_name().to_string_lossy().into_owned();
         if *part == "**" {
@@ -348,7 +421,9 @@ fn real_path(path: &Path, hops: &mut usize, steps: &mut usize) -> Option<PathBuf
     let mut here = real_path(parent, hops, steps)?;
     match path.file_name() {
         None => {
-            // The path ends in `..`.
+            // The path ends in `..`: from a part that does not exist yet, it goes wherever a
+            // link made there later would lead.
+            here.symlink_metadata().ok()?;
             here.pop();
             return Some(here);
         }
@@ -356,6 +431,14 @@ fn real_path(path: &Path, hops: &mut usize, steps: &mut usize) -> Option<PathBuf
     }
     match std::fs::read_link(&here) {
         Ok(_) if *hops >= MAX_SYMLINK_HOPS => None,
+        // A dangling link whose target has `..`: where it goes depends on links made later.
+        Ok(target)
+            if target
+                .components()
+                .any(|c| c == std::path::Component::ParentDir) =>
+        {
+            None
+        }
         Ok(target) => {
             *hops += 1;
             here.pop();
@@ -380,9 +463,16 @@ fn path_parts(path: &Path) -> Vec<String> {
 /// Whether the deny `reach` can match the directory `allowed` or anything under or over it,
 /// comparing the paths as written and, where they exist, with symlinks resolved.
 pub(super) fn may_reach(reach: &DenyReach, allowed: &Path) -> bool {
-    let DenyReach::From { starts } = reach else {
+    let DenyReach::From { starts, identities } = reach else {
         return true;
     };
+    let allowed_identity = file_identity::AllowedIdentity::of(allowed);
+    if identities
+        .iter()
+        .any(|start| allowed_identity.reached_by(start))
+    {
+        return true;
+    }
     // Compared without regard to case: a case-insensitive filesystem (or directory) reaches
     // `Data` through `data`.
     let allowed_text = allowed.to_string_lossy().to_lowercase();

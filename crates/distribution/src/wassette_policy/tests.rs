@@ -375,7 +375,7 @@ fn a_network_deny_in_any_spelling_leaves_its_host_out() {
     }
     // Disjoint denies leave the allows as they were.
     let proposed = propose(
-            "permissions:\n  network:\n    allow:\n      - host: \"api.example.com\"\n      - host: \"10.9.9.9:8443\"\n    deny:\n      - host: \"*.other.com\"\n      - host: \"api.example.com:8443\"\n      - host: \"http://api.example.com\"\n",
+            "permissions:\n  network:\n    allow:\n      - host: \"api.example.com\"\n      - host: \"10.9.9.9:8443\"\n    deny:\n      - host: \"*.other.com\"\n      - host: \"other.example.com:8443\"\n",
             dir.path(),
         )
         .unwrap();
