@@ -3,6 +3,7 @@
 //! `InstancePre`, with the plugin's limits, and ends as a value, never a crash.
 
 mod component_file;
+pub(crate) mod component_outline;
 pub(crate) mod declared;
 mod host;
 mod output;
@@ -81,6 +82,9 @@ pub enum LoadError {
         "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`"
     )]
     CoreModule,
+    /// Refused from its outline, before it was compiled.
+    #[error(transparent)]
+    Outline(#[from] component_outline::OutlineRefusal),
     #[error("it cannot be compiled: {}", innermost(.0))]
     Compile(#[source] wasmtime::Error),
     #[error("compiling it failed in the host: {0}")]
@@ -176,12 +180,22 @@ impl Plugin {
         let engine = host.engine.clone();
         let cache = host.cache.clone();
         let file = path.to_path_buf();
+        // On a cache miss, the outline is checked before anything is compiled.
         let (component, compiled) = tokio::task::spawn_blocking(move || {
-            cache.load_or_compile(&engine, &sha256, || read_unchanged(&file, &sha256))
+            cache.load_or_compile(&engine, &sha256, || {
+                let bytes = read_unchanged(&file, &sha256)?;
+                component_outline::check(&bytes)?;
+                Ok(bytes)
+            })
         })
         .await
         .map_err(LoadError::CompileTask)?
-        .map_err(LoadError::Compile)?;
+        .map_err(
+            |err| match err.downcast::<component_outline::OutlineRefusal>() {
+                Ok(refusal) => LoadError::Outline(refusal),
+                Err(err) => LoadError::Compile(err),
+            },
+        )?;
         // A plain component's doc comments are read from its bytes (not kept by the compile
         // cache), checked again against the sha256 the file had.
         let contract = contract_of(&host.engine, &component);
