@@ -34,10 +34,8 @@ pub fn check(bytes: &[u8]) -> Result<usize, OutlineRefusal> {
             return Ok(imports);
         };
         match payload {
-            Payload::Version { encoding, .. } => {
-                if depth == 0 && encoding != Encoding::Component {
-                    return Ok(imports);
-                }
+            Payload::Version { encoding, .. } if depth == 0 && encoding != Encoding::Component => {
+                return Ok(imports);
             }
             Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
