@@ -7,6 +7,7 @@
 //! closed: an allow is proposed only when every deny provably cannot reach it.
 
 mod addresses;
+mod disk_walk;
 mod env_keys;
 mod file_identity;
 mod memory_sizes;
@@ -38,6 +39,10 @@ pub enum PolicyError {
         "the policy {path} is not a regular file (a FIFO, a device or a directory); give the path of the policy.yaml itself"
     )]
     NotAFile { path: PathBuf },
+    #[error(
+        "the policy {path} is a symbolic link; give the path of the file itself (its relative paths are read from the directory it is in, which a link would make two)"
+    )]
+    Link { path: PathBuf },
     #[error("{path} is not a Wassette policy: {message}")]
     Syntax { path: PathBuf, message: String },
 }
@@ -159,9 +164,14 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(path)
-        .map_err(read)?;
+        .map_err(|err| match err.raw_os_error() {
+            Some(libc::ELOOP) => PolicyError::Link {
+                path: path.to_path_buf(),
+            },
+            _ => read(err),
+        })?;
     if !file.metadata().map_err(read)?.is_file() {
         return Err(PolicyError::NotAFile {
             path: path.to_path_buf(),
@@ -176,7 +186,11 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
             path: path.to_path_buf(),
         });
     }
-    let full = path.canonicalize().map_err(read)?;
+    // Where the opened file really is (not the path again, which may have changed since).
+    use std::os::fd::AsRawFd as _;
+    let full = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))
+        .or_else(|_| path.canonicalize())
+        .map_err(read)?;
     let base = full.parent().unwrap_or(Path::new("/"));
     propose(&text, base).map_err(|message| PolicyError::Syntax {
         path: path.to_path_buf(),
@@ -184,9 +198,33 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
     })
 }
 
+/// Refuses a policy with a YAML tag on any value (`!!binary`, `!custom`): a tag changes what a
+/// value means to a reader that honours it (`!!binary QVBJX0tFWQ==` is `API_KEY` to PyYAML),
+/// and cordon reads plain values only.
+fn check_no_tags(text: &str) -> Result<(), String> {
+    fn tagged(value: &serde_yaml::Value) -> Option<String> {
+        match value {
+            serde_yaml::Value::Tagged(tagged) => Some(tagged.tag.to_string()),
+            serde_yaml::Value::Sequence(items) => items.iter().find_map(tagged),
+            serde_yaml::Value::Mapping(map) => map
+                .iter()
+                .find_map(|(key, value)| tagged(key).or_else(|| tagged(value))),
+            _ => None,
+        }
+    }
+    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|err| err.to_string())?;
+    match tagged(&value) {
+        Some(tag) => Err(format!(
+            "it tags a value ({tag}); a tag changes what a value means to a reader that honours it, and cordon reads plain values only: write the value out"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The grants for the policy `text`, with relative storage URIs taken from `base`.
 pub fn propose(text: &str, base: &Path) -> Result<ProposedGrants, String> {
     check_nesting(text)?;
+    check_no_tags(text)?;
     let policy: Policy = serde_yaml::from_str(text).map_err(|err| {
         format!("{err} (cordon reads permissions.storage, network, environment, resources, ipc and runtime, each with the keys Wassette documents; a key it does not read could hold a deny, so the policy is refused)")
     })?;
@@ -518,3 +556,5 @@ mod tests;
 
 #[cfg(test)]
 mod spelling_tests;
+#[cfg(test)]
+mod unreadable_tests;

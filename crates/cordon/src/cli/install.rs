@@ -46,7 +46,7 @@ pub async fn add(
         ..
     } = *options;
     let source = Source::parse(reference)?;
-    let policy = match crate::cli::wassette_import::policy_path(&source, options.policy) {
+    let policy = match crate::cli::wassette_import::policy_path(&source, options.policy)? {
         Some(path) => Some((crate::cli::wassette_import::proposal(&path)?, path)),
         None => None,
     };

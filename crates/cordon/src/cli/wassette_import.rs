@@ -7,20 +7,32 @@ use cordon_distribution::Source;
 use cordon_distribution::wassette_policy::{ProposedGrants, read_policy};
 use std::path::{Path, PathBuf};
 
-/// The policy to read for `source`: the one given, or one beside a local file.
-pub fn policy_path(source: &Source, given: Option<&Path>) -> Option<PathBuf> {
+/// The policy to read for `source`: the one given, or the one beside a local file. Two beside it
+/// (`NAME.policy.yaml` and `policy.yaml`) are an error: reading one would drop the other's denies.
+pub fn policy_path(source: &Source, given: Option<&Path>) -> anyhow::Result<Option<PathBuf>> {
     if let Some(given) = given {
-        return Some(given.to_path_buf());
+        return Ok(Some(given.to_path_buf()));
     }
     let Source::File { path } = source else {
-        return None;
+        return Ok(None);
     };
-    let dir = path.parent()?;
-    let stem = path.file_stem()?.to_string_lossy();
-    [format!("{stem}.policy.yaml"), "policy.yaml".to_string()]
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem()) else {
+        return Ok(None);
+    };
+    let stem = stem.to_string_lossy();
+    let found: Vec<PathBuf> = [format!("{stem}.policy.yaml"), "policy.yaml".to_string()]
         .into_iter()
         .map(|name| dir.join(name))
-        .find(|candidate| candidate.is_file())
+        .filter(|candidate| candidate.symlink_metadata().is_ok())
+        .collect();
+    if let [first, second] = found.as_slice() {
+        anyhow::bail!(
+            "two Wassette policies are beside the component, {} and {}; name the one to read with --policy",
+            first.display(),
+            second.display()
+        );
+    }
+    Ok(found.into_iter().next())
 }
 
 /// The grants the policy at `path` proposes.

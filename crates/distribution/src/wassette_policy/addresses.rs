@@ -196,6 +196,33 @@ fn embedded_v4(ip: IpAddr) -> Option<std::net::Ipv4Addr> {
     None
 }
 
+/// Whether `host` (a URL's host or a file URI's authority) may be a name or an address of this
+/// machine: `localhost` and any name under it (`foo.localhost`, RFC 6761) or beginning with it
+/// (`localhost.localdomain`), an IPv4 address in any spelling (`0x7f000001`), this machine's host
+/// name (with any domain after it), or a name `/etc/hosts` lists.
+pub(super) fn name_is_this_machine(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.starts_with("localhost")
+        || host.ends_with(".localhost")
+        || host.chars().all(|c| c.is_ascii_digit() || c == '.')
+        || (last_label_is_numeric(&host) && ipv4_in_any_form(&host).is_some())
+    {
+        return true;
+    }
+    let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let this_host = this_host.trim().to_ascii_lowercase();
+    if !this_host.is_empty() && (host == this_host || host.starts_with(&format!("{this_host}.")))
+    {
+        return true;
+    }
+    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    hosts
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or(""))
+        .flat_map(|line| line.split_whitespace().skip(1))
+        .any(|name| name.trim_end_matches('.').eq_ignore_ascii_case(&host))
+}
+
 /// Whether the host name's last label is a number (decimal, or `0x` hex), which a URL parser
 /// reads as an IPv4 address, whatever the labels before it.
 pub(super) fn last_label_is_numeric(name: &str) -> bool {

@@ -49,27 +49,40 @@ fn env_deny_covers(pattern: &str, key: &str) -> bool {
         return true;
     }
     let key = key.to_ascii_lowercase();
-    env_deny_readings(&pattern.to_ascii_lowercase())
+    let readings = env_deny_readings(pattern);
+    // A reading that decodes to a control character cannot be read either.
+    readings
         .iter()
-        .any(|reading| env_reading_covers(reading, &key))
+        .any(|reading| reading.chars().any(char::is_control) || env_reading_covers(reading, &key))
 }
 
 fn env_deny_readings(pattern: &str) -> Vec<String> {
+    // Unescaping and decoding are applied to each other's results too (`API%5C_KEY` decodes to
+    // `API\_KEY`, which unescapes to `API_KEY`), a bounded number of times.
     let mut readings = vec![pattern.to_string()];
-    if pattern.contains('\\') {
-        readings.push(pattern.replace('\\', ""));
-    }
-    for reading in readings.clone() {
-        if !reading.contains('%') {
-            continue;
+    let mut index = 0;
+    while index < readings.len() && readings.len() < 64 {
+        let reading = readings[index].clone();
+        index += 1;
+        let mut next = Vec::new();
+        if reading.contains('\\') {
+            next.push(reading.replace('\\', ""));
         }
-        let cmd_reference = reading.len() > 2 && reading.starts_with('%') && reading.ends_with('%');
-        match percent_decoded(&reading) {
-            Some(decoded) => readings.push(decoded),
-            // cmd's `%KEY%` is read below, as the name it holds.
-            None if cmd_reference => {}
-            // An escape that cannot be decoded is a deny that cannot be read: it covers all.
-            None => readings.push("*".into()),
+        if reading.contains('%') {
+            let cmd_reference =
+                reading.len() > 2 && reading.starts_with('%') && reading.ends_with('%');
+            match percent_decoded(&reading) {
+                Some(decoded) => next.push(decoded),
+                // cmd's `%KEY%` is read below, as the name it holds.
+                None if cmd_reference => {}
+                // An escape that cannot be decoded is a deny that cannot be read: it covers all.
+                None => next.push("*".into()),
+            }
+        }
+        for more in next {
+            if !readings.contains(&more) {
+                readings.push(more);
+            }
         }
     }
     for reading in readings.clone() {
@@ -80,7 +93,8 @@ fn env_deny_readings(pattern: &str) -> Vec<String> {
                 .map(str::to_string),
         );
     }
-    readings
+    // Compared in any case, after decoding (`%41PI_KEY` is `API_KEY`).
+    readings.iter().map(|reading| reading.to_ascii_lowercase()).collect()
 }
 
 /// `text` with its `%XX` escapes decoded, or `None` when one is malformed or the result is not

@@ -92,6 +92,14 @@ pub(super) fn host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<St
             ));
         }
     };
+    // An address followed by a path (`https://10.0.0.0/8`, `[fd00::]/8`, `10.0.0.0/8:443`) may
+    // be a range written in a form cordon does not read as one: it covers every address.
+    let after_scheme = text.trim().split_once("://").map_or(text.trim(), |(_, rest)| rest);
+    if matches!(deny.host, Host::Ip(_)) && after_scheme.contains(['/', '?', '#']) {
+        return Some(format!(
+            "the policy denies {text:?}, an address with more after it (it may be a range), so no address or name is proposed"
+        ));
+    }
     // A deny names a host whatever scheme or port it is written with: Wassette's own check
     // compares hosts without them, so `http://api.example.com` or `api.example.com:80` denies the
     // HTTPS origin too.
@@ -109,7 +117,12 @@ pub(super) fn host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<St
                     .strip_prefix("*.")
                     .is_some_and(|apex| name_pattern::matches(apex, name))
         }
-        (Host::Name(denied), Host::Name(name)) => denied == name,
+        // Two names of this machine (`localhost`, its host name, `/etc/hosts`) are one host.
+        (Host::Name(denied), Host::Name(name)) => {
+            denied == name
+                || (super::addresses::name_is_this_machine(denied)
+                    && super::addresses::name_is_this_machine(name))
+        }
         (Host::Name(_), Host::Ip(_)) => {
             return Some(format!(
                 "the policy denies the name {text:?}, and it may resolve to this address (it cannot be proven disjoint)"

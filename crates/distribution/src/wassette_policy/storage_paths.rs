@@ -12,15 +12,16 @@
 //! character) diverges from the allowed path, compared without regard to case, as written and
 //! with its symlinks resolved.
 
+use super::disk_walk::walk_on_disk;
 use super::file_identity;
 use std::path::{Path, PathBuf};
 
 /// The characters that make a path part a glob.
-const GLOB: [char; 6] = ['*', '?', '[', ']', '{', '}'];
+pub(super) const GLOB: [char; 6] = ['*', '?', '[', ']', '{', '}'];
 
 /// The most parts a path may have to be read (the kernel's `PATH_MAX` of 4096 bytes allows
 /// about 2048; no directory a policy grants is this deep).
-const MAX_PARTS: usize = 256;
+pub(super) const MAX_PARTS: usize = 256;
 
 /// The longest path, in bytes, that is read (the kernel's `PATH_MAX`).
 const MAX_PATH_BYTES: usize = 4096;
@@ -36,33 +37,14 @@ fn is_plain(c: char, glob: bool) -> bool {
 }
 
 /// A relative `path` whose first part may name this machine as a host (RFC 8089 lets a file
-/// URI name it by any of its names or addresses: `localhost…`, its host name, a name in
-/// `/etc/hosts`, an address) read as an absolute path: the rest, or the root when there is none.
+/// URI name it by any of its names or addresses: see [`super::addresses::name_is_this_machine`])
+/// read as an absolute path: the rest, or the root when there is none.
 fn without_authority(path: &str) -> Option<String> {
     if path.starts_with('/') || path.starts_with('~') {
         return None;
     }
     let (first, rest) = path.split_once('/').unwrap_or((path, ""));
-    names_this_machine(first).then(|| format!("/{rest}"))
-}
-
-/// Whether `host` may be a name or an address of this machine.
-fn names_this_machine(host: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    if host.starts_with("localhost") || host.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return true;
-    }
-    let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let this_host = this_host.trim().to_ascii_lowercase();
-    if !this_host.is_empty() && (host == this_host || host.starts_with(&format!("{this_host}."))) {
-        return true;
-    }
-    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
-    hosts
-        .lines()
-        .map(|line| line.split('#').next().unwrap_or(""))
-        .flat_map(|line| line.split_whitespace().skip(1))
-        .any(|name| name.trim_end_matches('.').eq_ignore_ascii_case(&host))
+    super::addresses::name_is_this_machine(first).then(|| format!("/{rest}"))
 }
 
 /// `path` with a `localhost` authority (any case, trailing dots) taken as the root: `None` when
@@ -175,25 +157,13 @@ pub(super) struct PathStart {
     pub glob: bool,
 }
 
-/// How many directory entries a policy's denies may be matched against on disk, all of them
-/// together, before cordon stops looking and holds the rest to reach everywhere.
-const MAX_ENTRIES_LOOKED_AT: usize = 10_000;
-
-/// Why a deny whose glob may match `..` under a missing directory reaches everywhere.
-const DOTS_UNDER_MISSING: &str = "a glob part of it may match `..` under a directory that does not exist yet (which may be made a link to anywhere)";
-
-/// Why a deny that made the walk look at too much reaches everywhere.
-const TOO_MANY: &str = "the policy's denies match too many paths on disk for cordon to check each";
-
-/// How many symbolic links one path may pass through, as the kernel allows (then `ELOOP`).
-const MAX_SYMLINK_HOPS: usize = 40;
 
 /// The reach of the deny `uri`, relative paths taken from `base`. A deny that is not a plain
 /// path (see [`is_plain`]) reaches everywhere; a plain one reaches what any of its readings
 /// reaches: as written, as the filesystem resolves it (symlinks, globs matching symlinks), with a
 /// `localhost` authority as the root, and with a leading `~` as the home directory. `looked_at`
 /// counts the entries every deny of the policy has been matched against (see
-/// [`MAX_ENTRIES_LOOKED_AT`]).
+/// [`super::disk_walk::MAX_ENTRIES_LOOKED_AT`]).
 pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyReach {
     let Some(path) = uri.trim_ascii().strip_prefix("fs://") else {
         return DenyReach::Anywhere("it is not an fs:// URI cordon can read");
@@ -297,7 +267,7 @@ fn reading_reach(path: &str, base: &Path, looked_at: &mut usize) -> DenyReach {
 }
 
 /// Where the deny's matches begin when its `parts` are read as text from `start`.
-fn lexical_start(start: Vec<String>, parts: &[&str]) -> PathStart {
+pub(super) fn lexical_start(start: Vec<String>, parts: &[&str]) -> PathStart {
     let glob_at = parts.iter().position(|part| part.contains(GLOB));
     let (plain, rest) = parts.split_at(glob_at.unwrap_or(parts.len()));
     let literal = join(&resolve_dots(start, plain));
@@ -317,146 +287,8 @@ fn lexical_start(start: Vec<String>, parts: &[&str]) -> PathStart {
     }
 }
 
-/// Follows `parts` from `at` as the filesystem would: a literal part into the entry of that name,
-/// `..` up from where `at` really is (after its symlinks), a glob part into every entry it may
-/// match, `**` into every directory below. Where the walk ends, or reaches a part that does not
-/// exist, the rest is read as text from the real path (symlinks resolved) and pushed to `found`.
-/// `Err` when more than [`MAX_ENTRIES_LOOKED_AT`] entries were looked at.
-fn walk_on_disk(
-    at: PathBuf,
-    parts: &[&str],
-    depth: usize,
-    looked_at: &mut usize,
-    found: &mut Vec<PathStart>,
-) -> Result<(), &'static str> {
-    *looked_at += 1;
-    if *looked_at > MAX_ENTRIES_LOOKED_AT || depth > MAX_PARTS {
-        return Err(TOO_MANY);
-    }
-    let real = real_path(&at, &mut 0, &mut 0).ok_or(
-        "it passes a link cordon cannot follow for certain (a loop, too many links, or `..` after a link or a part that does not exist yet)",
-    )?;
-    let Some((part, rest)) = parts.split_first() else {
-        found.push(lexical_start(path_parts(&real), &[]));
-        return Ok(());
-    };
-    let stop_here = |found: &mut Vec<PathStart>| {
-        let start = lexical_start(path_parts(&real), parts);
-        if !found.contains(&start) {
-            found.push(start);
-        }
-    };
-    if *part == ".." {
-        let mut up = real.clone();
-        up.pop();
-        return walk_on_disk(up, rest, depth + 1, looked_at, found);
-    }
-    if !part.contains(GLOB) {
-        let next = real.join(part);
-        if next.symlink_metadata().is_ok() {
-            return walk_on_disk(next, rest, depth + 1, looked_at, found);
-        }
-        if rest
-            .iter()
-            .any(|later| *later != "**" && later.contains(GLOB) && glob_may_match(later, ".."))
-        {
-            return Err(DOTS_UNDER_MISSING);
-        }
-        stop_here(found);
-        return Ok(());
-    }
-    // A glob: where it may match is read from the directory; what it may match next, too.
-    stop_here(found);
-    if *part != "**" {
-        // A directory lists neither `.` nor `..`, and a glob part may match them.
-        if glob_may_match(part, ".") {
-            walk_on_disk(real.clone(), rest, depth + 1, looked_at, found)?;
-        }
-        if glob_may_match(part, "..") {
-            if real.symlink_metadata().is_err() {
-                return Err(DOTS_UNDER_MISSING);
-            }
-            let mut up = real.clone();
-            up.pop();
-            walk_on_disk(up, rest, depth + 1, looked_at, found)?;
-        }
-    }
-    let Ok(entries) = std::fs::read_dir(&real) else {
-        return Ok(());
-    };
-    for entry in entries.flatten() {
-        *looked_at += 1;
-        if *looked_at > MAX_ENTRIES_LOOKED_AT {
-            return Err(TOO_MANY);
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if *part == "**" {
-            // `**` may stand for this entry and more directories below it, or end here.
-            if entry.path().is_dir() {
-                walk_on_disk(entry.path(), parts, depth + 1, looked_at, found)?;
-            }
-            walk_on_disk(entry.path(), rest, depth + 1, looked_at, found)?;
-        } else if glob_may_match(part, &name) {
-            walk_on_disk(entry.path(), rest, depth + 1, looked_at, found)?;
-        }
-    }
-    Ok(())
-}
-
-/// `path` as the kernel would reach it: every symbolic link followed, a dangling one too (to
-/// where it points, which may be made later), `..` taken from where its parent really is, and
-/// what does not exist appended as written. `None` when it takes more than [`MAX_SYMLINK_HOPS`]
-/// links or more than a few [`MAX_PARTS`] steps (the kernel would refuse such a path too).
-fn real_path(path: &Path, hops: &mut usize, steps: &mut usize) -> Option<PathBuf> {
-    *steps += 1;
-    if *steps > 4 * MAX_PARTS {
-        return None;
-    }
-    if let Ok(real) = path.canonicalize() {
-        return Some(real);
-    }
-    let Some(parent) = path.parent() else {
-        return Some(path.to_path_buf());
-    };
-    let mut here = real_path(parent, hops, steps)?;
-    match path.file_name() {
-        None => {
-            // The path ends in `..`: from a part that does not exist yet, it goes wherever a
-            // link made there later would lead.
-            here.symlink_metadata().ok()?;
-            here.pop();
-            return Some(here);
-        }
-        Some(name) => here.push(name),
-    }
-    match std::fs::read_link(&here) {
-        Ok(_) if *hops >= MAX_SYMLINK_HOPS => None,
-        // A dangling link whose target has `..`: where it goes depends on links made later.
-        Ok(target)
-            if target
-                .components()
-                .any(|c| c == std::path::Component::ParentDir) =>
-        {
-            None
-        }
-        Ok(target) => {
-            *hops += 1;
-            here.pop();
-            real_path(&here.join(target), hops, steps)
-        }
-        Err(_) => Some(here),
-    }
-}
-
-/// Whether the glob part `pattern` may match the entry `name`: `*` and `?` are matched; any other
-/// glob syntax is held to match every name.
-fn glob_may_match(pattern: &str, name: &str) -> bool {
-    super::name_pattern::is_unreadable(pattern)
-        || super::name_pattern::matches(&pattern.replace("**", "*"), name)
-}
-
 /// `path` (absolute) as parts.
-fn path_parts(path: &Path) -> Vec<String> {
+pub(super) fn path_parts(path: &Path) -> Vec<String> {
     resolve_dots(Vec::new(), &parts_of(&path.to_string_lossy()))
 }
 

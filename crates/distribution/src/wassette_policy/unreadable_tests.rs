@@ -1,0 +1,159 @@
+//! Tests that what cordon cannot read, list or tell apart covers everything it might mean: a
+//! directory it cannot list, any spelling of this machine's name or address, escapes inside
+//! escapes, an address followed by more, YAML tags, and a policy file that is a link.
+
+use super::*;
+
+fn storage(allow: &str, deny: &str, base: &Path) -> ProposedGrants {
+    propose(
+        &format!(
+            "permissions:\n  storage:\n    allow:\n      - uri: \"{allow}\"\n        access: [\"read\"]\n    deny:\n      - uri: \"{deny}\"\n"
+        ),
+        base,
+    )
+    .unwrap()
+}
+
+fn env_with_deny(deny: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    propose(
+        &format!(
+            "permissions:\n  environment:\n    allow:\n      - key: API_KEY\n    deny:\n      - key: \"{deny}\"\n"
+        ),
+        dir.path(),
+    )
+    .unwrap()
+    .env
+}
+
+fn network_with_deny(allow: &str, deny: &str) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    propose(
+        &format!(
+            "permissions:\n  network:\n    allow:\n      - host: \"{allow}\"\n    deny:\n      - host: \"{deny}\"\n"
+        ),
+        dir.path(),
+    )
+    .unwrap()
+    .origins
+}
+
+#[test]
+fn a_glob_over_a_directory_cordon_cannot_list_reaches_everywhere() {
+    // Red team, round 10: `locked` (mode 711) holds `l -> data`; a deny of `locked/*/secret`
+    // matched nothing cordon could list, and `data` was granted to a user who can enter
+    // `locked` and read locked/l/secret. Root lists every directory, so the listing errors are
+    // checked as the walk reads them: only "nothing there" is nothing.
+    use std::io::{Error, ErrorKind};
+    assert!(!disk_walk::listing_error_reaches_everywhere(&Error::from(ErrorKind::NotFound)));
+    assert!(!disk_walk::listing_error_reaches_everywhere(&Error::from_raw_os_error(libc::ENOTDIR)));
+    for unlistable in [
+        Error::from(ErrorKind::PermissionDenied),
+        Error::from_raw_os_error(libc::EIO),
+        Error::from_raw_os_error(libc::ELOOP),
+    ] {
+        assert!(disk_walk::listing_error_reaches_everywhere(&unlistable), "{unlistable}");
+    }
+    // End to end where a directory can be made unlistable (not as root).
+    use std::os::unix::fs::MetadataExt as _;
+    if std::fs::metadata("/proc/self").unwrap().uid() != 0 {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+        std::fs::create_dir_all(dir.path().join("locked")).unwrap();
+        std::os::unix::fs::symlink("../data", dir.path().join("locked/l")).unwrap();
+        std::fs::set_permissions(dir.path().join("locked"), std::fs::Permissions::from_mode(0o711)).unwrap();
+        let proposed = storage("fs://data", "fs://locked/*/secret", dir.path());
+        std::fs::set_permissions(dir.path().join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(proposed.dirs.is_empty(), "{proposed:?}");
+    }
+}
+
+#[test]
+fn a_deny_naming_this_machine_in_any_address_spelling_is_read_from_the_root() {
+    // Red team, round 10: `0x7f000001`, `0x7f.0.0.1`, `0x7F.1` and `foo.localhost` were read
+    // as relative directories.
+    for host in ["0x7f000001", "0x7f.0.0.1", "0x7F.1", "foo.localhost"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+        let base = dir.path().to_str().unwrap().trim_start_matches('/');
+        let deny = format!("fs://{host}/{base}/data/secret");
+        let proposed = storage("fs://data", &deny, dir.path());
+        assert!(proposed.dirs.is_empty(), "{deny}: {proposed:?}");
+    }
+}
+
+#[test]
+fn an_env_deny_is_decoded_unescaped_and_compared_in_any_case_in_every_order() {
+    // Red team, round 10: `%41PI_KEY` decoded to a capital after the deny was lower-cased, and
+    // `API%5C_KEY` decoded to `API\_KEY`, which was never unescaped.
+    for deny in ["%41PI_KEY", "API_%4BEY", "API%5C_KEY", "%2541PI_KEY", "API%00"] {
+        assert!(env_with_deny(deny).is_empty(), "{deny}");
+    }
+    assert_eq!(env_with_deny("OTHER"), ["API_KEY"]);
+}
+
+#[test]
+fn an_address_deny_with_more_after_it_covers_every_address() {
+    // Red team, round 10: ranges the range parser does not read were taken as one address.
+    for (allow, deny) in [
+        ("10.1.2.3", "https://10.0.0.0/8"),
+        ("10.1.2.3", "10.0.0.0/8/"),
+        ("10.1.2.3", "10.0.0.0/8:443"),
+        ("[fd00::5]", "[fd00::]/8"),
+    ] {
+        assert!(network_with_deny(allow, deny).is_empty(), "{deny}");
+    }
+    assert_eq!(
+        network_with_deny("10.1.2.3", "10.9.9.9"),
+        ["https://10.1.2.3"]
+    );
+}
+
+#[test]
+fn two_names_of_this_machine_are_one_host() {
+    // Red team, round 10: a deny of `localhost` left `localhost.localdomain`, `foo.localhost`
+    // and this machine's host name granted.
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    for allow in [hostname.trim(), "localhost.localdomain", "foo.localhost"] {
+        assert!(
+            network_with_deny(allow, "localhost").is_empty(),
+            "{allow}"
+        );
+        assert!(network_with_deny("localhost", allow).is_empty(), "{allow}");
+    }
+    assert_eq!(
+        network_with_deny("api.example.com", "localhost"),
+        ["https://api.example.com"]
+    );
+}
+
+#[test]
+fn a_tagged_value_refuses_the_policy() {
+    // Red team, round 10: `key: !!binary QVBJX0tFWQ==` is API_KEY to a reader that honours the
+    // tag, and was compared as its base64 text.
+    let dir = tempfile::tempdir().unwrap();
+    for policy in [
+        "permissions:\n  environment:\n    allow:\n      - key: API_KEY\n    deny:\n      - key: !!binary QVBJX0tFWQ==\n",
+        "permissions:\n  network:\n    allow:\n      - host: api.example.com\n    deny:\n      - host: !custom api\n",
+    ] {
+        let refused = propose(policy, dir.path()).unwrap_err();
+        assert!(refused.contains("tags a value"), "{refused}");
+    }
+}
+
+#[test]
+fn a_policy_file_that_is_a_link_is_refused() {
+    // Red team, round 10: relative rules were read from the link target's directory only.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+    std::fs::write(
+        dir.path().join("elsewhere/policy.yaml"),
+        "permissions:\n  environment:\n    allow:\n      - key: API_KEY\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("elsewhere/policy.yaml", dir.path().join("policy.yaml")).unwrap();
+    let refused = read_policy(&dir.path().join("policy.yaml")).unwrap_err();
+    assert!(matches!(refused, PolicyError::Link { .. }), "{refused}");
+    assert!(read_policy(&dir.path().join("elsewhere/policy.yaml")).is_ok());
+}
