@@ -1,5 +1,6 @@
-//! The runtime's architecture, checked on its source: each folder of `crates/runtime/src/` uses
-//! only the folders below it (report at the bottom, builder at the top), and no source file of the
+//! The crates' architecture, checked on their source: each folder of `crates/runtime/src/` uses
+//! only the folders below it (report at the bottom, builder at the top), as does each folder of
+//! `crates/agent/src/` (conversation at the bottom, session at the top), and no source file of the
 //! host's crates takes part in an import cycle with others of its crate (paths after `crate::` and
 //! `super::` are read; a `mod.rs` that re-exports its children through a bare `use child::X` is
 //! not, since a child naming its parent's items is how a folder is meant to be read).
@@ -127,23 +128,28 @@ fn file_of(src: &Path, path: &[String]) -> Option<PathBuf> {
     })
 }
 
-#[test]
-fn runtime_folders_use_only_the_folders_below_them() {
-    let src = repository().join("crates/runtime/src");
+/// The agent crate's folders from the bottom up: the conversation (messages, transcripts) under
+/// the model client, the context window over both, tool search, and the session over them all.
+const AGENT_LAYERS: [&str; 5] = ["conversation", "model", "context", "tool_search", "session"];
+
+/// Every import in the crate at `src` from a folder of `layers` to one above it.
+fn upward_imports(src: &Path, layers: &[&str]) -> Vec<String> {
     let layer = |file: &Path| {
         let top = file
             .components()
             .next()
             .unwrap()
             .as_os_str()
-            .to_string_lossy();
-        RUNTIME_LAYERS.iter().position(|name| *name == top)
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        layers.iter().position(|name| *name == top)
     };
     let mut upward = Vec::new();
-    for file in sources(&src) {
+    for file in sources(src) {
         let Some(own) = layer(&file) else { continue };
         for path in crate_paths(&file, &code(&src.join(&file))) {
-            if let Some(used) = RUNTIME_LAYERS.iter().position(|name| *name == path[0])
+            if let Some(used) = layers.iter().position(|name| *name == path[0])
                 && used > own
             {
                 upward.push(format!(
@@ -154,9 +160,25 @@ fn runtime_folders_use_only_the_folders_below_them() {
             }
         }
     }
+    upward
+}
+
+#[test]
+fn runtime_folders_use_only_the_folders_below_them() {
+    let upward = upward_imports(&repository().join("crates/runtime/src"), &RUNTIME_LAYERS);
     assert!(
         upward.is_empty(),
         "imports up the layers:\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn agent_folders_use_only_the_folders_below_them() {
+    let upward = upward_imports(&repository().join("crates/agent/src"), &AGENT_LAYERS);
+    assert!(
+        upward.is_empty(),
+        "imports up the agent's layers:\n{}",
         upward.join("\n")
     );
 }

@@ -55,6 +55,7 @@ mod result_memory;
 mod sandbox;
 mod scaffold;
 mod secret_scrubbing;
+mod source_sizes;
 mod serve_and_conformance_attacks;
 mod stdio_server;
 mod strict_schemas;

@@ -1,6 +1,7 @@
 //! The conversation: its messages, their transcript, tool calls written as text, holding back
 //! streamed text that may be such a call, and what observers are told.
 
+pub mod call_signature;
 pub mod message;
 pub mod observer;
 pub mod stream_gate;

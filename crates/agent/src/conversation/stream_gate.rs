@@ -12,7 +12,7 @@
 
 use crate::conversation::observer::AgentObserver;
 use crate::conversation::text_calls::{self, TextCall};
-use crate::session::repetition::signature_of;
+use crate::conversation::call_signature::signature_of;
 use std::sync::Mutex;
 use std::time::Duration;
 

@@ -2,6 +2,7 @@
 //! key order aside) in consecutive replies. At the limit (3 by default) the call still runs and
 //! its result carries a note saying so; past it the turn stops with an error.
 
+pub use crate::conversation::call_signature::signature_of;
 use crate::conversation::message::ToolCall;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -64,34 +65,6 @@ fn signature(call: &ToolCall) -> String {
     signature_of(&call.name, &call.arguments)
 }
 
-/// A call's identity: its tool and its arguments as canonical JSON (key order aside).
-pub fn signature_of(name: &str, arguments: &str) -> String {
-    let arguments = match serde_json::from_str::<Value>(arguments) {
-        Ok(value) => canonical(&value),
-        Err(_) => arguments.trim().to_string(),
-    };
-    format!("{name}\u{0}{arguments}")
-}
-
-/// JSON text with object keys sorted at every level.
-fn canonical(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let fields: Vec<String> = keys
-                .into_iter()
-                .map(|key| format!("{}:{}", Value::String(key.clone()), canonical(&map[key])))
-                .collect();
-            format!("{{{}}}", fields.join(","))
-        }
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(canonical).collect::<Vec<_>>().join(",")
-        ),
-        other => other.to_string(),
-    }
-}
 
 #[cfg(test)]
 mod tests {

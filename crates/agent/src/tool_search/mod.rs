@@ -12,20 +12,15 @@ use cordon_runtime::Pipeline;
 use cordon_runtime::ToolInfo;
 use cordon_runtime::config::ToolSearch;
 use cordon_runtime::report::ErrorKind;
-use serde_json::{Value, json};
+use cordon_runtime::pipeline::tool_search as search;
+pub use cordon_runtime::pipeline::tool_search::SEARCH_TOOL;
+use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// The tool the model searches with.
-pub const SEARCH_TOOL: &str = "search_tools";
 /// Under `auto`, specs taking more than this share of the context window turn search on.
 pub const MAX_SPEC_SHARE_PERCENT: u64 = 50;
-/// Tools one search loads, unless the model asks for fewer (or a whole group).
-const DEFAULT_RESULTS: usize = 5;
 /// Tools loaded for a call to a name that no tool has.
 const GUESS_RESULTS: usize = 3;
-const MAX_RESULTS: usize = 10;
-/// The longest query read.
-const MAX_QUERY_BYTES: usize = 512;
 
 /// How the agent loop decides on tool search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,11 +138,9 @@ impl ToolOffer {
                 query.push_str(&key.replace(['_', '-'], " "));
             }
         }
-        let query = &query[..query.floor_char_boundary(MAX_QUERY_BYTES)];
-        let found: Vec<String> = pipeline
-            .search_tools(query, GUESS_RESULTS)
+        let query = &query[..query.floor_char_boundary(search::MAX_QUERY_BYTES)];
+        let found: Vec<String> = search::find(pipeline, query, GUESS_RESULTS)
             .into_iter()
-            .filter(|tool| tool != SEARCH_TOOL)
             .take(GUESS_RESULTS)
             .collect();
         let name = cordon_runtime::report::secrets::scrub(&call.name).into_owned();
@@ -156,11 +149,10 @@ impl ToolOffer {
                 "Unknown tool {name:?}: no tool of this session has that name. Call {SEARCH_TOOL} with a few words saying what the tool should do, or answer without a tool."
             )
         } else {
-            let mut text = format!(
-                "Unknown tool {name:?}: no tool of this session has that name. These tools match it and are loaded now; call the one that fits, with its own arguments:"
-            );
-            describe_tools(pipeline, &found, &mut text);
-            text
+            format!(
+                "Unknown tool {name:?}: no tool of this session has that name. These tools match it and are loaded now; call the one that fits, with its own arguments:{}",
+                search::listing(pipeline, &found)
+            )
         };
         let newly: Vec<String> = found
             .into_iter()
@@ -171,43 +163,20 @@ impl ToolOffer {
 
     /// Runs one search: the outcome the model reads, and the tools it loaded.
     pub fn search(&mut self, pipeline: &Pipeline, call: &ToolCall) -> (ToolOutcome, Vec<String>) {
-        let arguments: Value = match serde_json::from_str(&call.arguments) {
-            Ok(Value::Object(arguments)) => Value::Object(arguments),
-            _ => {
+        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let request = match search::read_request(&arguments) {
+            Ok(request) => request,
+            Err(message) => {
                 return (
-                    ToolOutcome::error(
-                        call,
-                        ErrorKind::InvalidArguments,
-                        "search_tools takes a JSON object: {\"query\": \"what the tool should do\"}",
-                    ),
+                    ToolOutcome::error(call, ErrorKind::InvalidArguments, message),
                     Vec::new(),
                 );
             }
         };
-        let query = arguments["query"].as_str().unwrap_or_default().trim();
-        if query.is_empty() || query.len() > MAX_QUERY_BYTES {
-            return (
-                ToolOutcome::error(
-                    call,
-                    ErrorKind::InvalidArguments,
-                    format!(
-                        "give \"query\": a few words (at most {MAX_QUERY_BYTES} bytes) saying what the tool should do, or a group's name"
-                    ),
-                ),
-                Vec::new(),
-            );
-        }
-        let limit = arguments["limit"]
-            .as_u64()
-            .map_or(DEFAULT_RESULTS, |n| (n as usize).clamp(1, MAX_RESULTS));
         // `search_tools` is the session's own while it searches: a plugin's tool of that name is
         // neither found nor offered.
-        let found: Vec<String> = pipeline
-            .search_tools(query, limit)
-            .into_iter()
-            .filter(|tool| tool != SEARCH_TOOL)
-            .collect();
-        let content = describe_found(pipeline, query, &found);
+        let found = search::find(pipeline, &request.query, request.limit);
+        let content = describe_found(pipeline, &request.query, &found);
         let newly: Vec<String> = found
             .into_iter()
             .filter(|tool| self.loaded.insert(tool.clone()))
@@ -241,78 +210,21 @@ pub fn spec_for_model(tool: &ToolInfo, send_examples: bool) -> ToolSpec {
 
 /// The `search_tools` spec, naming the groups there are.
 fn search_spec(pipeline: &Pipeline) -> ToolSpec {
-    let groups: Vec<&str> = pipeline.groups().keys().map(String::as_str).collect();
-    let mut query =
-        String::from("What the tool should do, in a few words (e.g. \"resize an image\")");
-    if !groups.is_empty() {
-        query.push_str(&format!(
-            ", or a group to load whole: {}",
-            groups.join(", ")
-        ));
-    }
-    query.push('.');
     ToolSpec {
         name: SEARCH_TOOL.into(),
         description: "Finds tools for a task and makes them callable: the tools it names can be called from the next step on.".into(),
-        parameters: json!({
-            "type": "object",
-            "properties": {
-                "query": { "type": "string", "description": query },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MAX_RESULTS,
-                    "description": format!("How many tools at most (default {DEFAULT_RESULTS})."),
-                },
-            },
-            "required": ["query"],
-            "additionalProperties": false,
-        }),
+        parameters: search::input_schema(pipeline),
     }
 }
 
-/// What the model reads after a search: each tool found, its first sentence and its arguments.
+/// What the model reads after a search: each tool found, its arguments and its first line.
 fn describe_found(pipeline: &Pipeline, query: &str, found: &[String]) -> String {
     if found.is_empty() {
-        return format!(
-            "No tool matches {query:?}. Try other words: what the tool acts on and what it does."
-        );
+        return search::no_match(query);
     }
-    let mut text = format!(
-        "Loaded {} tool(s); call them directly from now on:",
-        found.len()
-    );
-    describe_tools(pipeline, found, &mut text);
-    text
-}
-
-/// `text` gets a line per tool of `names`: its name, its arguments (optional ones marked `?`)
-/// and the first line of its description.
-fn describe_tools(pipeline: &Pipeline, names: &[String], text: &mut String) {
-    for name in names {
-        let Some((_, tool)) = pipeline.registry().tool(name) else {
-            continue;
-        };
-        let summary = tool.description.lines().next().unwrap_or("").trim();
-        let schema = tool.schema.as_json();
-        let required: Vec<&str> = schema["required"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        let arguments: Vec<String> = schema["properties"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(name, _)| {
-                if required.contains(&name.as_str()) {
-                    name.clone()
-                } else {
-                    format!("{name}?")
-                }
-            })
-            .collect();
-        text.push_str(&format!("\n- {name}({}): {summary}", arguments.join(", ")));
-    }
+    format!(
+        "Loaded {} tool(s); call them directly from now on:{}",
+        found.len(),
+        search::listing(pipeline, found)
+    )
 }

@@ -25,6 +25,7 @@ mod replacement_output;
 mod reports;
 mod tool_changes;
 mod tool_index;
+pub mod tool_search;
 
 use crate::config::BatchSettings;
 use crate::registry::Registry;
