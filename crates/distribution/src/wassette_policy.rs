@@ -178,7 +178,8 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
         });
     }
     let mut text = String::new();
-    file.take(MAX_POLICY_BYTES + 1)
+    (&file)
+        .take(MAX_POLICY_BYTES + 1)
         .read_to_string(&mut text)
         .map_err(read)?;
     if text.len() as u64 > MAX_POLICY_BYTES {
@@ -211,6 +212,24 @@ fn check_no_tags(text: &str) -> Result<(), String> {
                 .find_map(|(key, value)| tagged(key).or_else(|| tagged(value))),
             _ => None,
         }
+    }
+    // The YAML reader resolves the core schema's own tags (`!!binary` to the text it carries)
+    // without keeping them, so those are found in the text: `!!` where a value may begin.
+    let core_tag = text.match_indices("!!").find(|(at, _)| {
+        text[..*at]
+            .chars()
+            .next_back()
+            .is_none_or(|before| before.is_whitespace() || "[{,:-?".contains(before))
+    });
+    if let Some((at, _)) = core_tag {
+        let tag: String = text[at..]
+            .chars()
+            .take_while(|c| !c.is_whitespace())
+            .take(32)
+            .collect();
+        return Err(format!(
+            "it tags a value ({tag}); a tag changes what a value means to a reader that honours it, and cordon reads plain values only: write the value out"
+        ));
     }
     let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|err| err.to_string())?;
     match tagged(&value) {

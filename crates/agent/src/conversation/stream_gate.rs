@@ -10,9 +10,9 @@
 //! ([`StreamGate::enough_at`]). The search reads the same text the session's recovery reads (the
 //! prose before the held part too), and ends at the line where the second copy is complete.
 
+use crate::conversation::call_signature::signature_of;
 use crate::conversation::observer::AgentObserver;
 use crate::conversation::text_calls::{self, TextCall};
-use crate::conversation::call_signature::signature_of;
 use std::sync::Mutex;
 use std::time::Duration;
 

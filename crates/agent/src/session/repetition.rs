@@ -4,7 +4,6 @@
 
 pub use crate::conversation::call_signature::signature_of;
 use crate::conversation::message::ToolCall;
-use serde_json::Value;
 use std::collections::HashMap;
 
 /// What a call's repetition means.
@@ -64,7 +63,6 @@ pub fn note(tool: &str, count: u32) -> String {
 fn signature(call: &ToolCall) -> String {
     signature_of(&call.name, &call.arguments)
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -211,8 +211,7 @@ pub(super) fn name_is_this_machine(host: &str) -> bool {
     }
     let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let this_host = this_host.trim().to_ascii_lowercase();
-    if !this_host.is_empty() && (host == this_host || host.starts_with(&format!("{this_host}.")))
-    {
+    if !this_host.is_empty() && (host == this_host || host.starts_with(&format!("{this_host}."))) {
         return true;
     }
     let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();

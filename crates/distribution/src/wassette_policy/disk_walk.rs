@@ -15,7 +15,8 @@ pub(super) const MAX_ENTRIES_LOOKED_AT: usize = 10_000;
 const DOTS_UNDER_MISSING: &str = "a glob part of it may match `..` under a directory that does not exist yet (which may be made a link to anywhere)";
 
 /// Why a deny whose glob is over a directory cordon cannot list reaches everywhere.
-const UNLISTABLE: &str = "a glob part of it is over a directory cordon cannot list (its entries may lead anywhere)";
+const UNLISTABLE: &str =
+    "a glob part of it is over a directory cordon cannot list (its entries may lead anywhere)";
 
 /// Why a deny that made the walk look at too much reaches everywhere.
 const TOO_MANY: &str = "the policy's denies match too many paths on disk for cordon to check each";

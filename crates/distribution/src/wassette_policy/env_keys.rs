@@ -94,7 +94,10 @@ fn env_deny_readings(pattern: &str) -> Vec<String> {
         );
     }
     // Compared in any case, after decoding (`%41PI_KEY` is `API_KEY`).
-    readings.iter().map(|reading| reading.to_ascii_lowercase()).collect()
+    readings
+        .iter()
+        .map(|reading| reading.to_ascii_lowercase())
+        .collect()
 }
 
 /// `text` with its `%XX` escapes decoded, or `None` when one is malformed or the result is not

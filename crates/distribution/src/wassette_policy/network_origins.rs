@@ -94,7 +94,10 @@ pub(super) fn host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<St
     };
     // An address followed by a path (`https://10.0.0.0/8`, `[fd00::]/8`, `10.0.0.0/8:443`) may
     // be a range written in a form cordon does not read as one: it covers every address.
-    let after_scheme = text.trim().split_once("://").map_or(text.trim(), |(_, rest)| rest);
+    let after_scheme = text
+        .trim()
+        .split_once("://")
+        .map_or(text.trim(), |(_, rest)| rest);
     if matches!(deny.host, Host::Ip(_)) && after_scheme.contains(['/', '?', '#']) {
         return Some(format!(
             "the policy denies {text:?}, an address with more after it (it may be a range), so no address or name is proposed"

@@ -157,7 +157,6 @@ pub(super) struct PathStart {
     pub glob: bool,
 }
 
-
 /// The reach of the deny `uri`, relative paths taken from `base`. A deny that is not a plain
 /// path (see [`is_plain`]) reaches everywhere; a plain one reaches what any of its readings
 /// reaches: as written, as the filesystem resolves it (symlinks, globs matching symlinks), with a

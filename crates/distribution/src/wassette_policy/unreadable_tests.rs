@@ -45,14 +45,21 @@ fn a_glob_over_a_directory_cordon_cannot_list_reaches_everywhere() {
     // `locked` and read locked/l/secret. Root lists every directory, so the listing errors are
     // checked as the walk reads them: only "nothing there" is nothing.
     use std::io::{Error, ErrorKind};
-    assert!(!disk_walk::listing_error_reaches_everywhere(&Error::from(ErrorKind::NotFound)));
-    assert!(!disk_walk::listing_error_reaches_everywhere(&Error::from_raw_os_error(libc::ENOTDIR)));
+    assert!(!disk_walk::listing_error_reaches_everywhere(&Error::from(
+        ErrorKind::NotFound
+    )));
+    assert!(!disk_walk::listing_error_reaches_everywhere(
+        &Error::from_raw_os_error(libc::ENOTDIR)
+    ));
     for unlistable in [
         Error::from(ErrorKind::PermissionDenied),
         Error::from_raw_os_error(libc::EIO),
         Error::from_raw_os_error(libc::ELOOP),
     ] {
-        assert!(disk_walk::listing_error_reaches_everywhere(&unlistable), "{unlistable}");
+        assert!(
+            disk_walk::listing_error_reaches_everywhere(&unlistable),
+            "{unlistable}"
+        );
     }
     // End to end where a directory can be made unlistable (not as root).
     use std::os::unix::fs::MetadataExt as _;
@@ -62,9 +69,17 @@ fn a_glob_over_a_directory_cordon_cannot_list_reaches_everywhere() {
         std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
         std::fs::create_dir_all(dir.path().join("locked")).unwrap();
         std::os::unix::fs::symlink("../data", dir.path().join("locked/l")).unwrap();
-        std::fs::set_permissions(dir.path().join("locked"), std::fs::Permissions::from_mode(0o711)).unwrap();
+        std::fs::set_permissions(
+            dir.path().join("locked"),
+            std::fs::Permissions::from_mode(0o711),
+        )
+        .unwrap();
         let proposed = storage("fs://data", "fs://locked/*/secret", dir.path());
-        std::fs::set_permissions(dir.path().join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(
+            dir.path().join("locked"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         assert!(proposed.dirs.is_empty(), "{proposed:?}");
     }
 }
@@ -87,7 +102,13 @@ fn a_deny_naming_this_machine_in_any_address_spelling_is_read_from_the_root() {
 fn an_env_deny_is_decoded_unescaped_and_compared_in_any_case_in_every_order() {
     // Red team, round 10: `%41PI_KEY` decoded to a capital after the deny was lower-cased, and
     // `API%5C_KEY` decoded to `API\_KEY`, which was never unescaped.
-    for deny in ["%41PI_KEY", "API_%4BEY", "API%5C_KEY", "%2541PI_KEY", "API%00"] {
+    for deny in [
+        "%41PI_KEY",
+        "API_%4BEY",
+        "API%5C_KEY",
+        "%2541PI_KEY",
+        "API%00",
+    ] {
         assert!(env_with_deny(deny).is_empty(), "{deny}");
     }
     assert_eq!(env_with_deny("OTHER"), ["API_KEY"]);
@@ -116,10 +137,7 @@ fn two_names_of_this_machine_are_one_host() {
     // and this machine's host name granted.
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     for allow in [hostname.trim(), "localhost.localdomain", "foo.localhost"] {
-        assert!(
-            network_with_deny(allow, "localhost").is_empty(),
-            "{allow}"
-        );
+        assert!(network_with_deny(allow, "localhost").is_empty(), "{allow}");
         assert!(network_with_deny("localhost", allow).is_empty(), "{allow}");
     }
     assert_eq!(

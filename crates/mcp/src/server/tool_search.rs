@@ -6,12 +6,11 @@
 //! adapter.
 
 use cordon_runtime::Pipeline;
-pub use cordon_runtime::pipeline::tool_search::SEARCH_TOOL;
 use cordon_runtime::pipeline::tool_search as search;
+pub use cordon_runtime::pipeline::tool_search::SEARCH_TOOL;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 use std::sync::Arc;
-
 
 /// The `search_tools` tool as listed.
 pub fn tool(pipeline: &Pipeline) -> Tool {

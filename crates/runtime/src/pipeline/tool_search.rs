@@ -71,7 +71,9 @@ pub fn read_request(arguments: &Value) -> Result<SearchRequest, String> {
         .get("limit")
         .and_then(Value::as_u64)
         .map_or(DEFAULT_RESULTS, |n| {
-            usize::try_from(n).unwrap_or(MAX_RESULTS).clamp(1, MAX_RESULTS)
+            usize::try_from(n)
+                .unwrap_or(MAX_RESULTS)
+                .clamp(1, MAX_RESULTS)
         });
     Ok(SearchRequest {
         query: query.to_string(),
