@@ -452,7 +452,8 @@ fn network_grants(network: &Rules<NetworkRule>, out: &mut ProposedGrants) {
 /// A memory limit cordon cannot read refuses the policy: leaving it out would give the plugin
 /// cordon's default, which may be more than the policy allows.
 fn resource_limits(resources: Resources, out: &mut ProposedGrants) -> Result<(), String> {
-    // A number with no unit is megabytes in Wassette's own field, bytes in the Kubernetes one;
+    // A number with no unit is megabytes (10^6 bytes) in Wassette's own field, bytes in the
+    // Kubernetes one;
     // when both fields are written, the smaller limit is proposed.
     let written = [
         resources
@@ -460,7 +461,8 @@ fn resource_limits(resources: Resources, out: &mut ProposedGrants) -> Result<(),
             .as_ref()
             .and_then(|limits| limits.memory.clone())
             .map(|memory| (memory, 1)),
-        resources.memory.clone().map(|memory| (memory, 1 << 20)),
+        // Wassette's own field is megabytes: read as decimal ones, the smaller reading.
+        resources.memory.clone().map(|memory| (memory, 1_000_000)),
     ];
     let mut smallest: Option<(u64, serde_json::Value)> = None;
     for (memory, unitless_scale) in written.into_iter().flatten() {

@@ -165,9 +165,13 @@ fn real_path(path: &Path, hops: &mut usize, steps: &mut usize) -> Option<PathBuf
     }
 }
 
-/// Whether the glob part `pattern` may match the entry `name`: `*` and `?` are matched; any other
+/// Whether the glob part `pattern` may match the entry `name` (in any case): `*` and `?` are matched; any other
 /// glob syntax is held to match every name.
 fn glob_may_match(pattern: &str, name: &str) -> bool {
+    // Without regard to case, as every path is compared (a case-insensitive volume).
     super::name_pattern::is_unreadable(pattern)
-        || super::name_pattern::matches(&pattern.replace("**", "*"), name)
+        || super::name_pattern::matches(
+            &pattern.replace("**", "*").to_lowercase(),
+            &name.to_lowercase(),
+        )
 }

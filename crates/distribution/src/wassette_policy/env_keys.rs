@@ -85,6 +85,10 @@ fn env_deny_readings(pattern: &str) -> Vec<String> {
             }
         }
     }
+    if readings.len() >= 64 {
+        // Escapes past what cordon reads: a deny that cannot be read covers every key.
+        readings.push("*".into());
+    }
     for reading in readings.clone() {
         readings.extend(
             reading

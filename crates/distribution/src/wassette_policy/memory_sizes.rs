@@ -29,7 +29,7 @@ pub(super) fn memory_limit(bytes: u64, value: &serde_json::Value) -> Result<Stri
 /// The bytes a memory value names, rounded down to whole KiB; `Err` when it is not a size
 /// cordon reads. `512Mi`, `512MiB`, `1Gi` are binary sizes, `512M`, `512MB`, `1G` decimal
 /// ones. A number with no unit is read the smaller way it could be meant: megabytes in
-/// Wassette's own `resources.memory` (`unitless_scale` 2^20), bytes in the Kubernetes-style
+/// Wassette's own `resources.memory` (`unitless_scale` 10^6: decimal megabytes), bytes in the Kubernetes-style
 /// `resources.limits.memory` (1).
 pub(super) fn memory_bytes(value: &serde_json::Value, unitless_scale: u64) -> Result<u64, String> {
     let (number, scale) = if let Some(number) = value.as_u64() {

@@ -76,6 +76,18 @@ pub(super) fn allowed_origin(text: &str) -> Result<AllowedOrigin, String> {
 
 /// Why the deny `text` covers `allowed`, or `None` when it provably does not.
 pub(super) fn host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<String> {
+    // `?` may be a glob (`ap?.example.com`) or start a URL's query (`api.example.com?x=1`):
+    // the deny covers what either reading covers.
+    if let Some((before_query, _)) = text.split_once('?')
+        && let Some(reason) = one_host_deny_covers(before_query, allowed)
+    {
+        return Some(reason);
+    }
+    one_host_deny_covers(text, allowed)
+}
+
+/// [`host_deny_covers`] for one reading of the deny.
+fn one_host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<String> {
     if let Some(range) = text
         .trim()
         .parse::<Cidr>()
@@ -123,6 +135,10 @@ pub(super) fn host_deny_covers(text: &str, allowed: &AllowedOrigin) -> Option<St
         // Two names of this machine (`localhost`, its host name, `/etc/hosts`) are one host.
         (Host::Name(denied), Host::Name(name)) => {
             denied == name
+                // A leading dot is every name under it (curl's and cookies' reading).
+                || denied
+                    .strip_prefix('.')
+                    .is_some_and(|apex| name == apex || name.ends_with(denied.as_str()))
                 || (super::addresses::name_is_this_machine(denied)
                     && super::addresses::name_is_this_machine(name))
         }
@@ -172,7 +188,9 @@ fn parse(text: &str, pattern: bool) -> Result<Parsed, String> {
         Some((scheme, rest)) => (Some(scheme.to_ascii_lowercase()), rest),
         None => (None, text),
     };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    // In a deny, `?` is a glob character, not the start of a query.
+    let ends_authority: &[char] = if pattern { &['/', '#'] } else { &['/', '?', '#'] };
+    let authority = rest.split(ends_authority).next().unwrap_or_default();
     if authority.is_empty() {
         return Err("no host".into());
     }

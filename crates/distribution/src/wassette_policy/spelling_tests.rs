@@ -84,11 +84,11 @@ fn memory_in_any_unit_is_read_down_never_left_to_the_default() {
         .unwrap();
         assert_eq!(proposed.memory.as_deref(), Some(limit), "{written}");
     }
-    // A number with no unit: megabytes in Wassette's own field, bytes (the smaller reading)
+    // A number with no unit: megabytes (decimal) in Wassette's own field, bytes (the smaller reading)
     // in the Kubernetes-style limits.
     let dir = tempfile::tempdir().unwrap();
     let proposed = propose("permissions:\n  resources:\n    memory: 512\n", dir.path()).unwrap();
-    assert_eq!(proposed.memory.as_deref(), Some("512MiB"));
+    assert_eq!(proposed.memory.as_deref(), Some("500000KiB"));
     let proposed = propose(
         "permissions:\n  resources:\n    limits:\n      memory: \"1048576\"\n",
         dir.path(),
@@ -446,5 +446,5 @@ fn both_memory_fields_give_the_smaller_limit() {
         dir.path(),
     )
     .unwrap();
-    assert_eq!(proposed.memory.as_deref(), Some("100MiB"));
+    assert_eq!(proposed.memory.as_deref(), Some("97656KiB"));
 }

@@ -47,6 +47,17 @@ fn without_authority(path: &str) -> Option<String> {
     super::addresses::name_is_this_machine(first).then(|| format!("/{rest}"))
 }
 
+/// Whether the absolute `path` (or one from a host) names what depends on the process reading
+/// it: `/proc/self/cwd`, `/proc/PID/...`, `/dev/fd/N`, `/dev/stdin`.
+fn depends_on_the_process(path: &str) -> bool {
+    let absolute = path.trim_start_matches(' ');
+    let absolute = without_localhost(absolute)
+        .or_else(|| without_authority(absolute))
+        .unwrap_or_else(|| absolute.to_string());
+    let parts = parts_of(&absolute);
+    absolute.starts_with('/') && matches!(parts.first(), Some(&"proc") | Some(&"dev"))
+}
+
 /// `path` with a `localhost` authority (any case, trailing dots) taken as the root: `None` when
 /// it has none.
 fn without_localhost(path: &str) -> Option<String> {
@@ -98,8 +109,14 @@ pub(super) fn allowed_dir(uri: &str, base: &Path) -> Result<AllowedDir, NotADire
     if path.len() > MAX_PATH_BYTES || !path.chars().all(|c| is_plain(c, false) || c == '*') {
         return Err(NotADirectory::Unreadable);
     }
-    if without_localhost(path).is_some() {
+    let first = path.split('/').next().unwrap_or_default();
+    if without_localhost(path).is_some()
+        || (!first.is_empty() && super::addresses::name_is_this_machine(first))
+    {
         return Err(NotADirectory::NamesAHost);
+    }
+    if path.split('/').any(|part| part != part.trim()) || depends_on_the_process(path) {
+        return Err(NotADirectory::Unreadable);
     }
     let mut parts = parts_of(path);
     // `DIR/**` is all of DIR; `DIR/*` only its entries, which no directory grant is.
@@ -187,7 +204,18 @@ pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyR
             "it has `..`, which follows links that may be made or changed after it is read",
         );
     }
+    if depends_on_the_process(path) {
+        return DenyReach::Anywhere(
+            "it names a path that depends on the process reading it (/proc, /dev/fd), which is not the plugin's",
+        );
+    }
     let mut readings = vec![path.to_string()];
+    // Spaces around the path or its parts (`fs:// /srv/x`, `data /secret`) are read away too.
+    let trimmed: Vec<&str> = path.split('/').map(str::trim).collect();
+    let trimmed = trimmed.join("/");
+    if trimmed != path {
+        readings.push(trimmed.trim_start_matches(' ').to_string());
+    }
     if let Some(absolute) = without_localhost(path) {
         readings.push(absolute);
     } else if let Some(absolute) = without_authority(path) {

@@ -51,7 +51,7 @@ permissions:
         ["https://api.openai.com", "https://rss.example.com"]
     );
     assert_eq!(proposed.env, ["API_KEY"]);
-    assert_eq!(proposed.memory.as_deref(), Some("512MiB"));
+    assert_eq!(proposed.memory.as_deref(), Some("500000KiB"));
     let left_out = proposed.left_out.join("\n");
     for expected in [
         "config/app.yaml",

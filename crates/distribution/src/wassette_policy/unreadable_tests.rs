@@ -175,3 +175,72 @@ fn a_policy_file_that_is_a_link_is_refused() {
     assert!(matches!(refused, PolicyError::Link { .. }), "{refused}");
     assert!(read_policy(&dir.path().join("elsewhere/policy.yaml")).is_ok());
 }
+
+#[test]
+fn a_question_mark_in_a_deny_host_is_a_glob_and_a_query() {
+    // Red team, round 11: `ap?.example.com` was cut at `?` as if a query began there.
+    for deny in ["ap?.example.com", "api.exampl?.com", "*.exampl?.com", "api.example.???", "api.example.com?x=1"] {
+        assert!(network_with_deny("api.example.com", deny).is_empty(), "{deny}");
+    }
+    assert_eq!(
+        network_with_deny("api.example.com", "ap?.other.com"),
+        ["https://api.example.com"]
+    );
+}
+
+#[test]
+fn a_deny_with_a_leading_dot_covers_every_name_under_it() {
+    // Red team, round 11: `.example.com` (curl's and cookies' reading) left api.example.com.
+    assert!(network_with_deny("api.example.com", ".example.com").is_empty());
+    assert!(network_with_deny("example.com", ".example.com").is_empty());
+    assert_eq!(
+        network_with_deny("api.example.org", ".example.com"),
+        ["https://api.example.org"]
+    );
+}
+
+#[test]
+fn escapes_nested_past_what_cordon_reads_cover_every_key() {
+    // Red team, round 11: 63 layers of `%25` decoded to API_KEY past the reading cap, which
+    // failed open.
+    let deep = format!("API%{}5FKEY", "25".repeat(63));
+    assert!(env_with_deny(&deep).is_empty());
+}
+
+#[test]
+fn a_deny_through_the_process_own_paths_or_with_spaces_reaches_everywhere() {
+    // Red team, round 11: /proc/self/cwd was resolved in `cordon add`'s process, and
+    // `fs:// /abs/data/secret` was read only as a directory named " ".
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+    let base = dir.path().to_str().unwrap();
+    for deny in [
+        "fs:///proc/self/cwd/data/secret".to_string(),
+        "fs:///proc/thread-self/cwd/x".to_string(),
+        "fs:///dev/fd/3/secret".to_string(),
+        format!("fs:// {base}/data/secret"),
+        format!("fs://{base}/data /secret"),
+    ] {
+        let proposed = storage("fs://data", &deny, dir.path());
+        assert!(proposed.dirs.is_empty(), "{deny}: {proposed:?}");
+    }
+}
+
+#[test]
+fn a_glob_on_disk_matches_without_regard_to_case_and_an_allow_never_names_a_host() {
+    // Red team, round 11: `AL*` missed `alias -> data`; `fs://127.0.0.1/srv` was granted as a
+    // relative directory named 127.0.0.1.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+    std::os::unix::fs::symlink("data", dir.path().join("alias")).unwrap();
+    let base = dir.path().to_str().unwrap();
+    let proposed = storage("fs://data", &format!("fs://{base}/AL*/secret"), dir.path());
+    assert!(proposed.dirs.is_empty(), "{proposed:?}");
+    std::fs::create_dir_all(dir.path().join("127.0.0.1/srv")).unwrap();
+    let proposed = propose(
+        "permissions:\n  storage:\n    allow:\n      - uri: \"fs://127.0.0.1/srv\"\n        access: [\"read\"]\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert!(proposed.dirs.is_empty(), "{proposed:?}");
+}
