@@ -323,7 +323,7 @@ fn storage_grants(storage: &Rules<StorageRule>, base: &Path, out: &mut ProposedG
             }
             Err(NotADirectory::NamesAHost) => {
                 out.left_out.push(format!(
-                    "{what}: names a host (localhost); write the path without it"
+                    "{what}: its first part names this machine as a host (localhost, its host name, an address); write the path without it"
                 ));
                 continue;
             }

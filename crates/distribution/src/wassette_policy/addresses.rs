@@ -202,9 +202,13 @@ fn embedded_v4(ip: IpAddr) -> Option<std::net::Ipv4Addr> {
 /// name (with any domain after it), or a name `/etc/hosts` lists.
 pub(super) fn name_is_this_machine(host: &str) -> bool {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if host.is_empty() {
+        return false;
+    }
     if host.starts_with("localhost")
         || host.ends_with(".localhost")
-        || host.chars().all(|c| c.is_ascii_digit() || c == '.')
+        || (host.chars().any(|c| c.is_ascii_digit())
+            && host.chars().all(|c| c.is_ascii_digit() || c == '.'))
         || (last_label_is_numeric(&host) && ipv4_in_any_form(&host).is_some())
     {
         return true;

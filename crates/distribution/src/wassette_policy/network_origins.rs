@@ -189,7 +189,11 @@ fn parse(text: &str, pattern: bool) -> Result<Parsed, String> {
         None => (None, text),
     };
     // In a deny, `?` is a glob character, not the start of a query.
-    let ends_authority: &[char] = if pattern { &['/', '#'] } else { &['/', '?', '#'] };
+    let ends_authority: &[char] = if pattern {
+        &['/', '#']
+    } else {
+        &['/', '?', '#']
+    };
     let authority = rest.split(ends_authority).next().unwrap_or_default();
     if authority.is_empty() {
         return Err("no host".into());
