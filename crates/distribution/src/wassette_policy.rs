@@ -116,8 +116,22 @@ struct Rules<T> {
 #[serde(deny_unknown_fields)]
 struct StorageRule {
     uri: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "one_or_more")]
     access: Vec<String>,
+}
+
+/// `access: ["read", "write"]`, or one access written alone (`access: read`).
+fn one_or_more<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMore {
+        One(String),
+        More(Vec<String>),
+    }
+    Ok(match OneOrMore::deserialize(deserializer)? {
+        OneOrMore::One(access) => vec![access],
+        OneOrMore::More(accesses) => accesses,
+    })
 }
 
 /// A network rule: a `host`, a `cidr`, or (read as both, in a deny) the two.

@@ -448,3 +448,27 @@ fn both_memory_fields_give_the_smaller_limit() {
     .unwrap();
     assert_eq!(proposed.memory.as_deref(), Some("97656KiB"));
 }
+
+#[test]
+fn one_access_may_be_written_alone() {
+    // Red team, round 11 (usability): `access: "read"` refused the whole policy.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let proposed = propose(
+        "permissions:\n  storage:\n    allow:\n      - uri: \"fs://data\"\n        access: read\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert_eq!(proposed.dirs.len(), 1, "{proposed:?}");
+    assert!(!proposed.dirs[0].read_write);
+    // A write-only deny written alone still makes the grant read-only.
+    let proposed = propose(
+        "permissions:\n  storage:\n    allow:\n      - uri: \"fs://data\"\n        access: [read, write]\n    deny:\n      - uri: \"fs://data\"\n        access: write\n",
+        dir.path(),
+    )
+    .unwrap();
+    assert!(
+        proposed.dirs.iter().all(|dir| !dir.read_write),
+        "{proposed:?}"
+    );
+}
