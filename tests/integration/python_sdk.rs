@@ -176,3 +176,28 @@ fn a_python_tool_declares_contract_0_2_features_in_its_own_idiom() {
     );
     assert!(text(&result).contains("\"words\": 3"), "{result}");
 }
+
+#[test]
+fn a_python_tool_reports_progress_through_the_host() {
+    // progress() built contract 0.2's tool-output with two of its three fields: every call that
+    // reported progress ended in a TypeError.
+    let ws = Workspace::new().plugin("fixture_py_echo", "py");
+    let run = ws.cordon(&[
+        "call",
+        "py_progress",
+        r#"{"steps": 2}"#,
+        "--json",
+        "--events",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(text(&run.json()), "done", "{}", run.stdout);
+    let updates: Vec<serde_json::Value> = run
+        .stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event["type"] == "tool_execution_update")
+        .collect();
+    assert_eq!(updates.len(), 2, "{}", run.stderr);
+    assert_eq!(updates[1]["content"][0]["text"], "step 2 of 2");
+    assert_eq!(updates[1]["details"]["step"], 2);
+}

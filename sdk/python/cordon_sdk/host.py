@@ -15,7 +15,8 @@ def progress(text: str, details: Any = None) -> None:
     """Streams partial output to the user interface."""
     from wit_world.imports import host, types
 
-    host.progress(types.ToolOutput([types.Content_Text(text)], json.dumps(details) if details is not None else ""))
+    # contract 0.2's tool-output: content, structured (none for progress), details.
+    host.progress(types.ToolOutput([types.Content_Text(text)], None, json.dumps(details) if details is not None else ""))
 
 
 def cancelled() -> bool:

@@ -1,11 +1,12 @@
 """Benchmark fixture: trivial tools written in Python. `py_echo` sends its text back (what a call
 costs when the tool does next to nothing); `py_sleep` holds its sandbox for a while (to measure the
-memory of many Python sandboxes alive at once); `py_stats` returns structured output (contract 0.2)."""
+memory of many Python sandboxes alive at once); `py_stats` returns structured output (contract 0.2);
+`py_progress` reports progress through the host."""
 
 import time
 from dataclasses import dataclass
 
-from cordon_sdk import Plugin, tool  # noqa: F401 (Plugin is the export)
+from cordon_sdk import Plugin, progress, tool  # noqa: F401 (Plugin is the export)
 
 
 @tool(name="py_echo", description="Returns the text it is given.")
@@ -29,3 +30,10 @@ def py_stats(text: str) -> Stats:
 def py_sleep(millis: int) -> str:
     time.sleep(millis / 1000)
     return "slept"
+
+
+@tool(name="py_progress", description="Reports each step as progress, then says done.")
+def py_progress(steps: int) -> str:
+    for step in range(1, steps + 1):
+        progress(f"step {step} of {steps}", {"step": step})
+    return "done"
