@@ -43,6 +43,12 @@ pub(super) fn walk_on_disk(
     let real = real_path(&at, &mut 0, &mut 0).ok_or(
         "it passes a link cordon cannot follow for certain (a loop, too many links, or `..` after a link or a part that does not exist yet)",
     )?;
+    if real.starts_with("/proc") || real.starts_with("/dev") {
+        // `/proc/self`, `/dev/fd`: what they lead to depends on the process reading them.
+        return Err(
+            "it passes a link into /proc or /dev, where paths depend on the process reading them",
+        );
+    }
     let Some((part, rest)) = parts.split_first() else {
         found.push(lexical_start(path_parts(&real), &[]));
         return Ok(());
@@ -62,6 +68,19 @@ pub(super) fn walk_on_disk(
         let next = real.join(part);
         if next.symlink_metadata().is_ok() {
             return walk_on_disk(next, rest, depth + 1, looked_at, found);
+        }
+        // Not there as written: in another case it may be (a case-insensitive volume reaches
+        // `lnk` through `LNK`), so entries of the same name in any case are followed too.
+        if let Ok(entries) = std::fs::read_dir(&real) {
+            for entry in entries.flatten() {
+                *looked_at += 1;
+                if *looked_at > MAX_ENTRIES_LOOKED_AT {
+                    return Err(TOO_MANY);
+                }
+                if entry.file_name().to_string_lossy().to_lowercase() == part.to_lowercase() {
+                    walk_on_disk(entry.path(), rest, depth + 1, looked_at, found)?;
+                }
+            }
         }
         if rest
             .iter()

@@ -56,10 +56,35 @@ fn env_deny_covers(pattern: &str, key: &str) -> bool {
         .any(|reading| reading.chars().any(char::is_control) || env_reading_covers(reading, &key))
 }
 
+/// `text` with each letter that is ASCII in another case written so (`ı` is `I`, `ſ` is `S`,
+/// the Kelvin sign is `k`): a name compared without regard to case matches them.
+fn ascii_case_folded(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let upper: String = c.to_uppercase().collect();
+            let lower: String = c.to_lowercase().collect();
+            let folded = if c.is_ascii() {
+                c.to_string()
+            } else if upper.is_ascii() {
+                upper
+            } else if lower.is_ascii() {
+                lower
+            } else {
+                c.to_string()
+            };
+            folded.chars().collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 fn env_deny_readings(pattern: &str) -> Vec<String> {
     // Unescaping and decoding are applied to each other's results too (`API%5C_KEY` decodes to
     // `API\_KEY`, which unescapes to `API_KEY`), a bounded number of times.
     let mut readings = vec![pattern.to_string()];
+    let folded = ascii_case_folded(pattern);
+    if folded != pattern {
+        readings.push(folded);
+    }
     let mut index = 0;
     while index < readings.len() && readings.len() < 64 {
         let reading = readings[index].clone();

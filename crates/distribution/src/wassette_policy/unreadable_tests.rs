@@ -253,3 +253,27 @@ fn a_glob_on_disk_matches_without_regard_to_case_and_an_allow_never_names_a_host
     .unwrap();
     assert!(proposed.dirs.is_empty(), "{proposed:?}");
 }
+
+#[test]
+fn a_deny_through_a_link_into_proc_or_in_another_case_reaches_its_target() {
+    // Red team, round 12: `me -> /proc/self` and a deny of `me/cwd/secret` was resolved in
+    // `cordon add`'s own process; `LNK/secret` missed `lnk -> data` (a case-insensitive volume
+    // reaches it).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+    std::os::unix::fs::symlink("/proc/self", dir.path().join("me")).unwrap();
+    std::os::unix::fs::symlink("/dev/fd", dir.path().join("fdl")).unwrap();
+    std::os::unix::fs::symlink("data", dir.path().join("lnk")).unwrap();
+    for deny in ["fs://me/cwd/secret", "fs://fdl/3/secret", "fs://LNK/secret"] {
+        let proposed = storage("fs://data", deny, dir.path());
+        assert!(proposed.dirs.is_empty(), "{deny}: {proposed:?}");
+    }
+}
+
+#[test]
+fn an_env_deny_in_letters_whose_other_case_is_ascii_covers_the_key() {
+    // Red team, round 12: `APı_KEY` (dotless i) and `ſECRET` (long s) are API_KEY and SECRET
+    // to a comparison without regard to case.
+    assert!(env_with_deny("APı_KEY").is_empty());
+    assert!(env_with_deny("api_\u{212a}ey").is_empty());
+}
