@@ -213,6 +213,28 @@ pub fn read_policy(path: &Path) -> Result<ProposedGrants, PolicyError> {
     })
 }
 
+/// Refuses a memory number written with a leading zero (`01000`, `0o1750`, `0x3e8`): YAML 1.1
+/// readers take `01000` as octal (512), YAML 1.2 ones as 1000, so its size is not one reading.
+fn check_memory_numbers(text: &str) -> Result<(), String> {
+    for line in text.lines() {
+        let Some((_, value)) = line.split_once("memory:") else {
+            continue;
+        };
+        let value = value.trim().trim_matches(['"', '\'']);
+        let mut digits = value.chars();
+        if digits.next() == Some('0')
+            && digits
+                .next()
+                .is_some_and(|c| c.is_ascii_digit() || "oOxXbB_".contains(c))
+        {
+            return Err(format!(
+                "resources memory: {value} starts with 0, which YAML readers read as octal or as decimal; write it without the leading 0, with a unit (512Mi)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a policy with a YAML tag on any value (`!!binary`, `!custom`): a tag changes what a
 /// value means to a reader that honours it (`!!binary QVBJX0tFWQ==` is `API_KEY` to PyYAML),
 /// and cordon reads plain values only.
@@ -258,6 +280,7 @@ fn check_no_tags(text: &str) -> Result<(), String> {
 pub fn propose(text: &str, base: &Path) -> Result<ProposedGrants, String> {
     check_nesting(text)?;
     check_no_tags(text)?;
+    check_memory_numbers(text)?;
     let policy: Policy = serde_yaml::from_str(text).map_err(|err| {
         format!("{err} (cordon reads permissions.storage, network, environment, resources, ipc and runtime, each with the keys Wassette documents; a key it does not read could hold a deny, so the policy is refused)")
     })?;

@@ -135,6 +135,10 @@ fn range_forms(range: &Cidr) -> Vec<V6Range> {
         }],
     };
     let single = range.prefix == if range.network.is_ipv4() { 32 } else { 128 };
+    if single && let Some(carried) = embedded_v4(range.network) {
+        // A single IPv6 address carrying an IPv4 one (Teredo, ISATAP, …) denies that too.
+        forms.extend(v4_range_forms(carried, 32));
+    }
     if single && address_is_this_machine(range.network) {
         forms.extend(this_machine());
     }
@@ -170,8 +174,8 @@ fn address_is_this_machine(ip: IpAddr) -> bool {
 }
 
 /// The IPv4 address an IPv6 one carries to the IPv4 network: IPv4-mapped, IPv4-compatible,
-/// translated (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/96`) or 6to4
-/// (`2002:AABB:CCDD::/48`).
+/// translated (`::ffff:0:a.b.c.d`), NAT64 (`64:ff9b::/96`, `64:ff9b:1::/96`), 6to4
+/// (`2002:AABB:CCDD::/48`), Teredo (`2001:0::/32`, the client inverted) or ISATAP (`::5efe:a.b.c.d`).
 fn embedded_v4(ip: IpAddr) -> Option<std::net::Ipv4Addr> {
     let IpAddr::V6(v6) = ip else { return None };
     let bits = u128::from(v6);
@@ -192,6 +196,14 @@ fn embedded_v4(ip: IpAddr) -> Option<std::net::Ipv4Addr> {
         return Some(std::net::Ipv4Addr::from(
             (u32::from(segments[1]) << 16) | u32::from(segments[2]),
         ));
+    }
+    if segments[0] == 0x2001 && segments[1] == 0 {
+        // Teredo: the client's address, inverted, in the last 32 bits.
+        return Some(std::net::Ipv4Addr::from(!(bits as u32)));
+    }
+    if matches!((segments[4] & 0xfdff, segments[5]), (0, 0x5efe)) {
+        // ISATAP: an interface id of `0:5efe` (or `200:5efe`) and the address.
+        return Some(std::net::Ipv4Addr::from(bits as u32));
     }
     None
 }

@@ -43,7 +43,7 @@ pub(super) fn walk_on_disk(
     let real = real_path(&at, &mut 0, &mut 0).ok_or(
         "it passes a link cordon cannot follow for certain (a loop, too many links, or `..` after a link or a part that does not exist yet)",
     )?;
-    if real.starts_with("/proc") || real.starts_with("/dev") {
+    if real.starts_with("/proc") || real.starts_with("/dev") || is_procfs(&real) {
         // `/proc/self`, `/dev/fd`: what they lead to depends on the process reading them.
         return Err(
             "it passes a link into /proc or /dev, where paths depend on the process reading them",
@@ -131,6 +131,13 @@ pub(super) fn walk_on_disk(
     Ok(())
 }
 
+/// Whether `path` is on a proc filesystem, wherever it is mounted (`self` there is the process
+/// reading it).
+fn is_procfs(path: &Path) -> bool {
+    const PROC_SUPER_MAGIC: u64 = 0x9fa0;
+    rustix::fs::statfs(path).is_ok_and(|stats| stats.f_type as u64 == PROC_SUPER_MAGIC)
+}
+
 /// Whether a directory that could not be listed for `err` may hold anything: every error but
 /// "nothing there" (not found, not a directory; a link made there later is the limit the docs
 /// name). A directory cordon cannot list (mode 711) may hold links a process that can enter it
@@ -187,8 +194,14 @@ fn real_path(path: &Path, hops: &mut usize, steps: &mut usize) -> Option<PathBuf
 /// Whether the glob part `pattern` may match the entry `name` (in any case): `*` and `?` are matched; any other
 /// glob syntax is held to match every name.
 fn glob_may_match(pattern: &str, name: &str) -> bool {
+    // A name cordon cannot compare character for character (bytes that are not UTF-8, read as
+    // U+FFFD; a letter whose lower case is longer, such as `İ`) may match any glob.
+    let comparable = name
+        .chars()
+        .all(|c| c != char::REPLACEMENT_CHARACTER && c.to_lowercase().count() == 1);
     // Without regard to case, as every path is compared (a case-insensitive volume).
-    super::name_pattern::is_unreadable(pattern)
+    !comparable
+        || super::name_pattern::is_unreadable(pattern)
         || super::name_pattern::matches(
             &pattern.replace("**", "*").to_lowercase(),
             &name.to_lowercase(),

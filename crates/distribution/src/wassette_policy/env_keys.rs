@@ -69,6 +69,9 @@ fn ascii_case_folded(text: &str) -> String {
                 upper
             } else if lower.is_ascii() {
                 lower
+            } else if let Some(first) = lower.chars().next().filter(char::is_ascii) {
+                // `İ` lower-cases to `i` and a combining dot: read as `i`.
+                first.to_string()
             } else {
                 c.to_string()
             };

@@ -230,6 +230,9 @@ fn parse(text: &str, pattern: bool) -> Result<Parsed, String> {
         if name.is_empty() {
             return Err("no host".into());
         }
+        if name.split('.').any(str::is_empty) {
+            return Err(format!("{name:?} has an empty label, so it is no host name"));
+        }
         if last_label_is_numeric(&name) {
             let address = ipv4_in_any_form(&name).ok_or_else(|| {
                 format!("{name:?} ends in a number, so it is an IPv4 address, but not one that can be read")

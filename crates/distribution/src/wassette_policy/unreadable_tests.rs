@@ -277,3 +277,46 @@ fn an_env_deny_in_letters_whose_other_case_is_ascii_covers_the_key() {
     assert!(env_with_deny("APı_KEY").is_empty());
     assert!(env_with_deny("api_\u{212a}ey").is_empty());
 }
+
+#[test]
+fn names_cordon_cannot_compare_character_for_character_may_match_any_glob() {
+    // Red team, round 13: a link named `İ` (its lower case is two characters) and one whose
+    // name is not UTF-8 slipped past `?` globs; the env deny `APİ_KEY` left API_KEY.
+    use std::os::unix::ffi::OsStrExt as _;
+    for name in [std::ffi::OsStr::new("İ"), std::ffi::OsStr::from_bytes(b"a\xe2\x82")] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
+        std::fs::create_dir_all(dir.path().join("other")).unwrap();
+        std::os::unix::fs::symlink("../data", dir.path().join("other").join(name)).unwrap();
+        let proposed = storage("fs://data", "fs://other/?/secret", dir.path());
+        assert!(proposed.dirs.is_empty(), "{name:?}: {proposed:?}");
+    }
+    assert!(env_with_deny("APİ_KEY").is_empty());
+}
+
+#[test]
+fn a_host_deny_with_an_empty_label_covers_every_host_and_ipv6_forms_carry_ipv4() {
+    // Red team, round 13: `api.example.com..` and `api..example.com` are no host names; Teredo
+    // and ISATAP addresses carry IPv4 ones.
+    for deny in ["api.example.com..", "api..example.com"] {
+        assert!(network_with_deny("api.example.com", deny).is_empty(), "{deny}");
+    }
+    // Teredo: client 10.1.2.3 inverted (f5fe:fdfc) in the last 32 bits.
+    for allowed in ["[2001:0:4136:e378:8000:63bf:f5fe:fdfc]", "[fe80::5efe:a01:203]"] {
+        assert!(network_with_deny(allowed, "10.1.2.3").is_empty(), "{allowed}");
+    }
+}
+
+#[test]
+fn a_memory_number_with_a_leading_zero_refuses_the_policy() {
+    // Red team, round 13: `01000` is octal 512 to YAML 1.1 readers and was proposed as 1000 MB.
+    let dir = tempfile::tempdir().unwrap();
+    for written in ["01000", "\"01000\"", "0o1750"] {
+        let refused = propose(
+            &format!("permissions:\n  resources:\n    memory: {written}\n"),
+            dir.path(),
+        )
+        .unwrap_err();
+        assert!(refused.contains("starts with 0"), "{written}: {refused}");
+    }
+}
