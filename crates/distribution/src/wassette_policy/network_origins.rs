@@ -230,8 +230,17 @@ fn parse(text: &str, pattern: bool) -> Result<Parsed, String> {
         if name.is_empty() {
             return Err("no host".into());
         }
-        if name.split('.').any(str::is_empty) {
-            return Err(format!("{name:?} has an empty label, so it is no host name"));
+        // A deny's one leading dot is every name under it (`.example.com`); any other empty
+        // label makes it no host name.
+        let labelled = if pattern {
+            name.strip_prefix('.').unwrap_or(&name)
+        } else {
+            &name
+        };
+        if labelled.split('.').any(str::is_empty) {
+            return Err(format!(
+                "{name:?} has an empty label, so it is no host name"
+            ));
         }
         if last_label_is_numeric(&name) {
             let address = ipv4_in_any_form(&name).ok_or_else(|| {

@@ -283,7 +283,10 @@ fn names_cordon_cannot_compare_character_for_character_may_match_any_glob() {
     // Red team, round 13: a link named `İ` (its lower case is two characters) and one whose
     // name is not UTF-8 slipped past `?` globs; the env deny `APİ_KEY` left API_KEY.
     use std::os::unix::ffi::OsStrExt as _;
-    for name in [std::ffi::OsStr::new("İ"), std::ffi::OsStr::from_bytes(b"a\xe2\x82")] {
+    for name in [
+        std::ffi::OsStr::new("İ"),
+        std::ffi::OsStr::from_bytes(b"a\xe2\x82"),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("data/secret")).unwrap();
         std::fs::create_dir_all(dir.path().join("other")).unwrap();
@@ -299,11 +302,20 @@ fn a_host_deny_with_an_empty_label_covers_every_host_and_ipv6_forms_carry_ipv4()
     // Red team, round 13: `api.example.com..` and `api..example.com` are no host names; Teredo
     // and ISATAP addresses carry IPv4 ones.
     for deny in ["api.example.com..", "api..example.com"] {
-        assert!(network_with_deny("api.example.com", deny).is_empty(), "{deny}");
+        assert!(
+            network_with_deny("api.example.com", deny).is_empty(),
+            "{deny}"
+        );
     }
     // Teredo: client 10.1.2.3 inverted (f5fe:fdfc) in the last 32 bits.
-    for allowed in ["[2001:0:4136:e378:8000:63bf:f5fe:fdfc]", "[fe80::5efe:a01:203]"] {
-        assert!(network_with_deny(allowed, "10.1.2.3").is_empty(), "{allowed}");
+    for allowed in [
+        "[2001:0:4136:e378:8000:63bf:f5fe:fdfc]",
+        "[fe80::5efe:a01:203]",
+    ] {
+        assert!(
+            network_with_deny(allowed, "10.1.2.3").is_empty(),
+            "{allowed}"
+        );
     }
 }
 
