@@ -21,7 +21,7 @@ use memory_sizes::{memory_bytes, memory_limit};
 use network_origins::{allowed_origin, cidr_text_deny_covers, host_deny_covers};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use storage_paths::{DenyReach, NotADirectory, allowed_dir, deny_reach, may_reach};
+use storage_paths::{DenyReach, allowed_dir, deny_reach, may_reach};
 
 /// The most bytes of policy read.
 const MAX_POLICY_BYTES: u64 = 1 << 20;
@@ -278,39 +278,8 @@ fn storage_grants(storage: &Rules<StorageRule>, base: &Path, out: &mut ProposedG
         let what = format!("storage {:?}", rule.uri);
         let dir = match allowed_dir(&rule.uri, base) {
             Ok(dir) => dir,
-            Err(NotADirectory::LeavesBase) => {
-                out.left_out.push(format!(
-                    "{what}: a relative path with `..`, which may leave the policy's directory or follow a link; write the directory it means, or grant it by hand"
-                ));
-                continue;
-            }
-            Err(NotADirectory::Dots) => {
-                out.left_out.push(format!(
-                    "{what}: a path with `..`, which the kernel takes back from where a link leads rather than as written; write the directory it means"
-                ));
-                continue;
-            }
-            Err(NotADirectory::Unreadable) => {
-                out.left_out.push(format!(
-                    "{what}: not a plain path (letters, digits, . _ - ~, spaces and /, at most 4096 bytes); write the directory as it is named on disk, or grant it by hand"
-                ));
-                continue;
-            }
-            Err(NotADirectory::NamesAHost) => {
-                out.left_out.push(format!(
-                    "{what}: its first part names this machine as a host (localhost, its host name, an address); write the path without it"
-                ));
-                continue;
-            }
-            Err(NotADirectory::NotFs | NotADirectory::Empty) => {
-                out.left_out
-                    .push(format!("{what}: not an fs:// URI naming a directory"));
-                continue;
-            }
-            Err(NotADirectory::Pattern) => {
-                out.left_out.push(format!(
-                    "{what}: cordon grants whole directories (fs://DIR or fs://DIR/**); a glob or file pattern inside a path cannot be granted as narrowly"
-                ));
+            Err(why) => {
+                out.left_out.push(format!("{what}: {}", why.reason()));
                 continue;
             }
         };

@@ -225,17 +225,29 @@ pub(super) fn name_is_this_machine(host: &str) -> bool {
     {
         return true;
     }
-    let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let this_host = this_host.trim().to_ascii_lowercase();
-    if !this_host.is_empty() && (host == this_host || host.starts_with(&format!("{this_host}."))) {
-        return true;
-    }
-    let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
-    hosts
-        .lines()
-        .map(|line| line.split('#').next().unwrap_or(""))
-        .flat_map(|line| line.split_whitespace().skip(1))
-        .any(|name| name.trim_end_matches('.').eq_ignore_ascii_case(&host))
+    let (this_host, listed) = this_machines_names();
+    (!this_host.is_empty() && (host == *this_host || host.starts_with(&format!("{this_host}."))))
+        || listed.contains(&host)
+}
+
+/// This machine's host name and the names `/etc/hosts` lists (lower case, without trailing
+/// dots), read once per process: a policy compares every rule with them.
+fn this_machines_names() -> &'static (String, Vec<String>) {
+    static NAMES: std::sync::OnceLock<(String, Vec<String>)> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let this_host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        let hosts = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+        let listed = hosts
+            .lines()
+            .map(|line| line.split('#').next().unwrap_or(""))
+            .flat_map(|line| line.split_whitespace().skip(1))
+            .map(|name| name.trim_end_matches('.').to_ascii_lowercase())
+            .collect();
+        (this_host, listed)
+    })
 }
 
 /// Whether the host name's last label is a number (decimal, or `0x` hex), which a URL parser

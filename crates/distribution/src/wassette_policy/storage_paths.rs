@@ -51,21 +51,9 @@ fn without_authority(path: &str) -> Option<String> {
 /// it: `/proc/self/cwd`, `/proc/PID/...`, `/dev/fd/N`, `/dev/stdin`.
 fn depends_on_the_process(path: &str) -> bool {
     let absolute = path.trim_start_matches(' ');
-    let absolute = without_localhost(absolute)
-        .or_else(|| without_authority(absolute))
-        .unwrap_or_else(|| absolute.to_string());
+    let absolute = without_authority(absolute).unwrap_or_else(|| absolute.to_string());
     let parts = parts_of(&absolute);
     absolute.starts_with('/') && matches!(parts.first(), Some(&"proc") | Some(&"dev"))
-}
-
-/// `path` with a `localhost` authority (any case, trailing dots) taken as the root: `None` when
-/// it has none.
-fn without_localhost(path: &str) -> Option<String> {
-    let (first, rest) = path.split_once('/').unwrap_or((path, ""));
-    first
-        .trim_end_matches('.')
-        .eq_ignore_ascii_case("localhost")
-        .then(|| format!("/{rest}"))
 }
 
 /// An allowed directory, as cordon would grant it.
@@ -97,6 +85,30 @@ pub(super) enum NotADirectory {
     Empty,
 }
 
+impl NotADirectory {
+    /// Why the allow is left out, and what to write instead.
+    pub(super) fn reason(&self) -> &'static str {
+        match self {
+            Self::LeavesBase => {
+                "a relative path with `..`, which may leave the policy's directory or follow a link; write the directory it means, or grant it by hand"
+            }
+            Self::Dots => {
+                "a path with `..`, which the kernel takes back from where a link leads rather than as written; write the directory it means"
+            }
+            Self::Unreadable => {
+                "not a plain path (letters, digits, . _ - ~, spaces and /, at most 4096 bytes); write the directory as it is named on disk, or grant it by hand"
+            }
+            Self::NamesAHost => {
+                "its first part names this machine as a host (localhost, its host name, an address); write the path without it"
+            }
+            Self::NotFs | Self::Empty => "not an fs:// URI naming a directory",
+            Self::Pattern => {
+                "cordon grants whole directories (fs://DIR or fs://DIR/**); a glob or file pattern inside a path cannot be granted as narrowly"
+            }
+        }
+    }
+}
+
 /// `fs://DIR`, `fs://DIR/` or `fs://DIR/**` as the directory it names, normalised.
 pub(super) fn allowed_dir(uri: &str, base: &Path) -> Result<AllowedDir, NotADirectory> {
     let path = uri
@@ -109,10 +121,7 @@ pub(super) fn allowed_dir(uri: &str, base: &Path) -> Result<AllowedDir, NotADire
     if path.len() > MAX_PATH_BYTES || !path.chars().all(|c| is_plain(c, false) || c == '*') {
         return Err(NotADirectory::Unreadable);
     }
-    let first = path.split('/').next().unwrap_or_default();
-    if without_localhost(path).is_some()
-        || (!first.is_empty() && super::addresses::name_is_this_machine(first))
-    {
+    if without_authority(path).is_some() {
         return Err(NotADirectory::NamesAHost);
     }
     if path.split('/').any(|part| part != part.trim()) || depends_on_the_process(path) {
@@ -196,10 +205,11 @@ pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyR
             "it has a character outside a plain path (letters, digits, . _ - ~, space, /, globs)"
         });
     }
-    if path.len() > MAX_PATH_BYTES || parts_of(path).len() > MAX_PARTS {
+    let parts = parts_of(path);
+    if path.len() > MAX_PATH_BYTES || parts.len() > MAX_PARTS {
         return DenyReach::Anywhere("it is longer than any path cordon reads");
     }
-    if parts_of(path).contains(&"..") {
+    if parts.contains(&"..") {
         return DenyReach::Anywhere(
             "it has `..`, which follows links that may be made or changed after it is read",
         );
@@ -216,9 +226,7 @@ pub(super) fn deny_reach(uri: &str, base: &Path, looked_at: &mut usize) -> DenyR
     if trimmed != path {
         readings.push(trimmed.trim_start_matches(' ').to_string());
     }
-    if let Some(absolute) = without_localhost(path) {
-        readings.push(absolute);
-    } else if let Some(absolute) = without_authority(path) {
+    if let Some(absolute) = without_authority(path) {
         readings.push(absolute);
     }
     for reading in readings.clone() {
