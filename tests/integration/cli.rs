@@ -219,6 +219,24 @@ fn configuration_and_usage_errors_exit_2_with_the_reason() {
         run.stderr
     );
 
+    // Each crate reads its own tables; a key none of them reads is named with its file and line,
+    // in a table of its own or in `[agent]`, which the runtime and the agent loop share.
+    for (text, named) in [
+        (
+            "[host]\nlocked = false\n\n[plugns.probe]\n",
+            "cordon.toml line 4: unknown key `plugns`",
+        ),
+        (
+            "[agent]\nmax_steps = 3\nmax_stpes = 4\n",
+            "cordon.toml line 3: unknown key `agent.max_stpes`",
+        ),
+        ("[model]\nmodle = \"m\"\n", "unknown field `modle`"),
+    ] {
+        let run = probe().config(text).cordon(&["list"]);
+        assert_eq!(run.code, 2, "{text}: {}", run.stderr);
+        assert!(run.stderr.contains(named), "{text}: {}", run.stderr);
+    }
+
     // `[telemetry]` is read by the telemetry crate, not the runtime: still checked on every load.
     for (table, key) in [
         (

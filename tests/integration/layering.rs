@@ -128,9 +128,17 @@ fn file_of(src: &Path, path: &[String]) -> Option<PathBuf> {
     })
 }
 
-/// The agent crate's folders from the bottom up: the conversation (messages, transcripts) under
+/// The agent crate's folders from the bottom up: its part of cordon.toml, the conversation
+/// (messages, transcripts) under
 /// the model client, the context window over both, tool search, and the session over them all.
-const AGENT_LAYERS: [&str; 5] = ["conversation", "model", "context", "tool_search", "session"];
+const AGENT_LAYERS: [&str; 6] = [
+    "settings",
+    "conversation",
+    "model",
+    "context",
+    "tool_search",
+    "session",
+];
 
 /// Every import in the crate at `src` from a folder of `layers` to one above it.
 fn upward_imports(src: &Path, layers: &[&str]) -> Vec<String> {

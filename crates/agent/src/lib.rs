@@ -9,12 +9,14 @@
 //!   compacting older turns so that every request fits.
 //! - `session/`: the loop itself ([`Agent`]), the default system prompt, and `--output-schema`
 //!   with its `final_result` tool (`contract.rs`).
+//! - `settings/`: the agent's part of cordon.toml (`[model]`, the loop's keys of `[agent]`).
 //! - `tool_search/`: which tools each request carries; with many, `search_tools` finds them.
 
 mod context;
 mod conversation;
 mod model;
 mod session;
+pub mod settings;
 pub mod tool_search;
 
 pub use context::fit::SUMMARY_HEADING;

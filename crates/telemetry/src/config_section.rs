@@ -5,7 +5,9 @@
 //! every plugin's grants twice; the runtime's [`Config`] leaves the table to this crate.
 
 use crate::settings::{FileSettings, SAMPLERS};
-use cordon_runtime::config::{self, Config, ConfigError};
+#[cfg(any(doc, test))]
+use cordon_runtime::config::Config;
+use cordon_runtime::config::{self, ConfigDocument, ConfigError};
 use cordon_runtime::report::secrets;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -15,27 +17,16 @@ use std::path::Path;
 /// (`telemetry.sampler`), and TOML that does not parse is refused as [`Config::load`] refuses it.
 /// Header values (and the `${env:NAME}` values in them) are registered as secrets.
 pub fn load_file_settings(path: &Path) -> Result<FileSettings, ConfigError> {
-    #[derive(Deserialize)]
-    struct TelemetryOnly {
-        #[serde(default)]
-        telemetry: RawTelemetry,
-    }
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Config::register_literal_secrets(&text);
-    let raw: TelemetryOnly = toml::from_str(&text).map_err(|err| ConfigError::Syntax {
-        path: path.to_path_buf(),
-        message: err.to_string(),
-    })?;
-    raw.telemetry
+    read_file_settings(&ConfigDocument::load(path)?)
+}
+
+/// The `[telemetry]` table of a config document, checked (and claimed for
+/// [`ConfigDocument::check_all_read`]).
+pub fn read_file_settings(document: &ConfigDocument) -> Result<FileSettings, ConfigError> {
+    document
+        .table::<RawTelemetry>("telemetry")?
         .validate()
-        .map_err(|(key, message)| ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: format!("telemetry.{key}"),
-            message,
-        })
+        .map_err(|(key, message)| document.invalid(format!("telemetry.{key}"), message))
 }
 
 #[derive(Deserialize, Default)]
@@ -170,8 +161,17 @@ mod tests {
         assert!(message.contains("endpiont"), "{message}");
         assert!(message.contains("line 5"), "{message}");
         assert!(message.contains(&path.display().to_string()), "{message}");
-        // The runtime accepts the table it leaves to this crate, whatever is in it.
-        assert!(Config::load(&path).is_ok());
+        // The runtime leaves the table to this crate, whatever is in it; together they read all.
+        std::fs::write(
+            &path,
+            "[host]\nlocked = false\n\n[telemetry]\nendpoint = \"http://x\"\n",
+        )
+        .unwrap();
+        let document = ConfigDocument::load(&path).unwrap();
+        assert!(Config::from_document(&document).is_ok());
+        assert!(document.check_all_read().is_err());
+        read_file_settings(&document).unwrap();
+        assert!(document.check_all_read().is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -19,7 +19,7 @@ pub mod settings;
 mod span_metrics;
 mod span_queue;
 
-pub use config_section::load_file_settings;
+pub use config_section::{load_file_settings, read_file_settings};
 pub use export_guard::{ExportGuard, Redactor};
 pub use settings::{FileSettings, SettingsError, TelemetrySettings};
 

@@ -14,7 +14,7 @@ pub mod window;
 use crate::conversation::message::Message;
 use crate::model::client::ModelClient;
 use crate::model::provider::ToolSpec;
-use cordon_runtime::config::{Compaction, ModelSettings};
+use crate::settings::{Compaction, ModelSettings};
 use fit::{Plan, TooSmall};
 use token_count::TokenCounter;
 use window::{Window, WindowSource};
@@ -47,7 +47,7 @@ impl ContextBudget {
         }
         let window = match client.server_context_window().await {
             Some(tokens) => Window {
-                tokens: tokens.max(cordon_runtime::config::MIN_CONTEXT_WINDOW),
+                tokens: tokens.max(crate::settings::MIN_CONTEXT_WINDOW),
                 source: WindowSource::Server,
             },
             None => Window {
@@ -128,7 +128,7 @@ impl ContextBudget {
         if let (Some(reported), Some(current)) = (window, self.window.as_mut())
             && let Ok(reported) = u32::try_from(reported)
             && reported < current.tokens
-            && reported >= cordon_runtime::config::MIN_CONTEXT_WINDOW
+            && reported >= crate::settings::MIN_CONTEXT_WINDOW
         {
             tracing::warn!(
                 configured = current.tokens,

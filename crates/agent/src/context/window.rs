@@ -2,7 +2,7 @@
 //! the server, or the provider's documented default), less what is kept back for the reply and a
 //! margin for counting error.
 
-use cordon_runtime::config::{ModelSettings, Provider};
+use crate::settings::{ModelSettings, Provider};
 
 /// Where the window size came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

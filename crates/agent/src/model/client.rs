@@ -14,7 +14,7 @@ use crate::conversation::observer::AgentObserver;
 use crate::model::provider::{self, Request, StreamAssembler, StreamState, ToolSpec};
 use crate::model::retry::{self, RetryPolicy};
 use crate::model::sse::SseDecoder;
-use cordon_runtime::config::{ModelSettings, Provider, STREAM_IDLE_TIMEOUT};
+use crate::settings::{ModelSettings, Provider, STREAM_IDLE_TIMEOUT};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -90,7 +90,7 @@ impl ModelClient {
             model,
             key,
             settings: settings.clone(),
-            reply_deadline: cordon_runtime::config::AgentSettings::default().max_reply_time,
+            reply_deadline: crate::settings::AgentSettings::default().max_reply_time,
         })
     }
 

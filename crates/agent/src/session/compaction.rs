@@ -13,7 +13,7 @@ use crate::conversation::message::Message;
 use crate::conversation::observer::{AgentObserver, CompactionReport, Unobserved};
 use crate::model::client::{ModelError, read_whole};
 use crate::model::provider::ToolSpec;
-use cordon_runtime::config::Compaction;
+use crate::settings::Compaction;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;

@@ -10,7 +10,7 @@ use crate::conversation::stream_gate::StreamGate;
 use crate::conversation::text_calls;
 use crate::model::client::ModelError;
 use crate::model::provider::ToolSpec;
-use cordon_runtime::config::Provider;
+use crate::settings::Provider;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 

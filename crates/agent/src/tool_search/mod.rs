@@ -8,9 +8,9 @@
 
 use crate::conversation::message::{Message, ToolCall, ToolOutcome};
 use crate::model::provider::ToolSpec;
+use crate::settings::ToolSearch;
 use cordon_runtime::Pipeline;
 use cordon_runtime::ToolInfo;
-use cordon_runtime::config::ToolSearch;
 use cordon_runtime::pipeline::tool_search as search;
 pub use cordon_runtime::pipeline::tool_search::SEARCH_TOOL;
 use cordon_runtime::report::ErrorKind;

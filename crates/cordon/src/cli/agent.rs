@@ -5,11 +5,11 @@
 use crate::cli::interrupt::interrupt_watcher;
 use crate::cli::live_view::LiveView;
 use anyhow::{Context as _, bail};
+use cordon_agent::settings::{AgentSettings, ModelSettings, Provider};
 use cordon_agent::{
     Agent, AgentError, AgentOptions, Answer, Message, ModelClient, OutputContract,
     TranscriptWriter, load_transcript,
 };
-use cordon_runtime::config::{AgentSettings, ModelSettings, Provider};
 use cordon_runtime::pipeline::{Approver, Pipeline};
 use std::io::{IsTerminal as _, Read as _};
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ pub struct SessionArgs {
     /// The model's context window in tokens [default: [model] context_window, else what the
     /// server reports (llama.cpp), else 128000 for OpenAI, 200000 for Anthropic, 8192 for other
     /// servers].
-    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(i64::from(cordon_runtime::config::MIN_CONTEXT_WINDOW)..))]
+    #[arg(long, value_name = "TOKENS", value_parser = clap::value_parser!(u32).range(i64::from(cordon_agent::settings::MIN_CONTEXT_WINDOW)..))]
     pub context_window: Option<u32>,
     /// The longest pause of a streamed reply, or the longest wait for a whole reply with
     /// --no-stream, e.g. 90s or 10m [default: [model] timeout, else 120s between streamed bytes
@@ -79,7 +79,7 @@ impl SessionArgs {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 bail!("--base-url {url:?} must start with http:// or https://");
             }
-            if let Some(reason) = cordon_runtime::config::base_url_credentials(url) {
+            if let Some(reason) = cordon_agent::settings::base_url_credentials(url) {
                 bail!("--base-url: {reason}");
             }
             settings.base_url = Some(url.trim_end_matches('/').to_string());

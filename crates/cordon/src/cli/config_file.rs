@@ -1,19 +1,34 @@
-//! cordon.toml as the binary reads it: the runtime's tables through [`Config`] and the tables
-//! other crates own (`[telemetry]`: `cordon-telemetry`) through theirs, all checked on every load,
-//! so a mistake in any table fails the command that reads the file, naming the file and the key.
+//! cordon.toml as the binary reads it: one [`ConfigDocument`], from which each crate reads the
+//! tables it owns (the runtime's grants, hooks and host; the agent's `[model]` and loop keys;
+//! `[telemetry]`), and then one check names any key nobody read, with its file and line. A mistake
+//! in any table fails every command that reads the file.
 
-use anyhow::Context as _;
-use cordon_runtime::config::Config;
+use cordon_agent::settings::SessionSettings;
+use cordon_runtime::config::{Config, ConfigDocument, ConfigError};
 use std::path::Path;
 
-/// Reads and checks the config file at `path`; the runtime's part of it is returned.
-pub fn load(path: &Path) -> anyhow::Result<Config> {
-    let config = Config::load(path)?;
-    cordon_telemetry::load_file_settings(path).with_context(|| {
-        format!(
-            "{} has a [telemetry] table cordon cannot use",
-            path.display()
-        )
-    })?;
-    Ok(config)
+/// Every part of one config file, checked.
+pub struct ConfigFile {
+    /// The runtime's tables: what the pipeline is built from.
+    pub runtime: Config,
+    /// `[model]` and the loop's keys of `[agent]`.
+    pub session: SessionSettings,
+}
+
+/// Reads and checks the config file at `path`.
+pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+    read(&ConfigDocument::load(path)?)
+}
+
+/// Checks config text as [`load`] checks a file; `origin` names it, `base` anchors its paths.
+pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<ConfigFile, ConfigError> {
+    read(&ConfigDocument::new(text, origin, base)?)
+}
+
+fn read(document: &ConfigDocument) -> Result<ConfigFile, ConfigError> {
+    let runtime = Config::from_document(document)?;
+    let session = SessionSettings::from_document(document)?;
+    cordon_telemetry::read_file_settings(document)?;
+    document.check_all_read()?;
+    Ok(ConfigFile { runtime, session })
 }

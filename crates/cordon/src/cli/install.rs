@@ -380,7 +380,7 @@ fn config_text_loads(text: &str, paths: &InstallPaths) -> Result<(), String> {
         .parent()
         .filter(|dir| !dir.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    Config::parse(text, &paths.config, base)
+    super::config_file::parse(text, &paths.config, base)
         .map(drop)
         .map_err(|err| err.to_string())
 }

@@ -32,14 +32,22 @@ pub struct PipelineLoader {
 }
 
 impl PipelineLoader {
-    /// The config as it is on disk now.
+    /// The config as it is on disk now (its runtime part).
     pub fn config(&self) -> anyhow::Result<Config> {
+        Ok(self.config_file()?.runtime)
+    }
+
+    /// Every part of the config as it is on disk now.
+    pub fn config_file(&self) -> anyhow::Result<super::config_file::ConfigFile> {
         Ok(match &self.config {
             Some(path) => super::config_file::load(path)?,
             None if PathBuf::from("cordon.toml").is_file() => {
                 super::config_file::load("cordon.toml".as_ref())?
             }
-            None => Config::default(),
+            None => super::config_file::ConfigFile {
+                runtime: Config::default(),
+                session: Default::default(),
+            },
         })
     }
 

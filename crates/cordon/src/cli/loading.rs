@@ -4,9 +4,10 @@
 
 use super::{Cli, Command, install, live_reload};
 use anyhow::Context as _;
+use cordon_agent::settings::{AgentSettings, ModelSettings};
 use cordon_runtime::CompileCache;
 use cordon_runtime::capabilities::lock::Lockfile;
-use cordon_runtime::config::{AgentSettings, Config, ModelSettings};
+use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::Pipeline;
 use std::path::PathBuf;
 
@@ -24,7 +25,8 @@ impl Cli {
     /// that no grant reaches the session's transcripts; with `watch`, changes are watched from
     /// before the first load, so nothing changed from here on goes unloaded.
     pub(super) async fn load(&self, watch: bool) -> anyhow::Result<Loaded> {
-        let config = self.load_config()?;
+        let file = self.pipeline_loader().config_file()?;
+        let config = file.runtime;
         let lock = if self.locked || config.locked {
             let path = self.lock_path();
             Some(
@@ -37,8 +39,8 @@ impl Cli {
         // Transcripts are the host's own files, like the config, lock and audit log: a plugin
         // that could rewrite one would write the next session's conversation.
         self.pipeline_loader().check_host_files(&config)?;
-        let model = config.model.clone();
-        let agent = config.agent.clone();
+        let model = file.session.model;
+        let agent = file.session.agent;
         let watcher = watch.then(|| self.pipeline_loader().watch_from_now());
         let pipeline = self.load_pipeline(config, lock).await?;
         Ok(Loaded {

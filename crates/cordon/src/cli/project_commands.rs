@@ -107,7 +107,7 @@ impl Cli {
             files: args.files.to_vec(),
             plugins_dir: self.plugins.clone(),
             config: match &self.config {
-                Some(path) => config_file::load(path)?,
+                Some(path) => config_file::load(path)?.runtime,
                 None => Config::default(),
             },
             cache: self.install_paths().cache,

@@ -62,7 +62,8 @@ enum ConfigSource {
 
 /// Assembles a [`Pipeline`] from a plugins directory and a config.
 pub struct RuntimeBuilder {
-    plugins_dir: PathBuf,
+    plugins_dir: Option<PathBuf>,
+    given: Vec<(String, Arc<[u8]>)>,
     config: ConfigSource,
     cache: Option<CompileCache>,
     lock: Option<Lockfile>,
@@ -75,13 +76,31 @@ impl RuntimeBuilder {
     /// and the user's compile cache, until told otherwise.
     pub fn new(plugins_dir: impl Into<PathBuf>) -> Self {
         Self {
-            plugins_dir: plugins_dir.into(),
+            plugins_dir: Some(plugins_dir.into()),
+            ..Self::without_directory()
+        }
+    }
+
+    /// A runtime of only the plugins given with [`RuntimeBuilder::plugin`], with the default
+    /// config and the user's compile cache, until told otherwise.
+    pub fn without_directory() -> Self {
+        Self {
+            plugins_dir: None,
+            given: Vec::new(),
             config: ConfigSource::Given(Box::default()),
             cache: None,
             lock: None,
             lock_path: None,
             active_tools: None,
         }
+    }
+
+    /// Adds a plugin given as the bytes of its component, under `id` (the name its grant has in
+    /// the config, as a file's stem is). It passes every check a plugin file does (component
+    /// header, size, sha256 pin, the lock) and is listed as `ID.wasm (given in code)`.
+    pub fn plugin(mut self, id: impl Into<String>, component: impl Into<Arc<[u8]>>) -> Self {
+        self.given.push((id.into(), component.into()));
+        self
     }
 
     /// Uses this configuration.
@@ -153,6 +172,7 @@ impl RuntimeBuilder {
         };
         let registry = Registry::load(RegistryOptions {
             plugins_dir: self.plugins_dir,
+            given: self.given,
             config,
             cache: self.cache.unwrap_or_else(CompileCache::default_location),
             lock: self.lock,

@@ -98,7 +98,7 @@ impl RawHttpGrant {
 /// in cordon.toml itself: every header but those known to carry none (content negotiation, caching,
 /// the client's name, API versions). Deny by default: a list of credential words always misses
 /// some (`X-Pwd`, `X-Sig`, `X-Jwt`).
-pub(super) fn carries_credentials(name: &str) -> bool {
+pub fn carries_credentials(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
     const HARMLESS: &[&str] = &[
         "accept",

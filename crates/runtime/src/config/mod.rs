@@ -1,13 +1,16 @@
-//! The operator's `cordon.toml`, parsed once into a validated [`Config`]. Unknown keys are errors,
-//! relative host paths are taken from the config file's directory, and every mistake is reported
-//! with the key it concerns. `[telemetry]` belongs to the `cordon-telemetry` crate, which reads
-//! and checks that table itself; the runtime only accepts it.
+//! The runtime's part of the operator's `cordon.toml`, read from a [`ConfigDocument`] into a
+//! validated [`Config`]: the plugins' grants and limits, `[hooks]`, `[host]`, `[audit]`,
+//! `[approval]`, `[tool_providers]` and the batch keys of `[agent]`. Relative host paths are taken
+//! from the config file's directory and every mistake is reported with the key it concerns. The
+//! other tables belong to the crates that use them (`[model]` and the loop's keys of `[agent]`:
+//! `cordon-agent`; `[telemetry]`: `cordon-telemetry`), which read them from the same document.
 
-mod agent_section;
 mod approval_section;
+mod batch_section;
+mod document;
+mod grant_in_code;
 mod http_section;
 mod layout;
-mod model;
 mod mount_source;
 mod plugin_section;
 #[cfg(test)]
@@ -15,12 +18,12 @@ mod tests;
 mod tool_section;
 mod units;
 
-use agent_section::RawAgent;
-pub use agent_section::{
-    AgentSettings, BatchSettings, DEFAULT_TOOL_SEARCH_THRESHOLD, Execution, ToolSearch,
-};
 use approval_section::RawApproval;
 pub use approval_section::{ApprovalPolicy, Unattended};
+use batch_section::RawBatches;
+pub use batch_section::{BatchSettings, Execution};
+pub use document::ConfigDocument;
+pub use grant_in_code::{GrantBuilder, HttpAccess};
 use plugin_section::{RawLimits, RawPlugin};
 
 use crate::capabilities::grant::{Access, DirGrant, HookGrant, PluginGrant};
@@ -31,11 +34,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+pub use http_section::carries_credentials as header_carries_credentials;
 pub use http_section::expand_env_parts as expand_env_template;
-pub use model::{
-    Compaction, MIN_CONTEXT_WINDOW, ModelSettings, Provider, STREAM_IDLE_TIMEOUT,
-    base_url_credentials,
-};
 pub use units::{parse_bytes, parse_duration};
 
 /// A configuration problem; the message names the file and the key.
@@ -53,6 +53,13 @@ pub enum ConfigError {
         path: PathBuf,
         key: String,
         message: String,
+    },
+    #[error("{path} line {line}: unknown key `{key}`; {known}")]
+    UnknownKey {
+        path: PathBuf,
+        line: usize,
+        key: String,
+        known: String,
     },
 }
 
@@ -85,10 +92,6 @@ pub struct Config {
     pub audit_path: Option<PathBuf>,
     /// How batches run (`[agent]`: execution, tools, concurrency, result budgets).
     pub batches: BatchSettings,
-    /// The agent loop's steps and system prompt (`[agent]`).
-    pub agent: AgentSettings,
-    /// The model API the agent loop talks to (`[model]`).
-    pub model: ModelSettings,
     /// Plugin ids whose hooks run first, in this order (`[hooks] order`); the other hooks follow
     /// in plugin file-name order.
     pub hook_order: Vec<String>,
@@ -111,8 +114,6 @@ impl Default for Config {
             max_open_files: DEFAULT_MAX_OPEN_FILES,
             audit_path: None,
             batches: BatchSettings::default(),
-            agent: AgentSettings::default(),
-            model: ModelSettings::default(),
             hook_order: Vec::new(),
             default_limits: Limits::default(),
             plugins: BTreeMap::new(),
@@ -122,42 +123,33 @@ impl Default for Config {
     }
 }
 
-/// A config file's text, or the error naming it.
-fn read_config_text(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-/// TOML that does not parse, named by where it came from.
-fn syntax_error(origin: &Path, err: toml::de::Error) -> ConfigError {
-    ConfigError::Syntax {
-        path: origin.to_path_buf(),
-        message: err.to_string(),
-    }
-}
-
 impl Config {
-    /// Reads and validates a config file.
+    /// Reads and validates a config file that holds only the runtime's tables: any other table
+    /// is refused as unknown. A file that also holds other parts' tables (`[model]`,
+    /// `[telemetry]`) is read as a [`ConfigDocument`] that each part reads from, then checked once
+    /// with [`ConfigDocument::check_all_read`].
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        let text = read_config_text(path)?;
-        let base = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        Self::parse(&text, path, base)
+        Self::read_alone(&ConfigDocument::load(path)?)
     }
 
-    /// Validates config text; `origin` names it in errors, `base` anchors relative host paths.
+    /// Validates config text as [`Config::load`] validates a file; `origin` names it in errors,
+    /// `base` anchors relative host paths.
     pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
-        Self::register_literal_secrets(text);
-        let raw: RawConfig = toml::from_str(text).map_err(|err| syntax_error(origin, err))?;
-        let invalid = |key: String, message: String| ConfigError::Invalid {
-            path: origin.to_path_buf(),
-            key,
-            message,
-        };
+        Self::read_alone(&ConfigDocument::new(text, origin, base)?)
+    }
+
+    fn read_alone(document: &ConfigDocument) -> Result<Self, ConfigError> {
+        let config = Self::from_document(document)?;
+        document.check_all_read()?;
+        Ok(config)
+    }
+
+    /// The tables of `document` the runtime reads (and claims, for the unread-key check).
+    pub fn from_document(document: &ConfigDocument) -> Result<Self, ConfigError> {
+        let raw = RawConfig::read(document)?;
+        let origin = document.origin();
+        let base = document.base();
+        let invalid = |key: String, message: String| document.invalid(key, message);
         let default_limits = raw
             .defaults
             .limits
@@ -170,18 +162,14 @@ impl Config {
                 .map_err(|(key, message)| invalid(format!("plugins.{id}.{key}"), message))?;
             plugins.insert(id, grant);
         }
-        let (mut batches, agent) = raw
-            .agent
+        let mut batches = raw
+            .batches
             .validate()
             .map_err(|(key, message)| invalid(format!("agent.{key}"), message))?;
         batches.approval = raw
             .approval
             .validate()
             .map_err(|(key, message)| invalid(format!("approval.{key}"), message))?;
-        let model = raw
-            .model
-            .validate()
-            .map_err(|(key, message)| invalid(format!("model.{key}"), message))?;
         let max_sandboxes = raw.host.max_sandboxes.unwrap_or(DEFAULT_MAX_SANDBOXES);
         if !(1..=10_000).contains(&max_sandboxes) {
             return Err(invalid(
@@ -231,8 +219,6 @@ impl Config {
             max_open_files,
             audit_path,
             batches,
-            agent,
-            model,
             hook_order: raw.hooks.order,
             default_limits,
             plugins,
@@ -319,30 +305,31 @@ fn register_literal_header_values(text: &str) {
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+/// The runtime's tables, each read from the document by the runtime.
 struct RawConfig {
-    #[serde(default)]
     host: RawHost,
-    #[serde(default)]
     audit: RawAudit,
-    #[serde(default)]
-    agent: RawAgent,
-    #[serde(default)]
+    batches: RawBatches,
     approval: RawApproval,
-    /// Accepted here, read and checked by the `cordon-telemetry` crate, which owns it.
-    #[serde(default, rename = "telemetry")]
-    _telemetry: serde::de::IgnoredAny,
-    #[serde(default)]
-    model: model::RawModel,
-    #[serde(default)]
     hooks: RawHooks,
-    #[serde(default)]
     defaults: RawDefaults,
-    #[serde(default)]
     plugins: BTreeMap<String, RawPlugin>,
-    #[serde(default)]
     tool_providers: BTreeMap<String, String>,
+}
+
+impl RawConfig {
+    fn read(document: &ConfigDocument) -> Result<Self, ConfigError> {
+        Ok(Self {
+            host: document.table("host")?,
+            audit: document.table("audit")?,
+            batches: document.keys_of("agent", batch_section::BATCH_KEYS)?,
+            approval: document.table("approval")?,
+            hooks: document.table("hooks")?,
+            defaults: document.table("defaults")?,
+            plugins: document.table("plugins")?,
+            tool_providers: document.table("tool_providers")?,
+        })
+    }
 }
 
 #[derive(Deserialize, Default)]

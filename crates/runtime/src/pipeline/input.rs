@@ -14,6 +14,8 @@ pub struct CallRequest {
 }
 
 impl CallRequest {
+    /// A call of tool `name` with its arguments as JSON text (as a model or a client sends them);
+    /// text that is not a JSON object comes back as an `invalid_arguments` result.
     pub fn new(
         id: impl Into<String>,
         name: impl Into<String>,
@@ -24,6 +26,16 @@ impl CallRequest {
             name: name.into(),
             arguments: arguments.into(),
         }
+    }
+
+    /// A call of tool `name` with its arguments as a JSON value, for a program that has them as
+    /// one: `CallRequest::with_value("1", "read_file", json!({"path": "/repo/README.md"}))`.
+    pub fn with_value(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: &serde_json::Value,
+    ) -> Self {
+        Self::new(id, name, arguments.to_string())
     }
 }
 

@@ -9,7 +9,7 @@ use crate::capabilities::lock::Lockfile;
 use crate::config::Config;
 use crate::sandbox::cache::CompileCache;
 use crate::sandbox::engine::{self, EngineSettings};
-use crate::sandbox::plugin::{LoadError, Plugin, PluginHost, ToolInfo};
+use crate::sandbox::plugin::{ComponentSource, LoadError, Plugin, PluginHost, ToolInfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,7 +50,10 @@ fn approved_declarations(plugin: Plugin, lock: Option<&Lockfile>) -> Result<Plug
 
 /// How to build a registry.
 pub struct RegistryOptions {
-    pub plugins_dir: PathBuf,
+    /// Every `*.wasm` file directly in this directory is a plugin (none when `None`).
+    pub plugins_dir: Option<PathBuf>,
+    /// Plugins given as bytes in code, by id, loaded after the directory's.
+    pub given: Vec<(String, Arc<[u8]>)>,
     pub config: Config,
     pub cache: CompileCache,
     /// When set, only plugins approved in this lockfile (same sha256, no wider grants) load.
@@ -75,9 +78,14 @@ pub struct Registry {
 impl Registry {
     /// Loads every `*.wasm` file directly inside the plugins directory.
     pub async fn load(options: RegistryOptions) -> Result<Self, RegistryError> {
-        let files = plugin_files(&options.plugins_dir)?;
-        let mut own_files: Vec<(&str, &Path)> =
-            vec![("the plugins directory", &options.plugins_dir)];
+        let files = match &options.plugins_dir {
+            Some(dir) => plugin_files(dir)?,
+            None => Vec::new(),
+        };
+        let mut own_files: Vec<(&str, &Path)> = Vec::new();
+        if let Some(dir) = &options.plugins_dir {
+            own_files.push(("the plugins directory", dir));
+        }
         if let Some(dir) = options.cache.dir() {
             own_files.push(("the compile cache", dir));
         }
@@ -109,27 +117,40 @@ impl Registry {
             options.config.max_http_connections,
             options.config.max_open_files,
         )?);
-        warn_about_unused_grants(&options.config, &files);
+        register_header_secrets(&options.config);
+        let sources = plugin_sources(files, options.given);
+        warn_about_unused_grants(&options.config, &sources);
 
         let lock = options.lock.map(Arc::new);
         let mut loads = tokio::task::JoinSet::new();
-        for (index, file) in files.iter().cloned().enumerate() {
+        for (index, source) in sources.iter().cloned().enumerate() {
             // A plugin file is cordon's own like the directory it is in: one that is a link into
             // a read-write grant (where a plugin could rewrite it) is refused.
-            if let Err(err) = options
-                .config
-                .check_own_files(&[("the plugin file", &file)])
+            if let ComponentSource::File(file) = &source.component
+                && let Err(err) = options.config.check_own_files(&[("the plugin file", file)])
             {
                 loads.spawn(async move { (index, Err(LoadError::OwnFile(err.to_string()))) });
                 continue;
             }
+            if sources[..index]
+                .iter()
+                .any(|earlier| earlier.id == source.id)
+            {
+                let reason = format!(
+                    "plugin id `{}` is taken by an earlier plugin; give each plugin its own id",
+                    source.id
+                );
+                loads.spawn(async move { (index, Err(LoadError::DuplicateId(reason))) });
+                continue;
+            }
             let host = host.clone();
-            let grant = Arc::new(options.config.grant_for(&plugin_id(&file)));
+            let grant = Arc::new(options.config.grant_for(&source.id));
             let lock = lock.clone();
             loads.spawn(async move {
                 (
                     index,
-                    Plugin::load(&host, &file, grant, lock.as_deref()).await,
+                    Plugin::load(&host, &source.id, &source.component, grant, lock.as_deref())
+                        .await,
                 )
             });
         }
@@ -166,7 +187,7 @@ impl Registry {
         let (collisions, taken) = tool_claims::settle(&loaded, &options.config);
         registry.collisions = collisions;
         for (index, outcome) in outcomes {
-            let file = &files[index];
+            let file = &sources[index].shown_as;
             let outcome = outcome.map_err(|err| err.to_string()).and_then(|plugin| {
                 match taken.get(&*plugin.id) {
                     Some(reason) => Err(reason.clone()),
@@ -292,9 +313,50 @@ pub fn plugin_id(file: &Path) -> String {
         .into_owned()
 }
 
-fn warn_about_unused_grants(config: &Config, files: &[PathBuf]) {
+/// One plugin to load: its id, its component, and how lists and errors name it.
+#[derive(Clone)]
+struct PluginSource {
+    id: String,
+    component: ComponentSource,
+    shown_as: PathBuf,
+}
+
+/// The directory's files, then the plugins given in code, in that order.
+fn plugin_sources(files: Vec<PathBuf>, given: Vec<(String, Arc<[u8]>)>) -> Vec<PluginSource> {
+    let from_files = files.into_iter().map(|file| PluginSource {
+        id: plugin_id(&file),
+        component: ComponentSource::File(file.clone()),
+        shown_as: file,
+    });
+    let from_code = given.into_iter().map(|(id, bytes)| PluginSource {
+        shown_as: PathBuf::from(format!("{id}.wasm (given in code)")),
+        id,
+        component: ComponentSource::Bytes(bytes),
+    });
+    from_files.chain(from_code).collect()
+}
+
+/// Registers with the scrubber every credential header of every HTTP grant, however the grant
+/// was made: cordon.toml's are registered as they are read, a grant built field by field in code
+/// is registered here, so no route leaves a configured secret unmasked.
+fn register_header_secrets(config: &Config) {
+    let headers = config
+        .plugins
+        .values()
+        .flat_map(|grant| grant.http.iter())
+        .flat_map(|http| http.headers.iter());
+    for header in headers {
+        if crate::config::header_carries_credentials(header.name.as_str())
+            && let Ok(value) = header.value.to_str()
+        {
+            crate::report::secrets::register_header_value(value);
+        }
+    }
+}
+
+fn warn_about_unused_grants(config: &Config, sources: &[PluginSource]) {
     for id in config.plugins.keys() {
-        if !files.iter().any(|file| plugin_id(file) == *id) {
+        if !sources.iter().any(|source| source.id == *id) {
             tracing::warn!(
                 "cordon.toml has a grant for plugin `{id}` but there is no {id}.wasm in the plugins directory"
             );

@@ -312,7 +312,7 @@ fn block_index(data: &Value) -> Result<usize, String> {
 mod tests {
     use super::*;
     use crate::conversation::message::ToolOutcome;
-    use cordon_runtime::config::ModelSettings;
+    use crate::settings::ModelSettings;
 
     #[test]
     fn roles_alternate_and_results_carry_the_error_flag() {

@@ -7,7 +7,7 @@ mod openai;
 
 use crate::conversation::message::{Message, Reply, ToolCall, Usage};
 use crate::model::sse::SseEvent;
-use cordon_runtime::config::{ModelSettings, Provider};
+use crate::settings::{ModelSettings, Provider};
 use serde_json::Value;
 
 /// The most bytes of arguments one tool call may carry; a reply with a call past it is refused.

@@ -323,11 +323,11 @@ mod tests {
 
     #[test]
     fn the_token_limit_uses_the_name_the_server_knows() {
-        let mut settings = cordon_runtime::config::ModelSettings {
+        let mut settings = crate::settings::ModelSettings {
             max_tokens: Some(100),
             ..Default::default()
         };
-        let body = |settings: &cordon_runtime::config::ModelSettings| {
+        let body = |settings: &crate::settings::ModelSettings| {
             request_body(&Request {
                 model: "m",
                 messages: &[],

@@ -2,14 +2,52 @@
 //! size checked before a byte is read, so a sparse or special file costs nothing), refused at its
 //! first bytes when it is not a component at all, hashed in chunks (pins, the lockfile and the
 //! compile cache rely on the hash), and read whole only to compile and only if it is still the
-//! file that was hashed.
+//! file that was hashed. A component given as bytes in code (embedding) passes the same header,
+//! size and hash checks.
 
 use super::LoadError;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where a plugin's component comes from.
+#[derive(Clone)]
+pub(crate) enum ComponentSource {
+    /// A `.wasm` file (the plugins directory).
+    File(PathBuf),
+    /// Bytes given in code.
+    Bytes(Arc<[u8]>),
+}
+
+impl ComponentSource {
+    /// The component's sha256, after its header and size are checked.
+    pub(super) fn sha256(&self) -> Result<[u8; 32], LoadError> {
+        match self {
+            Self::File(path) => hash_file(path),
+            Self::Bytes(bytes) => {
+                if bytes.len() as u64 > MAX_PLUGIN_BYTES {
+                    return Err(LoadError::TooLarge {
+                        bytes: bytes.len() as u64,
+                        limit: MAX_PLUGIN_BYTES,
+                    });
+                }
+                check_component_header(&bytes[..bytes.len().min(8)])?;
+                Ok(Sha256::digest(bytes).into())
+            }
+        }
+    }
+
+    /// The component's bytes, refused if they are no longer those that were hashed.
+    pub(super) fn read(&self, sha256: &[u8; 32]) -> wasmtime::Result<Vec<u8>> {
+        match self {
+            Self::File(path) => read_unchanged(path, sha256),
+            Self::Bytes(bytes) => Ok(bytes.to_vec()),
+        }
+    }
+}
 
 /// The largest plugin file loaded (the same bound `cordon add` keeps).
 pub const MAX_PLUGIN_BYTES: u64 = 256 << 20;
@@ -41,7 +79,7 @@ fn open_plugin_file(path: &Path) -> Result<(File, u64), LoadError> {
 /// The sha256 of a plugin file, read in chunks: its header is checked first,
 /// so a file that is no component is refused before it is hashed, and the whole file is only
 /// read into memory when it has to be compiled.
-pub(super) fn hash_file(path: &Path) -> Result<[u8; 32], LoadError> {
+fn hash_file(path: &Path) -> Result<[u8; 32], LoadError> {
     let (file, _) = open_plugin_file(path)?;
     let mut file = file.take(MAX_PLUGIN_BYTES + 1);
     let mut header = [0u8; 8];
@@ -80,7 +118,7 @@ pub(super) fn hash_file(path: &Path) -> Result<[u8; 32], LoadError> {
 
 /// The file's bytes for compiling, refused if they are no longer the bytes that were hashed (and
 /// checked against pins and the lockfile).
-pub(super) fn read_unchanged(path: &Path, sha256: &[u8; 32]) -> wasmtime::Result<Vec<u8>> {
+fn read_unchanged(path: &Path, sha256: &[u8; 32]) -> wasmtime::Result<Vec<u8>> {
     let (file, size) = open_plugin_file(path).map_err(|err| wasmtime::format_err!("{err}"))?;
     let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
     file.take(MAX_PLUGIN_BYTES + 1).read_to_end(&mut bytes)?;

@@ -22,11 +22,11 @@ use crate::sandbox::contract::{ContractPre, ContractVersion, PlainSetup, WrongWo
 use crate::sandbox::failure::{Failure, human_bytes};
 use crate::sandbox::open_files::ProcessFiles;
 use crate::schema::ArgumentSchema;
-use component_file::{hash_file, read_unchanged};
+pub(crate) use component_file::ComponentSource;
 use declared::{check_declarations, tool_info};
 pub(crate) use host::PluginHost;
 use run::Grants;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -72,6 +72,9 @@ pub enum LoadError {
     /// rewrite it.
     #[error("{0}")]
     OwnFile(String),
+    /// Two plugins (a file and bytes given in code, or two given in code) share one id.
+    #[error("{0}")]
+    DuplicateId(String),
     #[error(
         "its sha256 is {actual} but cordon.toml pins {expected}; the file changed since it was pinned (update the pin only if you trust the new file)"
     )]
@@ -154,16 +157,17 @@ impl Plugin {
     /// describes one plugin file.
     pub(crate) async fn load(
         host: &PluginHost,
-        path: &Path,
+        id: &str,
+        source: &ComponentSource,
         grant: Arc<PluginGrant>,
         lock: Option<&Lockfile>,
     ) -> Result<Self, LoadError> {
-        let id: Arc<str> = path
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into();
-        let sha256 = hash_file(path)?;
+        let id: Arc<str> = id.into();
+        let path = match source {
+            ComponentSource::File(path) => path.clone(),
+            ComponentSource::Bytes(_) => PathBuf::from(format!("{id}.wasm (given in code)")),
+        };
+        let sha256 = source.sha256()?;
         if let Some(expected) = grant.sha256
             && expected != sha256
         {
@@ -179,11 +183,11 @@ impl Plugin {
         let preopens = grant.open_dirs()?;
         let engine = host.engine.clone();
         let cache = host.cache.clone();
-        let file = path.to_path_buf();
+        let file = source.clone();
         // On a cache miss, the outline is checked before anything is compiled.
         let (component, compiled) = tokio::task::spawn_blocking(move || {
             cache.load_or_compile(&engine, &sha256, || {
-                let bytes = read_unchanged(&file, &sha256)?;
+                let bytes = file.read(&sha256)?;
                 component_outline::check(&bytes)?;
                 Ok(bytes)
             })
@@ -216,8 +220,8 @@ impl Plugin {
             .map_err(LoadError::CompileTask)?
             .map_err(|(path, reason)| LoadError::Wit { path, reason })?
         } else if contract == ContractVersion::Plain {
-            let file = path.to_path_buf();
-            tokio::task::spawn_blocking(move || match read_unchanged(&file, &sha256) {
+            let file = source.clone();
+            tokio::task::spawn_blocking(move || match file.read(&sha256) {
                 Ok(bytes) => ComponentDocs::read(&bytes),
                 Err(_) => ComponentDocs::none(),
             })
@@ -244,7 +248,7 @@ impl Plugin {
         let settings: Arc<str> = grant.settings.to_string().into();
         let mut plugin = Self {
             id,
-            path: path.to_path_buf(),
+            path,
             sha256,
             tools: Vec::new(),
             hook: None,

@@ -1,52 +1,22 @@
-//! `[agent]`: how batches of tool calls run (execution mode, the active tools, tool groups,
-//! concurrency, result budgets), and the agent loop's steps, system prompt and tool search.
+//! The agent loop's keys of `[agent]`: steps, system prompt, repeated calls, tool search and the
+//! bounds on one model reply. The batch keys of the same table are the runtime's
+//! ([`cordon_runtime::config::BatchSettings`]).
 
-use super::*;
+use cordon_runtime::config::parse_duration;
+use serde::Deserialize;
 use std::time::Duration;
 
-/// Whether a batch's calls may run at the same time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Execution {
-    /// Concurrently, unless a tool in the batch is sequential (the default).
-    #[default]
-    Parallel,
-    /// Always one call at a time, in call order.
-    Sequential,
-}
-
-/// How batches of tool calls run through the pipeline (the batch keys of `[agent]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BatchSettings {
-    pub execution: Execution,
-    /// The active tool set (tool names and group names); `None` means every loaded tool.
-    pub tools: Option<Vec<String>>,
-    /// Named sets of tools (`[agent.groups]`: tool-name globs), for `--tools` and tool search.
-    pub groups: BTreeMap<String, Vec<String>>,
-    /// Calls of one batch running at once.
-    pub max_concurrency: usize,
-    /// Text bytes of one result kept before it is cut with a marker (and the most bytes of details
-    /// kept).
-    pub max_result_bytes: u64,
-    /// Image bytes of one result kept; further images are dropped with a marker.
-    pub max_image_bytes: u64,
-    /// Which calls need a person's approval (`[approval]`).
-    pub approval: super::ApprovalPolicy,
-}
-
-impl Default for BatchSettings {
-    fn default() -> Self {
-        Self {
-            execution: Execution::Parallel,
-            tools: None,
-            groups: BTreeMap::new(),
-            max_concurrency: 16,
-            max_result_bytes: 64 << 10,
-            max_image_bytes: 4 << 20,
-            approval: super::ApprovalPolicy::default(),
-        }
-    }
-}
+/// The keys of `[agent]` the agent loop reads.
+pub(super) const LOOP_KEYS: &[&str] = &[
+    "max_steps",
+    "system_prompt",
+    "max_repeated_calls",
+    "tool_search",
+    "tool_search_threshold",
+    "send_tool_examples",
+    "max_calls_per_reply",
+    "max_reply_time",
+];
 
 /// The agent loop's own settings (`cordon run`, `cordon chat`; the loop keys of `[agent]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,12 +82,7 @@ impl Default for AgentSettings {
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub(super) struct RawAgent {
-    execution: Option<Execution>,
-    tools: Option<Vec<String>>,
-    max_concurrency: Option<usize>,
-    max_result_bytes: Option<String>,
-    max_image_bytes: Option<String>,
+pub(super) struct RawLoop {
     max_steps: Option<u32>,
     system_prompt: Option<String>,
     max_repeated_calls: Option<u32>,
@@ -126,48 +91,13 @@ pub(super) struct RawAgent {
     send_tool_examples: Option<bool>,
     max_calls_per_reply: Option<u32>,
     max_reply_time: Option<String>,
-    #[serde(default)]
-    groups: BTreeMap<String, Vec<String>>,
 }
 
-impl RawAgent {
-    pub(super) fn validate(self) -> Result<(BatchSettings, AgentSettings), KeyError> {
-        let defaults = BatchSettings::default();
-        let max_concurrency = self.max_concurrency.unwrap_or(defaults.max_concurrency);
-        if max_concurrency == 0 {
-            return Err(("max_concurrency".into(), "must be at least 1".into()));
-        }
-        let max_result_bytes = match &self.max_result_bytes {
-            Some(text) => parse_bytes(text).map_err(|m| ("max_result_bytes".to_string(), m))?,
-            None => defaults.max_result_bytes,
-        };
-        let max_image_bytes = match &self.max_image_bytes {
-            Some(text) => parse_bytes(text).map_err(|m| ("max_image_bytes".to_string(), m))?,
-            None => defaults.max_image_bytes,
-        };
+impl RawLoop {
+    pub(super) fn validate(self) -> Result<AgentSettings, super::KeyError> {
         let max_steps = self.max_steps.unwrap_or(AgentSettings::default().max_steps);
         if max_steps == 0 {
             return Err(("max_steps".into(), "must be at least 1".into()));
-        }
-        for (name, globs) in &self.groups {
-            if !crate::capabilities::tool_glob::is_valid_tool_name(name) {
-                return Err((
-                    format!("groups.{name}"),
-                    "a group name is written like a tool name: letters, digits, _ and -".into(),
-                ));
-            }
-            if globs.is_empty() {
-                return Err((format!("groups.{name}"), "lists no tools".into()));
-            }
-            if let Some(bad) = globs
-                .iter()
-                .find(|glob| !crate::capabilities::tool_glob::is_valid(glob))
-            {
-                return Err((
-                    format!("groups.{name}"),
-                    format!("{bad:?} is not a tool name or glob (letters, digits, _, -, * and ?)"),
-                ));
-            }
         }
         let tool_search_threshold = self
             .tool_search_threshold
@@ -190,8 +120,7 @@ impl RawAgent {
         }
         let max_reply_time = match &self.max_reply_time {
             Some(text) => {
-                let time = super::units::parse_duration(text)
-                    .map_err(|m| ("max_reply_time".to_string(), m))?;
+                let time = parse_duration(text).map_err(|m| ("max_reply_time".to_string(), m))?;
                 if time.is_zero() {
                     return Err(("max_reply_time".into(), "must be longer than 0s".into()));
                 }
@@ -199,16 +128,7 @@ impl RawAgent {
             }
             None => DEFAULT_MAX_REPLY_TIME,
         };
-        let batches = BatchSettings {
-            execution: self.execution.unwrap_or_default(),
-            tools: self.tools,
-            groups: self.groups,
-            max_concurrency,
-            max_result_bytes,
-            max_image_bytes,
-            approval: super::ApprovalPolicy::default(),
-        };
-        let agent = AgentSettings {
+        Ok(AgentSettings {
             max_steps,
             system_prompt: self.system_prompt,
             max_repeated_calls: self
@@ -219,8 +139,7 @@ impl RawAgent {
             send_tool_examples: self.send_tool_examples.unwrap_or(false),
             max_calls_per_reply,
             max_reply_time,
-        };
-        Ok((batches, agent))
+        })
     }
 }
 
@@ -228,9 +147,9 @@ impl RawAgent {
 mod tests {
     use super::*;
 
-    fn agent(toml_text: &str) -> Result<AgentSettings, KeyError> {
-        let raw: RawAgent = toml::from_str(toml_text).unwrap();
-        raw.validate().map(|(_, agent)| agent)
+    fn agent(toml_text: &str) -> Result<AgentSettings, super::super::KeyError> {
+        let raw: RawLoop = toml::from_str(toml_text).unwrap();
+        raw.validate()
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! `[model]` in cordon.toml: which model API the agent loop talks to and how. The API key itself
-//! never appears here, only the name of the environment variable that holds it.
+//! `[model]` in cordon.toml, read by the agent crate that talks to the model: which model API the
+//! agent loop talks to and how. The API key itself never appears here, only the name of the
+//! environment variable that holds it.
 
-use super::units::parse_duration;
+use cordon_runtime::config::parse_duration;
 use serde::Deserialize;
 use std::time::Duration;
 
