@@ -56,6 +56,7 @@ mod sandbox;
 mod scaffold;
 mod secret_scrubbing;
 mod serve_and_conformance_attacks;
+mod session_hooks;
 mod source_sizes;
 mod stdio_server;
 mod strict_schemas;

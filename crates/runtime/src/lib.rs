@@ -37,5 +37,5 @@ pub use sandbox::contract::{ContractVersion, WrongWorld};
 pub use sandbox::engine;
 pub use sandbox::plugin::{
     AfterDecision, BeforeDecision, CallOptions, ExecutionMode, HookInfo, LoadError, Plugin,
-    ToolAnnotations, ToolInfo, sandboxes_running,
+    SessionDecision, SessionStage, ToolAnnotations, ToolInfo, sandboxes_running,
 };

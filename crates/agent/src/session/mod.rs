@@ -12,6 +12,7 @@ mod compaction;
 pub mod contract;
 mod model_request;
 pub(crate) mod repetition;
+mod session_hooks;
 mod steps;
 mod system_prompt;
 mod tool_calls;
@@ -55,6 +56,12 @@ pub enum AgentError {
     EmptyAnswer,
     #[error("the model's reply was cut off by {cause} before it wrote an answer")]
     CutOffBeforeAnswer { cause: String },
+    #[error("{stage} hook `{hook}` stopped the turn: {reason}")]
+    Blocked {
+        stage: &'static str,
+        hook: String,
+        reason: String,
+    },
     #[error(transparent)]
     ContextTooSmall(#[from] TooSmall),
     #[error("cancelled")]
@@ -73,6 +80,7 @@ impl AgentError {
             Self::Repeating { .. } => "repeating",
             Self::EmptyAnswer => "empty_answer",
             Self::CutOffBeforeAnswer { .. } => "cut_off",
+            Self::Blocked { .. } => "blocked",
             Self::ContextTooSmall(_) => "context_too_small",
             Self::Cancelled => "cancelled",
             Self::Transcript(_) => "transcript",
@@ -108,6 +116,8 @@ pub struct AgentOptions {
     /// Tool calls of one reply that run; the first call past them is answered with an error
     /// naming the cap, and the reply's calls after it are dropped (`[agent] max_calls_per_reply`).
     pub max_calls_per_reply: u32,
+    /// Times a `stop` hook may continue one turn (`[agent] max_continuations`).
+    pub max_continuations: u32,
 }
 
 /// A turn's result.
@@ -138,6 +148,12 @@ pub struct Agent {
     offer: Option<ToolOffer>,
     /// Newer pipelines (live reloads), taken at the start of each step.
     updates: Option<tokio::sync::watch::Receiver<Pipeline>>,
+    /// Whether the `session-start` hooks have run.
+    started: bool,
+    /// The tools a `prompt` hook narrowed this turn to, if one did.
+    turn_tools: Option<Vec<String>>,
+    /// Times a `stop` hook continued this turn.
+    continuations: u32,
 }
 
 /// What one turn has used so far.
@@ -170,6 +186,9 @@ impl Agent {
             text_calls: 0,
             offer: None,
             updates: None,
+            started: false,
+            turn_tools: None,
+            continuations: 0,
         }
     }
 
@@ -320,10 +339,23 @@ impl Agent {
             }
             self.push(Message::System { content })?;
         }
-        if let Some(prompt) = prompt {
-            self.push(Message::User {
-                content: prompt.to_string(),
-            })?;
+        self.turn_tools = None;
+        self.continuations = 0;
+        let context = self.start_session(&observer, cancel).await?;
+        match prompt {
+            Some(prompt) => {
+                let content = self
+                    .prompt_stage(prompt, context, &observer, cancel)
+                    .await?;
+                self.push(Message::User { content })?;
+            }
+            None if !context.is_empty() => {
+                let content = self.prompt_stage("", context, &observer, cancel).await?;
+                self.push(Message::User {
+                    content: content.trim_start().to_string(),
+                })?;
+            }
+            None => {}
         }
         self.contract_failures = 0;
         let mut tally = TurnTally::default();

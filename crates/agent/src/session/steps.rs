@@ -23,11 +23,14 @@ impl Agent {
             self.take_pipeline_update(observer)?;
             observer.model_request(step);
             // What searches loaded is offered from the next request on.
-            let tools = self.offered_tools();
+            let tools = self
+                .request_stage(step, self.offered_tools(), observer, cancel)
+                .await?;
             let window = self.context.window(&self.client).await;
             let reply = self
                 .request(window, &tools, observer, cancel, tally)
                 .await?;
+            let reply = self.response_stage(step, reply, observer, cancel).await?;
             let (reply, over_cap) = call_cap::apply(reply, self.options.max_calls_per_reply);
             if let Some(over) = &over_cap {
                 observer.warning(&over.warning());
@@ -62,6 +65,10 @@ impl Agent {
                     self.push(Message::User {
                         content: EMPTY_ANSWER_REMINDER.into(),
                     })?;
+                    continue;
+                }
+                if let Some(message) = self.stop_stage(&reply.text, observer, cancel).await? {
+                    self.push(Message::User { content: message })?;
                     continue;
                 }
                 return Ok(Answer::Text {

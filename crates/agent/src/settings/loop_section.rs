@@ -16,6 +16,7 @@ pub(super) const LOOP_KEYS: &[&str] = &[
     "send_tool_examples",
     "max_calls_per_reply",
     "max_reply_time",
+    "max_continuations",
 ];
 
 /// The agent loop's own settings (`cordon run`, `cordon chat`; the loop keys of `[agent]`).
@@ -41,6 +42,9 @@ pub struct AgentSettings {
     /// The longest one model reply may take, all of it (`max_reply_time`): a stream that keeps
     /// sending without finishing, or a whole reply that never comes, ends the turn after it.
     pub max_reply_time: Duration,
+    /// Times a `stop` hook may continue one turn with a message (`max_continuations`); past
+    /// them the answer stands.
+    pub max_continuations: u32,
 }
 
 /// Calls of one reply that run unless `max_calls_per_reply` says otherwise.
@@ -49,6 +53,11 @@ const DEFAULT_MAX_CALLS_PER_REPLY: u32 = 64;
 const MAX_CALLS_PER_REPLY_LIMIT: u32 = 1024;
 /// How long one reply may take unless `max_reply_time` says otherwise.
 const DEFAULT_MAX_REPLY_TIME: Duration = Duration::from_secs(30 * 60);
+
+/// Times a stop hook may continue a turn unless `max_continuations` says otherwise.
+const DEFAULT_MAX_CONTINUATIONS: u32 = 3;
+/// The most continuations of one turn `max_continuations` may allow.
+const MAX_CONTINUATIONS_LIMIT: u32 = 100;
 
 /// Active tools above which `auto` turns tool search on, unless `tool_search_threshold` says.
 pub const DEFAULT_TOOL_SEARCH_THRESHOLD: usize = 30;
@@ -76,6 +85,7 @@ impl Default for AgentSettings {
             send_tool_examples: false,
             max_calls_per_reply: DEFAULT_MAX_CALLS_PER_REPLY,
             max_reply_time: DEFAULT_MAX_REPLY_TIME,
+            max_continuations: DEFAULT_MAX_CONTINUATIONS,
         }
     }
 }
@@ -91,6 +101,7 @@ pub(super) struct RawLoop {
     send_tool_examples: Option<bool>,
     max_calls_per_reply: Option<u32>,
     max_reply_time: Option<String>,
+    max_continuations: Option<u32>,
 }
 
 impl RawLoop {
@@ -128,7 +139,15 @@ impl RawLoop {
             }
             None => DEFAULT_MAX_REPLY_TIME,
         };
+        let max_continuations = self.max_continuations.unwrap_or(DEFAULT_MAX_CONTINUATIONS);
+        if max_continuations > MAX_CONTINUATIONS_LIMIT {
+            return Err((
+                "max_continuations".into(),
+                format!("use at most {MAX_CONTINUATIONS_LIMIT}"),
+            ));
+        }
         Ok(AgentSettings {
+            max_continuations,
             max_steps,
             system_prompt: self.system_prompt,
             max_repeated_calls: self

@@ -117,6 +117,7 @@ impl SessionArgs {
             approver,
             max_repeated_calls: agent.max_repeated_calls,
             max_calls_per_reply: agent.max_calls_per_reply,
+            max_continuations: agent.max_continuations,
             tool_search: cordon_agent::tool_search::SearchSettings {
                 mode: agent.tool_search,
                 threshold: agent.tool_search_threshold,
@@ -189,6 +190,11 @@ pub async fn run(
     let cancel = CancellationToken::new();
     let watcher = interrupt_watcher(cancel.clone());
     let outcome = agent.turn(prompt.as_deref(), view.clone(), &cancel).await;
+    let how = match &outcome {
+        Ok(_) => "answered",
+        Err(err) => err.kind(),
+    };
+    agent.end_session(how, view.clone(), &cancel).await;
     watcher.abort();
     view.finish_turn();
     report(outcome, &view, args)
@@ -239,6 +245,11 @@ pub async fn chat(
         view.finish_turn();
         code = report(outcome, &view, args)?;
     }
+    let view = LiveView::new(args.events, false);
+    agent
+        .end_session("ended", view.clone(), &CancellationToken::new())
+        .await;
+    view.finish_turn();
     Ok(code)
 }
 

@@ -419,6 +419,16 @@ impl AgentObserver for LiveView {
                 "  ⛔ {hook} blocked {tool_name}: {}",
                 reason.as_deref().unwrap_or("no reason given")
             )),
+            Event::SessionHook {
+                stage,
+                hook,
+                decision,
+                reason,
+                ..
+            } if *decision != "proceed" => self.line(&match reason {
+                Some(reason) => format!("  ◆ {stage} hook {hook}: {decision}: {reason}"),
+                None => format!("  ◆ {stage} hook {hook}: {decision}"),
+            }),
             _ => {}
         }
     }

@@ -90,6 +90,10 @@ impl AuditRecorder {
     }
 
     pub fn observe(&self, event: &Event) {
+        // Session hooks' decisions are about no call; the pipeline records them on their own.
+        if matches!(event, Event::SessionHook { .. }) {
+            return;
+        }
         let mut calls = self
             .calls
             .lock()
@@ -176,6 +180,7 @@ impl AuditRecorder {
                     "reason": reason,
                 }));
             }
+            Event::SessionHook { .. } => {}
             Event::RecordsOmitted { omitted, .. } => {
                 pending.http_omitted += omitted.http;
                 pending.paths_omitted += omitted.paths;

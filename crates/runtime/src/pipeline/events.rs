@@ -110,6 +110,17 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         error_kind: Option<ErrorKind>,
     },
+    /// A session hook (contract 0.3) decided at a stage of the session: `proceed`, `block`,
+    /// `replace`, `narrow`, `add_context`, `drop_calls`, or `failed` (with what went wrong in
+    /// `reason`).
+    SessionHook {
+        stage: &'static str,
+        hook: String,
+        decision: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        duration_ms: u64,
+    },
     /// A hook decided about a call: allow, block, rewrite, keep, replace, or failed.
     HookDecision {
         tool_call_id: String,
@@ -134,8 +145,10 @@ pub enum Event {
 }
 
 impl Event {
+    /// The call the event is about; "" for a session hook's, which is about no call.
     pub fn tool_call_id(&self) -> &str {
         match self {
+            Self::SessionHook { .. } => "",
             Self::ToolExecutionStart { tool_call_id, .. }
             | Self::ToolExecutionUpdate { tool_call_id, .. }
             | Self::ToolLog { tool_call_id, .. }

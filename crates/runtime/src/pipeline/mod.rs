@@ -23,6 +23,7 @@ pub mod lock_keys;
 mod prepare;
 mod replacement_output;
 mod reports;
+pub mod session_stages;
 mod tool_changes;
 mod tool_index;
 pub mod tool_search;
@@ -40,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 pub use approval::{Approval, ApprovalRequest, Approver, AskedBy};
 pub use events::{Event, HookStage};
 pub use input::{BatchInputError, CallRequest, parse_batch};
+pub use session_stages::{StageOptions, StageOutcome};
 pub use tool_changes::ToolChanges;
 
 /// The active set names a tool that no plugin provides and no group.

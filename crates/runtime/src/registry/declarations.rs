@@ -60,10 +60,16 @@ pub fn lines(plugin: &Plugin) -> Vec<String> {
         } else {
             hook.tools.join(",")
         };
-        lines.push(format!(
+        let mut line = format!(
             "hook tools={tools} before={} after={}",
             hook.before, hook.after
-        ));
+        );
+        // Session stages (contract 0.3) are pinned only when declared, as 0.2's additions are.
+        if !hook.stages.is_empty() {
+            let stages: Vec<&str> = hook.stages.iter().map(|stage| stage.as_str()).collect();
+            line.push_str(&format!(" stages={}", stages.join(",")));
+        }
+        lines.push(line);
     }
     lines.sort();
     lines

@@ -56,6 +56,81 @@ pub struct HookInfo {
     pub tools: Vec<String>,
     pub before: bool,
     pub after: bool,
+    /// The session stages the hook watches (contract 0.3); empty for none.
+    pub stages: Vec<SessionStage>,
+}
+
+/// A point of an agent session a hook can watch (contract 0.3, `session-stage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionStage {
+    /// A session begins or resumes.
+    SessionStart,
+    /// The user's prompt, before anything else.
+    Prompt,
+    /// A request about to go to the model.
+    ModelRequest,
+    /// The model's reply.
+    ModelResponse,
+    /// Older turns about to be folded into a summary.
+    Compaction,
+    /// The final answer of a turn.
+    Stop,
+    /// A session ends.
+    SessionEnd,
+}
+
+impl SessionStage {
+    /// Every stage, in the order a session reaches them.
+    pub const ALL: [Self; 7] = [
+        Self::SessionStart,
+        Self::Prompt,
+        Self::ModelRequest,
+        Self::ModelResponse,
+        Self::Compaction,
+        Self::Stop,
+        Self::SessionEnd,
+    ];
+
+    /// The stage's name as the contract spells it (`model-request`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SessionStart => "session-start",
+            Self::Prompt => "prompt",
+            Self::ModelRequest => "model-request",
+            Self::ModelResponse => "model-response",
+            Self::Compaction => "compaction",
+            Self::Stop => "stop",
+            Self::SessionEnd => "session-end",
+        }
+    }
+}
+
+impl std::fmt::Display for SessionStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What one session hook decided (contract 0.3, `session-decision`), not yet checked against
+/// what its stage allows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SessionDecision {
+    /// Stop here, with a reason the user sees.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block: Option<String>,
+    /// Replacement text (the prompt, the reply's text, the summary, the message to continue with).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replace: Option<String>,
+    /// Text added to the next model request as context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub add_context: Option<String>,
+    /// Offer only these tools or groups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub only_tools: Option<Vec<String>>,
+    /// Ids of the reply's tool calls to drop.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drop_calls: Vec<String>,
 }
 
 /// What `describe` returned, not yet checked.

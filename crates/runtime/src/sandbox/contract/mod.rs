@@ -1,5 +1,5 @@
 //! The contracts the host speaks, side by side: cordon's own WIT (`wit/plugin-0.1.0`,
-//! `wit/plugin-0.2.0`), plain components that export functions of a WIT world of their own, and
+//! `wit/plugin-0.2.0`, `wit/plugin-0.3.0`), plain components that export functions of a WIT world of their own, and
 //! `wasi:cli` commands. Which one a component follows, its host functions in the linker, and its
 //! exports called through one interface in host terms. The generated bindings, and every
 //! conversion between WIT values and JSON, stay in this folder.
@@ -13,13 +13,14 @@ mod imports;
 pub(crate) mod plain;
 mod v0_1;
 mod v0_2;
+mod v0_3;
 
 use crate::capabilities::tool_overrides::ToolOverride;
 use crate::report::ToolResult;
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::failure::Failure;
 use command::{CommandPre, CommandRefusal};
-use host_terms::{BeforeDecision, Declared, GuestCall, GuestOutput};
+use host_terms::{BeforeDecision, Declared, GuestCall, GuestOutput, SessionDecision, SessionStage};
 use plain::{PlainFunctions, PlainInstance, PlainPre, PlainRefusal};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -34,6 +35,8 @@ pub enum ContractVersion {
     V0_1,
     #[serde(rename = "0.2.0")]
     V0_2,
+    #[serde(rename = "0.3.0")]
+    V0_3,
     /// Functions of the component's own WIT world.
     #[serde(rename = "plain")]
     Plain,
@@ -47,6 +50,7 @@ impl ContractVersion {
         match self {
             Self::V0_1 => "0.1.0",
             Self::V0_2 => "0.2.0",
+            Self::V0_3 => "0.3.0",
             Self::Plain => "plain",
             Self::Command => "command",
         }
@@ -55,7 +59,7 @@ impl ContractVersion {
     /// Whether the plugin was built against cordon's WIT (it may declare a hook, titles,
     /// guidelines, locks), rather than having its tools derived by cordon.
     pub fn is_cordon(self) -> bool {
-        matches!(self, Self::V0_1 | Self::V0_2)
+        matches!(self, Self::V0_1 | Self::V0_2 | Self::V0_3)
     }
 }
 
@@ -65,11 +69,13 @@ impl std::fmt::Display for ContractVersion {
     }
 }
 
-/// Adds every version's host functions (`cordon:plugin/host@0.1.0` and `@0.2.0`) to the linker.
+/// Adds every version's host functions (`cordon:plugin/host@0.1.0`, `@0.2.0`, `@0.3.0`) to the
+/// linker.
 pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     type Data = wasmtime::component::HasSelf<CallState>;
     v0_1::CordonPlugin::add_to_linker::<_, Data>(linker, |state| state)?;
     v0_2::CordonPlugin::add_to_linker::<_, Data>(linker, |state| state)?;
+    v0_3::CordonPlugin::add_to_linker::<_, Data>(linker, |state| state)?;
     Ok(())
 }
 
@@ -77,6 +83,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
 pub(crate) enum ContractPre {
     V0_1(v0_1::CordonPluginPre<CallState>),
     V0_2(v0_2::CordonPluginPre<CallState>),
+    V0_3(v0_3::CordonPluginPre<CallState>),
     Plain(PlainPre),
     Command(CommandPre),
 }
@@ -119,7 +126,9 @@ pub(crate) fn contract_of(engine: &wasmtime::Engine, component: &Component) -> C
         .exports(engine)
         .map(|(name, _)| name.to_string())
         .collect();
-    if exports.iter().any(|name| name == v0_2::EXPORT) {
+    if exports.iter().any(|name| name == v0_3::EXPORT) {
+        ContractVersion::V0_3
+    } else if exports.iter().any(|name| name == v0_2::EXPORT) {
         ContractVersion::V0_2
     } else if exports.iter().any(|name| name == v0_1::EXPORT) {
         ContractVersion::V0_1
@@ -131,7 +140,7 @@ pub(crate) fn contract_of(engine: &wasmtime::Engine, component: &Component) -> C
 }
 
 impl ContractPre {
-    /// Links `component` for the contract it follows (for cordon's own, 0.2 when it exports both).
+    /// Links `component` for the contract it follows (for cordon's own, the newest version it exports).
     pub fn new(
         linker: &Linker<CallState>,
         component: &Component,
@@ -167,10 +176,12 @@ impl ContractPre {
                     return WrongWorld::MissingImports(missing);
                 }
                 match version {
-                    ContractVersion::V0_1 | ContractVersion::V0_2 => WrongWorld::Mismatch {
-                        version,
-                        message: format!("{err:#}"),
-                    },
+                    ContractVersion::V0_1 | ContractVersion::V0_2 | ContractVersion::V0_3 => {
+                        WrongWorld::Mismatch {
+                            version,
+                            message: format!("{err:#}"),
+                        }
+                    }
                     _ => WrongWorld::ImportMismatch(format!("{err:#}")),
                 }
             })?;
@@ -184,6 +195,9 @@ impl ContractPre {
             }
             ContractVersion::V0_2 => {
                 Self::V0_2(v0_2::CordonPluginPre::new(instance_pre).map_err(mismatch)?)
+            }
+            ContractVersion::V0_3 => {
+                Self::V0_3(v0_3::CordonPluginPre::new(instance_pre).map_err(mismatch)?)
             }
             ContractVersion::Plain => Self::Plain(PlainPre {
                 instance_pre,
@@ -204,7 +218,7 @@ impl ContractPre {
     /// cordon plugin, which says it in `describe`.
     pub fn derived_declarations(&self) -> Option<Declared> {
         match self {
-            Self::V0_1(_) | Self::V0_2(_) => None,
+            Self::V0_1(_) | Self::V0_2(_) | Self::V0_3(_) => None,
             Self::Plain(pre) => Some(pre.functions.declared()),
             Self::Command(pre) => Some(pre.declared()),
         }
@@ -222,6 +236,7 @@ impl ContractPre {
         Ok(match self {
             Self::V0_1(pre) => Instance::V0_1(pre.instantiate_async(store).await?),
             Self::V0_2(pre) => Instance::V0_2(pre.instantiate_async(store).await?),
+            Self::V0_3(pre) => Instance::V0_3(pre.instantiate_async(store).await?),
             Self::Plain(pre) => Instance::Plain(PlainInstance {
                 instance: pre.instance_pre.instantiate_async(store).await?,
                 functions: pre.functions.clone(),
@@ -239,6 +254,7 @@ impl ContractPre {
 pub(crate) enum Instance {
     V0_1(v0_1::CordonPlugin),
     V0_2(v0_2::CordonPlugin),
+    V0_3(v0_3::CordonPlugin),
     Plain(PlainInstance),
     Command {
         instance: wasmtime::component::Instance,
@@ -254,6 +270,7 @@ impl Instance {
         match self {
             Self::V0_1(plugin) => v0_1::describe(plugin, store).await,
             Self::V0_2(plugin) => v0_2::describe(plugin, store).await,
+            Self::V0_3(plugin) => v0_3::describe(plugin, store).await,
             Self::Plain(_) | Self::Command { .. } => Ok(Declared {
                 tools: Vec::new(),
                 hook: None,
@@ -270,6 +287,7 @@ impl Instance {
         match self {
             Self::V0_1(plugin) => v0_1::execute(plugin, store, call).await,
             Self::V0_2(plugin) => v0_2::execute(plugin, store, call).await,
+            Self::V0_3(plugin) => v0_3::execute(plugin, store, call).await,
             Self::Plain(plugin) => plugin.execute(store, call).await,
             Self::Command {
                 instance,
@@ -287,6 +305,7 @@ impl Instance {
         match self {
             Self::V0_1(plugin) => v0_1::before_tool_call(plugin, store, call).await,
             Self::V0_2(plugin) => v0_2::before_tool_call(plugin, store, call).await,
+            Self::V0_3(plugin) => v0_3::before_tool_call(plugin, store, call).await,
             // Never asked: a plugin that declares no hook is never given other tools' calls.
             Self::Plain(_) | Self::Command { .. } => Ok(BeforeDecision::Allow),
         }
@@ -302,7 +321,24 @@ impl Instance {
         match self {
             Self::V0_1(plugin) => v0_1::after_tool_call(plugin, store, call, result).await,
             Self::V0_2(plugin) => v0_2::after_tool_call(plugin, store, call, result).await,
+            Self::V0_3(plugin) => v0_3::after_tool_call(plugin, store, call, result).await,
             Self::Plain(_) | Self::Command { .. } => Ok(None),
+        }
+    }
+
+    /// The session hook's decision at `stage`; `None` from a contract without session stages
+    /// (never asked: such a plugin declares none).
+    pub async fn session_hook(
+        &self,
+        store: &mut Store<CallState>,
+        stage: SessionStage,
+        payload: &str,
+    ) -> wasmtime::Result<Option<SessionDecision>> {
+        match self {
+            Self::V0_3(plugin) => v0_3::session_hook(plugin, store, stage, payload)
+                .await
+                .map(Some),
+            _ => Ok(None),
         }
     }
 }

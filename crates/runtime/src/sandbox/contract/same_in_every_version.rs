@@ -8,14 +8,18 @@
 
 macro_rules! same_in_every_version {
     () => {
+        /// A hook of a version without session stages.
         fn hook_info(hook: types::HookSpec) -> HookInfo {
             HookInfo {
                 tools: hook.tools,
                 before: hook.before,
                 after: hook.after,
+                stages: Vec::new(),
             }
         }
-
+        same_in_every_version!(without_hook_info);
+    };
+    (without_hook_info) => {
         fn wit_call(call: &GuestCall) -> types::ToolCall {
             types::ToolCall {
                 id: call.id.clone(),

@@ -8,6 +8,7 @@ pub(crate) mod declared;
 mod host;
 mod output;
 mod run;
+mod session_hook;
 pub use run::sandboxes_running;
 
 use crate::capabilities::grant::{OpenDirError, OpenedDirs, PluginGrant};
@@ -33,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use wasmtime::Engine;
 
 pub use crate::sandbox::contract::host_terms::{
-    BeforeDecision, ExecutionMode, HookInfo, ToolAnnotations,
+    BeforeDecision, ExecutionMode, HookInfo, SessionDecision, SessionStage, ToolAnnotations,
 };
 
 /// A tool as its plugin declared it, with its schemas compiled.

@@ -1,0 +1,298 @@
+//! The session's stages as hooks see them (contract 0.3): the event each stage sends, bounded as
+//! docs/session-hooks.md states, and what the loop does with the hooks' decisions. A stage with
+//! no hook watching it costs nothing: no event is built and no sandbox starts.
+
+use super::*;
+use crate::conversation::message::{Message, Reply};
+use cordon_runtime::SessionStage;
+use cordon_runtime::pipeline::{StageOptions, StageOutcome};
+use serde_json::json;
+
+/// The longest prompt, reply text or answer a stage's event carries, in bytes.
+pub const MAX_EVENT_TEXT_BYTES: usize = 64 << 10;
+/// The longest text of one message in a `model-request` event, and of one call's arguments.
+pub const MAX_EVENT_MESSAGE_BYTES: usize = 4 << 10;
+/// The most recent messages a `model-request` event carries.
+pub const MAX_EVENT_MESSAGES: usize = 20;
+
+/// `text` cut at a character boundary to at most `limit` bytes, marked when cut.
+fn bounded(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_string();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}[cut: {} bytes in all]", &text[..end], text.len())
+}
+
+/// One message as a `model-request` event shows it, or `None` for a record that is no message.
+fn message_view(message: &Message) -> Option<Value> {
+    let (role, text) = match message {
+        Message::System { content } => ("system", content.clone()),
+        Message::User { content } => ("user", content.clone()),
+        Message::Assistant {
+            content,
+            tool_calls,
+            ..
+        } => {
+            let calls: Vec<&str> = tool_calls.iter().map(|call| call.name.as_str()).collect();
+            let text = if calls.is_empty() {
+                content.clone()
+            } else {
+                format!("{content}\n[calls: {}]", calls.join(", "))
+            };
+            ("assistant", text)
+        }
+        Message::Tool(outcome) => (
+            "tool",
+            format!("{}: {}", outcome.tool_name, outcome.content),
+        ),
+        _ => return None,
+    };
+    Some(json!({"role": role, "text": bounded(&text, MAX_EVENT_MESSAGE_BYTES)}))
+}
+
+impl Agent {
+    /// Runs the hooks watching `stage` on the event `payload` builds; `None` when none watches it.
+    pub(super) async fn stage(
+        &self,
+        stage: SessionStage,
+        payload: impl FnOnce() -> Value,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Option<StageOutcome> {
+        self.pipeline.session_hooks(stage).next()?;
+        let watcher = observer.clone();
+        let options = StageOptions {
+            events: Some(Arc::new(move |event| watcher.tool_event(&event))),
+            cancel: cancel.clone(),
+        };
+        Some(
+            self.pipeline
+                .session_stage(stage, payload(), &options)
+                .await,
+        )
+    }
+
+    /// `session-start`, once per session, before its first prompt: context the hooks add.
+    pub(super) async fn start_session(
+        &mut self,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<(String, String)>, AgentError> {
+        if self.started {
+            return Ok(Vec::new());
+        }
+        self.started = true;
+        let resumed = self
+            .messages
+            .iter()
+            .any(|m| matches!(m, Message::User { .. }));
+        let tools: Vec<String> = self.offered_tools().into_iter().map(|t| t.name).collect();
+        let messages = self.messages.len();
+        let payload = || json!({"resumed": resumed, "messages": messages, "tools": tools});
+        let Some(outcome) = self
+            .stage(SessionStage::SessionStart, payload, observer, cancel)
+            .await
+        else {
+            return Ok(Vec::new());
+        };
+        blocked(SessionStage::SessionStart, &outcome)?;
+        Ok(outcome.context)
+    }
+
+    /// `prompt`: the prompt as the hooks leave it (with their context appended), or a block. A
+    /// hook's `only-tools` narrows this turn's tools.
+    pub(super) async fn prompt_stage(
+        &mut self,
+        prompt: &str,
+        mut context: Vec<(String, String)>,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Result<String, AgentError> {
+        let payload = || json!({"prompt": bounded(prompt, MAX_EVENT_TEXT_BYTES)});
+        let mut text = prompt.to_string();
+        if let Some(outcome) = self
+            .stage(SessionStage::Prompt, payload, observer, cancel)
+            .await
+        {
+            blocked(SessionStage::Prompt, &outcome)?;
+            if let Some((_, replacement)) = outcome.replaced {
+                text = replacement;
+            }
+            context.extend(outcome.context);
+            self.turn_tools = outcome.only_tools;
+        }
+        Ok(with_context(text, &context))
+    }
+
+    /// `model-request`: the tools this request offers (never more than `tools`), after the
+    /// hooks' context was added to the conversation; or a block.
+    pub(super) async fn request_stage(
+        &mut self,
+        step: u32,
+        tools: Vec<ToolSpec>,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<ToolSpec>, AgentError> {
+        let tools = self.narrowed(tools, self.turn_tools.clone());
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        let recent: Vec<Value> = self
+            .messages
+            .iter()
+            .filter_map(message_view)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .take(MAX_EVENT_MESSAGES)
+            .rev()
+            .collect();
+        let payload = || json!({"step": step, "messages": recent, "tools": names});
+        let Some(outcome) = self
+            .stage(SessionStage::ModelRequest, payload, observer, cancel)
+            .await
+        else {
+            return Ok(tools);
+        };
+        blocked(SessionStage::ModelRequest, &outcome)?;
+        if !outcome.context.is_empty() {
+            self.push(Message::User {
+                content: with_context(String::new(), &outcome.context)
+                    .trim_start()
+                    .to_string(),
+            })?;
+        }
+        Ok(self.narrowed(tools, outcome.only_tools))
+    }
+
+    /// `model-response`: the reply as the hooks leave it (its text replaced, calls dropped).
+    pub(super) async fn response_stage(
+        &self,
+        step: u32,
+        mut reply: Reply,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Result<Reply, AgentError> {
+        let calls: Vec<Value> = reply
+            .tool_calls
+            .iter()
+            .map(|call| {
+                json!({
+                    "id": call.id,
+                    "name": call.name,
+                    "arguments": bounded(&call.arguments, MAX_EVENT_MESSAGE_BYTES),
+                })
+            })
+            .collect();
+        let text = bounded(&reply.text, MAX_EVENT_TEXT_BYTES);
+        let payload = || json!({"step": step, "text": text, "calls": calls});
+        let Some(outcome) = self
+            .stage(SessionStage::ModelResponse, payload, observer, cancel)
+            .await
+        else {
+            return Ok(reply);
+        };
+        blocked(SessionStage::ModelResponse, &outcome)?;
+        if let Some((_, text)) = outcome.replaced {
+            reply.text = text;
+        }
+        reply
+            .tool_calls
+            .retain(|call| !outcome.drop_calls.contains(&call.id));
+        Ok(reply)
+    }
+
+    /// `stop`: the message to continue the turn with, if a hook asks for one and the turn has
+    /// continuations left (`[agent] max_continuations`).
+    pub(super) async fn stop_stage(
+        &mut self,
+        answer: &str,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, AgentError> {
+        let continuations = self.continuations;
+        let payload = || json!({"answer": bounded(answer, MAX_EVENT_TEXT_BYTES), "continuations": continuations});
+        let Some(outcome) = self
+            .stage(SessionStage::Stop, payload, observer, cancel)
+            .await
+        else {
+            return Ok(None);
+        };
+        blocked(SessionStage::Stop, &outcome)?;
+        let Some((hook, message)) = outcome.replaced else {
+            return Ok(None);
+        };
+        if self.continuations >= self.options.max_continuations {
+            observer.warning(&format!(
+                "hook `{hook}` asked to continue the turn, but it has continued {} times already ([agent] max_continuations); the answer stands",
+                self.continuations
+            ));
+            return Ok(None);
+        }
+        self.continuations += 1;
+        Ok(Some(message))
+    }
+
+    /// `session-end`: how the session ended (`answered`, or the error's kind), for hooks that
+    /// watch it; nothing they decide changes anything, and a failure is only a warning.
+    pub async fn end_session(
+        &mut self,
+        outcome: &str,
+        observer: Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) {
+        let messages = self.messages.len();
+        let payload = || json!({"outcome": outcome, "messages": messages});
+        if let Some(outcome) = self
+            .stage(SessionStage::SessionEnd, payload, &observer, cancel)
+            .await
+        {
+            for (hook, message) in outcome.failures {
+                observer.warning(&format!("session-end hook `{hook}` failed: {message}"));
+            }
+        }
+    }
+
+    /// `tools` narrowed to the names (or groups) of `only`; all of them when `only` is `None`.
+    /// `final_result` (the output contract's) is never taken away.
+    fn narrowed(&self, tools: Vec<ToolSpec>, only: Option<Vec<String>>) -> Vec<ToolSpec> {
+        let Some(only) = only else {
+            return tools;
+        };
+        let mut allowed: BTreeSet<String> = BTreeSet::new();
+        for name in only {
+            if let Some(members) = self.pipeline.group_tools(&name) {
+                allowed.extend(members);
+            }
+            allowed.insert(name);
+        }
+        tools
+            .into_iter()
+            .filter(|tool| allowed.contains(&tool.name) || tool.name == contract::FINAL_RESULT)
+            .collect()
+    }
+}
+
+use std::collections::BTreeSet;
+
+/// The stage's block (a hook's, or a failure that stops the session), as the turn's error.
+fn blocked(stage: SessionStage, outcome: &StageOutcome) -> Result<(), AgentError> {
+    match &outcome.blocked {
+        Some((hook, reason)) => Err(AgentError::Blocked {
+            stage: stage.as_str(),
+            hook: hook.clone(),
+            reason: reason.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `text` with each hook's context after it, each under a line naming the hook.
+fn with_context(mut text: String, context: &[(String, String)]) -> String {
+    for (hook, added) in context {
+        text.push_str(&format!("\n\n[context from hook `{hook}`]\n{added}"));
+    }
+    text
+}

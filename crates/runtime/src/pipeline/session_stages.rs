@@ -1,0 +1,256 @@
+//! Session stages (contract 0.3): the granted hooks that declare a stage run at it one after
+//! another, in `[hooks] order`, each in its own sandbox with its plugin's grants and limits, each
+//! seeing the event as the hooks before it left it. What a decision may do depends on the stage
+//! ([`allowed`]); a decision that does more, a trap or a timeout is a failure, and at a stage
+//! that can stop the session a failure stops it (fails closed). Every configured secret is masked
+//! in the event before a hook sees it, and every decision is an [`Event::SessionHook`] and a line of the audit log.
+
+use super::Pipeline;
+use super::events::{Event, EventSink};
+use crate::report::secrets;
+use crate::sandbox::plugin::{CallOptions, Plugin, SessionDecision, SessionStage};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The longest text a decision may carry (a replacement, a context, a reason).
+pub const MAX_DECISION_TEXT_BYTES: usize = 64 << 10;
+/// The most tool names a decision may list (`only-tools`, `drop-calls`).
+pub const MAX_DECISION_NAMES: usize = 1024;
+
+/// What the hooks at one stage decided, together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StageOutcome {
+    /// A hook stopped the stage: (hook, reason). A failed hook at a stage that can stop the
+    /// session stops it too, its failure being the reason.
+    pub blocked: Option<(String, String)>,
+    /// The last replacement text, and the hook that gave it.
+    pub replaced: Option<(String, String)>,
+    /// Context to add to the next request: (hook, text), in hook order.
+    pub context: Vec<(String, String)>,
+    /// The tools that may be offered: what every narrowing hook allowed (an intersection).
+    pub only_tools: Option<Vec<String>>,
+    /// Ids of the reply's calls to drop.
+    pub drop_calls: BTreeSet<String>,
+    /// Hooks that failed where a failure cannot stop anything (`session-end`, after a
+    /// compaction): (hook, what went wrong).
+    pub failures: Vec<(String, String)>,
+}
+
+/// Where a stage's decisions are reported, and what stops its hooks.
+#[derive(Clone, Default)]
+pub struct StageOptions {
+    /// Receives one [`Event::SessionHook`] per hook that ran.
+    pub events: Option<EventSink>,
+    /// Cancelling interrupts a running hook.
+    pub cancel: CancellationToken,
+}
+
+/// Which decision fields a stage takes: block, replace, add-context, only-tools, drop-calls.
+pub fn allowed(stage: SessionStage) -> [bool; 5] {
+    match stage {
+        SessionStage::SessionStart => [false, false, true, false, false],
+        SessionStage::Prompt => [true, true, true, true, false],
+        SessionStage::ModelRequest => [true, false, true, true, false],
+        SessionStage::ModelResponse => [false, true, false, false, true],
+        SessionStage::Compaction => [false, true, false, false, false],
+        SessionStage::Stop => [false, true, false, false, false],
+        SessionStage::SessionEnd => [false, false, false, false, false],
+    }
+}
+
+/// Whether a failing hook at `stage` (with this payload) stops the session: everywhere but
+/// where there is nothing left to stop.
+fn fails_closed(stage: SessionStage, payload: &Value) -> bool {
+    match stage {
+        SessionStage::SessionEnd => false,
+        SessionStage::Compaction => payload["phase"] != "after",
+        _ => true,
+    }
+}
+
+impl Pipeline {
+    /// The granted hooks that watch `stage`, in order.
+    pub fn session_hooks(&self, stage: SessionStage) -> impl Iterator<Item = &Arc<Plugin>> {
+        self.hooks().iter().filter(move |plugin| {
+            plugin
+                .hook
+                .as_ref()
+                .is_some_and(|h| h.stages.contains(&stage))
+        })
+    }
+
+    /// Runs every hook watching `stage` on `payload` (a JSON object in the stage's documented
+    /// form), each seeing it as the hooks before it left it; a block or a failure that stops
+    /// the stage ends the chain.
+    pub async fn session_stage(
+        &self,
+        stage: SessionStage,
+        payload: Value,
+        options: &StageOptions,
+    ) -> StageOutcome {
+        let mut outcome = StageOutcome::default();
+        let mut payload = payload;
+        secrets::scrub_json(&mut payload);
+        let hooks: Vec<Arc<Plugin>> = self.session_hooks(stage).cloned().collect();
+        for (index, hook) in hooks.iter().enumerate() {
+            let call_id = format!("{stage}-{}", index + 1);
+            let call_options = CallOptions {
+                cancel: options.cancel.clone(),
+                ..CallOptions::default()
+            };
+            let started = Instant::now();
+            let decided = hook
+                .session_hook(&call_id, stage, &payload, &call_options)
+                .await
+                .map_err(|failure| failure.message)
+                .and_then(|decision| checked(stage, decision));
+            let hook_id = hook.id.to_string();
+            let summary = match &decided {
+                Ok(decision) => summary(decision),
+                Err(_) => "failed",
+            };
+            let reason = match &decided {
+                Ok(decision) => decision.block.clone(),
+                Err(message) => Some(message.clone()),
+            };
+            self.record_in_audit_log(serde_json::json!({
+                "session_hook": hook_id,
+                "stage": stage.as_str(),
+                "decision": summary,
+            }));
+            if let Some(events) = &options.events {
+                events(Event::SessionHook {
+                    stage: stage.as_str(),
+                    hook: hook_id.clone(),
+                    decision: summary,
+                    reason,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                });
+            }
+            let decision = match decided {
+                Ok(decision) => decision,
+                Err(message) => {
+                    if fails_closed(stage, &payload) {
+                        outcome.blocked = Some((
+                            hook_id,
+                            format!("the {stage} hook failed, so the session stops: {message}"),
+                        ));
+                        return outcome;
+                    }
+                    outcome.failures.push((hook_id, message));
+                    continue;
+                }
+            };
+            if let Some(reason) = decision.block {
+                outcome.blocked = Some((hook_id, reason));
+                return outcome;
+            }
+            if let Some(context) = decision.add_context {
+                outcome.context.push((hook_id.clone(), context));
+            }
+            if let Some(only) = decision.only_tools {
+                outcome.only_tools = Some(match outcome.only_tools.take() {
+                    None => only,
+                    Some(before) => before.into_iter().filter(|t| only.contains(t)).collect(),
+                });
+            }
+            for id in &decision.drop_calls {
+                outcome.drop_calls.insert(id.clone());
+            }
+            if let Some(text) = decision.replace {
+                apply_replacement(stage, &mut payload, &text);
+                outcome.replaced = Some((hook_id, text));
+                // A supplied summary or a continuation is one hook's to give.
+                if matches!(stage, SessionStage::Compaction | SessionStage::Stop) {
+                    return outcome;
+                }
+            }
+            drop_calls_from(&mut payload, &outcome.drop_calls);
+        }
+        outcome
+    }
+}
+
+/// The decision, if `stage` takes everything it does and its sizes are within bounds.
+fn checked(stage: SessionStage, decision: SessionDecision) -> Result<SessionDecision, String> {
+    let [block, replace, context, only, drop] = allowed(stage);
+    let refuse = |field: &str| {
+        Err(format!(
+            "its decision sets `{field}`, which the {stage} stage does not take (docs/session-hooks.md lists what each stage takes)"
+        ))
+    };
+    if decision.block.is_some() && !block {
+        return refuse("block");
+    }
+    if decision.replace.is_some() && !replace {
+        return refuse("replace");
+    }
+    if decision.add_context.is_some() && !context {
+        return refuse("add-context");
+    }
+    if decision.only_tools.is_some() && !only {
+        return refuse("only-tools");
+    }
+    if !decision.drop_calls.is_empty() && !drop {
+        return refuse("drop-calls");
+    }
+    let texts = [&decision.block, &decision.replace, &decision.add_context];
+    if texts.iter().any(|text| {
+        text.as_ref()
+            .is_some_and(|t| t.len() > MAX_DECISION_TEXT_BYTES)
+    }) {
+        return Err(format!(
+            "its decision carries a text over {} KiB",
+            MAX_DECISION_TEXT_BYTES >> 10
+        ));
+    }
+    let names = decision.only_tools.as_ref().map_or(0, Vec::len) + decision.drop_calls.len();
+    if names > MAX_DECISION_NAMES {
+        return Err(format!(
+            "its decision lists {names} names, over {MAX_DECISION_NAMES}"
+        ));
+    }
+    Ok(decision)
+}
+
+/// One word for what a hook decided, for events and logs.
+fn summary(decision: &SessionDecision) -> &'static str {
+    if decision.block.is_some() {
+        "block"
+    } else if decision.replace.is_some() {
+        "replace"
+    } else if decision.only_tools.is_some() {
+        "narrow"
+    } else if decision.add_context.is_some() {
+        "add_context"
+    } else if !decision.drop_calls.is_empty() {
+        "drop_calls"
+    } else {
+        "proceed"
+    }
+}
+
+/// The event as the next hook sees it after a replacement.
+fn apply_replacement(stage: SessionStage, payload: &mut Value, text: &str) {
+    let field = match stage {
+        SessionStage::Prompt => "prompt",
+        SessionStage::ModelResponse => "text",
+        _ => return,
+    };
+    if let Some(object) = payload.as_object_mut() {
+        object.insert(field.into(), Value::String(text.to_string()));
+    }
+}
+
+/// The event as the next hook sees it after calls were dropped.
+fn drop_calls_from(payload: &mut Value, dropped: &BTreeSet<String>) {
+    if dropped.is_empty() {
+        return;
+    }
+    if let Some(calls) = payload.get_mut("calls").and_then(Value::as_array_mut) {
+        calls.retain(|call| !call["id"].as_str().is_some_and(|id| dropped.contains(id)));
+    }
+}

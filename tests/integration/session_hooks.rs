@@ -1,0 +1,258 @@
+//! Session hooks (contract 0.3) in `cordon run` against the scripted model servers: every stage
+//! in order in `--events`, what each decision does to what the server receives (a blocked
+//! prompt makes no request, context reaches the next request, narrowed tools are exactly what is
+//! offered, a stop hook's continue gives one more turn within its limit), and that a hook that
+//! traps, spins or answers garbage fails closed, reads no file without a grant and never sees a
+//! configured secret. The hook is tests/fixtures/session_hook, steered by its settings.
+
+use crate::agent_loop::{assert_mentions, call, tool_names};
+use crate::model_server::ScriptedModel;
+use crate::support::{Run, Workspace, probe};
+use serde_json::{Value, json};
+
+/// A workspace with the probe tools and the session hook, granted, with `settings` (TOML lines
+/// of `[plugins.session.settings]`) and `extra` config.
+fn workspace(settings: &str, extra: &str) -> Workspace {
+    probe().plugin("fixture_session_hook", "session").config(&format!(
+        "[agent]\ntools = [\"echo\", \"fail\"]\n{extra}\n[model]\nretries = 0\n\n[plugins.session]\nhook = true\n\n[plugins.session.settings]\n{settings}\n"
+    ))
+}
+
+fn run(ws: &Workspace, model: &ScriptedModel, extra: &[&str]) -> Run {
+    let url = model.base_url();
+    let mut args = vec!["run", "--base-url", &url, "--model", "scripted", "--events"];
+    args.extend_from_slice(extra);
+    ws.cordon_with_env(&args, &[])
+}
+
+/// The `session_hook` events of a run, as (stage, decision).
+fn stages(run: &Run) -> Vec<(String, String)> {
+    run.stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "session_hook")
+        .map(|event| {
+            (
+                event["stage"].as_str().unwrap().to_string(),
+                event["decision"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Every text the server received in request `index`, joined.
+fn request_text(model: &ScriptedModel, index: usize) -> String {
+    model.body(index)["messages"].to_string()
+}
+
+#[test]
+fn every_stage_runs_in_order_around_the_tool_calls_with_both_providers() {
+    for provider in ["openai", "anthropic"] {
+        let model = ScriptedModel::start(json!([
+            { "text": "Echoing.", "tool_calls": [call("e1", "echo", json!({"text": "hi"}))] },
+            { "text": "Done." }
+        ]));
+        let ws = workspace("", "");
+        let out = run(
+            &ws,
+            &model,
+            &["--provider", provider, "--api-key-env", "HOME", "say hi"],
+        );
+        assert_eq!(out.code, 0, "{provider}: {}", out.stderr);
+        assert_eq!(out.stdout.trim(), "Done.");
+        let order: Vec<String> = stages(&out).into_iter().map(|(stage, _)| stage).collect();
+        assert_eq!(
+            order,
+            [
+                "session-start",
+                "prompt",
+                "model-request",
+                "model-response",
+                "model-request",
+                "model-response",
+                "stop",
+                "session-end"
+            ],
+            "{provider}"
+        );
+        let kinds: Vec<String> = out
+            .stderr
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter_map(|e| e["type"].as_str().map(str::to_string))
+            .filter(|kind| kind == "session_hook" || kind.starts_with("tool_execution_"))
+            .collect();
+        let first_tool = kinds
+            .iter()
+            .position(|k| k == "tool_execution_start")
+            .unwrap();
+        let session_before = kinds[..first_tool]
+            .iter()
+            .filter(|k| *k == "session_hook")
+            .count();
+        assert_eq!(
+            session_before, 4,
+            "the tool ran after the first reply's hooks: {kinds:?}"
+        );
+    }
+}
+
+#[test]
+fn a_blocked_prompt_makes_no_model_request_and_says_why() {
+    let model = ScriptedModel::start(json!([{ "text": "never" }]));
+    let ws = workspace("prompt = { block = \"no prompts about the weather\" }", "");
+    let out = run(&ws, &model, &["what is the weather?"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_mentions(
+        &out.stderr,
+        "prompt hook `session` stopped the turn: no prompts about the weather",
+    );
+    assert!(model.requests().is_empty(), "nothing was sent to the model");
+}
+
+#[test]
+fn context_a_hook_adds_and_a_rewritten_prompt_reach_the_next_request() {
+    let model = ScriptedModel::start(json!([{ "text": "ok" }]));
+    let ws = workspace(
+        "session-start = { add_context = \"the repository is cordon\" }\nprompt = { replace = \"rewritten prompt\", add_context = \"prefer short answers\" }",
+        "",
+    );
+    let out = run(&ws, &model, &["original prompt"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sent = request_text(&model, 0);
+    assert!(
+        sent.contains("rewritten prompt") && !sent.contains("original prompt"),
+        "{sent}"
+    );
+    assert!(sent.contains("the repository is cordon"), "{sent}");
+    assert!(sent.contains("prefer short answers"), "{sent}");
+    assert!(sent.contains("[context from hook `session`]"), "{sent}");
+}
+
+#[test]
+fn narrowed_tools_are_exactly_what_the_request_offers_and_never_widened() {
+    let model = ScriptedModel::start(json!([{ "text": "ok" }, { "text": "ok" }]));
+    let ws = workspace("model-request = { only_tools = [\"echo\", \"sleep\"] }", "");
+    let out = run(&ws, &model, &["go"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        tool_names(&model.body(0)),
+        ["echo"],
+        "sleep is not active, so naming it offers nothing more"
+    );
+
+    // A prompt hook that routes the turn to no tools at all sends a request with none.
+    let model = ScriptedModel::start(json!([{ "text": "132" }]));
+    let ws = workspace("prompt = { only_tools = [] }", "");
+    let out = run(&ws, &model, &["What is 12 times 11?"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(tool_names(&model.body(0)).is_empty(), "{}", model.body(0));
+}
+
+#[test]
+fn a_response_hook_drops_calls_and_replaces_the_text() {
+    let model = ScriptedModel::start(json!([
+        { "text": "Calling.", "tool_calls": [
+            call("keep", "echo", json!({"text": "kept"})),
+            call("gone", "fail", json!({"message": "should not run"})),
+        ]},
+        { "text": "model text" }
+    ]));
+    let ws = workspace("model-response = { drop_calls = [\"gone\"] }", "");
+    let out = run(&ws, &model, &["go"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let second = request_text(&model, 1);
+    assert!(
+        second.contains("kept") && !second.contains("should not run"),
+        "{second}"
+    );
+
+    let model = ScriptedModel::start(json!([{ "text": "model text" }]));
+    let ws = workspace("model-response = { replace = \"hook text\" }", "");
+    let out = run(&ws, &model, &["go"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "hook text");
+}
+
+#[test]
+fn a_stop_hook_continues_the_turn_within_its_limit() {
+    let model = ScriptedModel::start(json!([
+        { "text": "first answer" },
+        { "text": "second answer" },
+        { "text": "third answer" }
+    ]));
+    let ws = workspace(
+        "stop = { replace = \"run the tests before you finish\" }",
+        "max_continuations = 1",
+    );
+    let out = run(&ws, &model, &["go"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(model.requests().len(), 2, "exactly one more turn");
+    assert!(request_text(&model, 1).contains("run the tests before you finish"));
+    assert_eq!(out.stdout.trim(), "second answer");
+    assert_mentions(&out.stderr, "max_continuations");
+}
+
+#[test]
+fn a_hook_that_traps_spins_or_answers_garbage_fails_closed() {
+    for (settings, expect) in [
+        (
+            "prompt = { trap = true }",
+            "prompt hook `session` stopped the turn",
+        ),
+        ("model-request = { garbage = true }", "does not take"),
+        (
+            "model-response = { trap = true }",
+            "model-response hook `session`",
+        ),
+    ] {
+        let model = ScriptedModel::start(json!([{ "text": "answer" }]));
+        let ws = workspace(settings, "");
+        let out = run(&ws, &model, &["go"]);
+        assert_eq!(out.code, 1, "{settings}: {}", out.stderr);
+        assert_mentions(&out.stderr, expect);
+        assert!(!out.stdout.contains("answer"), "{settings}: {}", out.stdout);
+        let failed = stages(&out)
+            .into_iter()
+            .any(|(_, decision)| decision == "failed");
+        assert!(failed, "{settings}: {}", out.stderr);
+    }
+    let model = ScriptedModel::start(json!([{ "text": "answer" }]));
+    let ws = probe().plugin("fixture_session_hook", "session").config(
+        "[agent]\ntools = [\"echo\"]\n[plugins.session]\nhook = true\nlimits = { timeout = \"300ms\" }\n[plugins.session.settings]\nprompt = { spin = true }\n",
+    );
+    let out = run(&ws, &model, &["go"]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_mentions(&out.stderr, "prompt hook `session` stopped the turn");
+    assert!(model.requests().is_empty());
+}
+
+#[test]
+fn a_hook_without_grants_reads_no_file_and_never_sees_a_secret() {
+    let model = ScriptedModel::start(json!([{ "text": "ok" }]));
+    let ws =
+        workspace("prompt = { read = \"/etc/hostname\" }", "").file("secret.txt", "not for hooks");
+    let out = run(&ws, &model, &["go"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sent = request_text(&model, 0);
+    assert!(sent.contains("could not read /etc/hostname"), "{sent}");
+
+    // The prompt carries a configured secret; the hook echoes what it saw into the request.
+    let secret = "sk-session-hook-s3cret-9f1e";
+    let model = ScriptedModel::start(json!([{ "text": "ok" }]));
+    let ws = probe().plugin("fixture_session_hook", "session").config(&format!(
+        "[agent]\ntools = [\"echo\"]\n[plugins.probe]\nhttp = [{{ origin = \"https://api.example.com\", headers = {{ Authorization = \"Bearer {secret}\" }} }}]\n[plugins.session]\nhook = true\n[plugins.session.settings]\nprompt = {{ echo = true }}\n"
+    ));
+    let out = run(&ws, &model, &[&format!("use token {secret} please")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sent = request_text(&model, 0);
+    let echoed = sent
+        .split("[context from hook `session`]")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(echoed.contains("use token"), "{sent}");
+    assert!(
+        !echoed.contains(secret),
+        "the hook saw the secret: {echoed}"
+    );
+}
