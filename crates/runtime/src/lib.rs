@@ -16,6 +16,8 @@
 //! of calls through hooks and sandboxes), `builder/` (all of it assembled from a config),
 //! `conformance/` (`cordon test`: one plugin checked against the contract).
 
+#![warn(missing_docs)]
+
 mod builder;
 pub mod capabilities;
 pub mod config;

@@ -36,16 +36,24 @@ use std::sync::Arc;
 /// Why a runtime could not be assembled.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
+    /// The config file could not be read or is invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The plugins could not be loaded (an unreadable directory, a plugin refused, a lock not
+    /// satisfied).
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The audit log the config names could not be opened.
     #[error("cannot open the audit log {path} ([audit] path): {source}")]
     AuditLog {
+        /// The audit log's path (`[audit] path`).
         path: PathBuf,
+        /// Why opening it failed.
         #[source]
         source: std::io::Error,
     },
+    /// A tool to offer (`[agent] tools` or `RuntimeBuilder::active_tools`) is not among the loaded
+    /// ones.
     #[error(transparent)]
     UnknownActiveTool(#[from] UnknownActiveTool),
 }

@@ -31,6 +31,7 @@ pub struct Snapshot(BTreeMap<PathBuf, Option<Stamp>>);
 /// The files a reload depends on.
 #[derive(Debug, Clone)]
 pub struct WatchedFiles {
+    /// The plugins directory, whose `*.wasm` files are watched.
     pub plugins_dir: PathBuf,
     /// The config file and the lockfile (either may not exist).
     pub files: Vec<PathBuf>,

@@ -25,11 +25,14 @@ pub(crate) const MAX_RANDOM_BYTES: u64 = 1 << 20;
 /// Read-only or read-write access to a granted directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
+    /// The plugin may read, list and stat, but not change anything.
     ReadOnly,
+    /// The plugin may also create, write, rename and remove files and directories.
     ReadWrite,
 }
 
 impl Access {
+    /// `ro` or `rw`, as cordon.toml and the lockfile write it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::ReadOnly => "ro",
@@ -74,8 +77,11 @@ pub type OpenedDirs = Arc<[(Dir, String)]>;
 #[derive(Debug, thiserror::Error)]
 #[error("cannot open granted directory {path} (guest {guest}): {reason}")]
 pub struct OpenDirError {
+    /// The host path of the directory.
     pub path: PathBuf,
+    /// Where the plugin was to see it.
     pub guest: String,
+    /// Why it could not be opened.
     pub reason: String,
 }
 
@@ -86,12 +92,14 @@ pub struct DirGrant {
     pub host: PathBuf,
     /// Absolute path inside the sandbox.
     pub guest: String,
+    /// Read-only or read-write.
     pub access: Access,
 }
 
 /// Everything the operator granted one plugin.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PluginGrant {
+    /// The directories the plugin sees, each at its guest path.
     pub dirs: Vec<DirGrant>,
     /// Names of host environment variables passed through (when set on the host).
     pub env: Vec<String>,
@@ -99,6 +107,7 @@ pub struct PluginGrant {
     pub env_set: Vec<(String, String)>,
     /// Origins the plugin may reach over `wasi:http`.
     pub http: std::sync::Arc<[HttpGrant]>,
+    /// Time, memory, fuel, output, HTTP and disk bounds on each call (`[plugins.ID.limits]`).
     pub limits: Limits,
     /// Free-form settings handed to the plugin as JSON.
     pub settings: Value,

@@ -20,16 +20,28 @@ use std::path::{Path, PathBuf};
 /// A problem reading or writing the lockfile.
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
+    /// The lockfile could not be read (it may not exist yet).
     #[error("cannot read {path} (run `cordon lock` to create it)")]
     Read {
+        /// The lockfile's path.
         path: PathBuf,
+        /// Why reading it failed.
         source: std::io::Error,
     },
+    /// The lockfile is not TOML of the expected shape (an unknown key included).
     #[error("{path} is not a valid cordon.lock: {message}")]
-    Syntax { path: PathBuf, message: String },
+    Syntax {
+        /// The lockfile's path.
+        path: PathBuf,
+        /// The TOML parser's message.
+        message: String,
+    },
+    /// The lockfile could not be written.
     #[error("cannot write {path}")]
     Write {
+        /// The lockfile's path.
         path: PathBuf,
+        /// Why writing it failed.
         source: std::io::Error,
     },
 }
@@ -38,6 +50,7 @@ pub enum LockError {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockedPlugin {
+    /// The sha256 of the approved component, in lowercase hex.
     pub sha256: String,
     /// Every capability it was granted, one normalized line each.
     pub grants: Vec<String>,
@@ -64,6 +77,7 @@ pub struct Lockfile {
     /// The deployment's settings that decide what watches the plugins ([`deployment`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployment: Option<Vec<String>>,
+    /// Every approved plugin, by id.
     #[serde(default)]
     pub plugins: BTreeMap<String, LockedPlugin>,
     /// Where `cordon add` installed plugins from, by id.
@@ -74,6 +88,7 @@ pub struct Lockfile {
 const HEADER: &str = "# Written by `cordon lock`: the plugins approved to run, with their sha256 and the\n# grants they were approved with. `cordon --locked` refuses anything new, changed or widened.\n\n";
 
 impl Lockfile {
+    /// Reads and parses the lockfile at `path`.
     pub fn load(path: &Path) -> Result<Self, LockError> {
         let text = std::fs::read_to_string(path).map_err(|source| LockError::Read {
             path: path.to_path_buf(),
@@ -105,6 +120,8 @@ impl Lockfile {
         Ok(())
     }
 
+    /// Records plugin `id` as approved with this sha256, grant and declarations, replacing any
+    /// earlier entry for it.
     pub fn approve(
         &mut self,
         id: &str,

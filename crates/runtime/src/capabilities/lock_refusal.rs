@@ -6,10 +6,12 @@
 /// Why cordon.lock does not approve a plugin as it is now; each says what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LockRefusal {
+    /// The plugin has no entry in cordon.lock.
     #[error(
         "it is not in cordon.lock (a new plugin); review it, then run `cordon lock` to approve it"
     )]
     NotLocked,
+    /// The plugin's entry has no `declares` list (written before cordon pinned declarations).
     #[error(
         "cordon.lock does not record what it declares (the lockfile predates that); review it, then run `cordon lock`"
     )]
@@ -20,27 +22,42 @@ pub enum LockRefusal {
         declaration_changes(added, removed)
     )]
     DeclarationsChanged {
+        /// Declaration lines there now that were not approved.
         added: Vec<String>,
+        /// Approved declaration lines no longer there.
         removed: Vec<String>,
     },
+    /// The file is not the one approved: its sha256 differs.
     #[error(
         "it changed since it was locked: cordon.lock has sha256 {locked} but the file is {actual}; review it, then run `cordon lock`"
     )]
-    FileChanged { locked: String, actual: String },
+    FileChanged {
+        /// The sha256 cordon.lock records, in hex.
+        locked: String,
+        /// The file's sha256 now, in hex.
+        actual: String,
+    },
+    /// The hook grant differs from the approved one; removed or narrowed counts as a change too.
     #[error(
         "its hook grant changed since it was locked: approved {}, now {}; restore it, or review the change and run `cordon lock`",
         hook_grant(approved),
         hook_grant(now)
     )]
     HookGrantChanged {
+        /// The approved `hook` grant lines; empty means no hook.
         approved: Vec<String>,
+        /// The `hook` grant lines now; empty means no hook.
         now: Vec<String>,
     },
+    /// The plugin has grants that were not approved.
     #[error(
         "its grants changed or widened since it was locked; added: {}; review them, then run `cordon lock`",
         added.join("; ")
     )]
-    GrantsWidened { added: Vec<String> },
+    GrantsWidened {
+        /// The grant lines (`lock::capabilities`) not in cordon.lock.
+        added: Vec<String>,
+    },
 }
 
 fn declaration_changes(added: &[String], removed: &[String]) -> String {
@@ -76,8 +93,11 @@ pub struct DeploymentRefusal {
 pub enum DeploymentChange {
     /// The lockfile predates recording the deployment.
     NotRecorded,
+    /// The deployment's settings are not the ones recorded.
     Changed {
+        /// The deployment lines cordon.lock records.
         approved: Vec<String>,
+        /// The deployment lines of the config now.
         now: Vec<String>,
     },
 }
@@ -85,7 +105,9 @@ pub enum DeploymentChange {
 /// An approved plugin that did not load: refused (and why), or absent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MissingPlugin {
+    /// The plugin's id.
     pub id: String,
+    /// Why it was refused; `None` when the plugins directory has no such file.
     pub refused: Option<String>,
 }
 

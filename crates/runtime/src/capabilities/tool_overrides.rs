@@ -10,11 +10,17 @@ use serde_json::Value;
 pub struct ToolOverride {
     /// The name the tool is offered under instead.
     pub name: Option<String>,
+    /// The title shown instead of the derived one (`title`).
     pub title: Option<String>,
+    /// The description the model reads instead of the derived one (`description`).
     pub description: Option<String>,
+    /// `annotations.read_only`: the tool changes nothing (`None`: unsaid).
     pub read_only: Option<bool>,
+    /// `annotations.destructive`: the tool may destroy or overwrite data (`None`: unsaid).
     pub destructive: Option<bool>,
+    /// `annotations.idempotent`: calling it again with the same arguments has no further effect.
     pub idempotent: Option<bool>,
+    /// `annotations.open_world`: the tool reaches beyond the host (the network, other systems).
     pub open_world: Option<bool>,
     /// Example arguments objects, added to the parameters schema (`cordon test` calls them).
     pub examples: Vec<Value>,

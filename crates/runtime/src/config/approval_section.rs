@@ -28,6 +28,8 @@ pub struct ApprovalPolicy {
     pub destructive: bool,
     /// Ask before every call of the tools these globs match (`*`, `?`).
     pub tools: Vec<String>,
+    /// What a call that needs approval gets when nobody can be asked (`[approval] unattended`;
+    /// default `deny`).
     pub unattended: Unattended,
     /// How long an MCP client's user has to answer a question sent back between rounds; a later
     /// answer approves nothing and the question is asked again.

@@ -28,6 +28,7 @@ pub enum Execution {
 /// How batches of tool calls run through the pipeline (the batch keys of `[agent]`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BatchSettings {
+    /// Whether a batch's calls may run at the same time (`[agent] execution`; default `parallel`).
     pub execution: Execution,
     /// The active tool set (tool names and group names); `None` means every loaded tool.
     pub tools: Option<Vec<String>>,

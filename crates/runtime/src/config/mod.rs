@@ -41,24 +41,43 @@ pub use units::{parse_bytes, parse_duration};
 /// A configuration problem; the message names the file and the key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The config file could not be read.
     #[error("cannot read config file {path}")]
     Read {
+        /// The config file.
         path: PathBuf,
+        /// Why reading it failed.
         source: std::io::Error,
     },
+    /// The text is not TOML, or a value has the wrong type or shape.
     #[error("{path} is not valid cordon.toml: {message}")]
-    Syntax { path: PathBuf, message: String },
-    #[error("{path}: `{key}`: {message}")]
-    Invalid {
+    Syntax {
+        /// The config file (or the name the text was given).
         path: PathBuf,
-        key: String,
+        /// The TOML parser's message, with the line it concerns.
         message: String,
     },
+    /// A value is well-formed but not acceptable (a size that does not parse, a read-write grant
+    /// over cordon's own files, ...).
+    #[error("{path}: `{key}`: {message}")]
+    Invalid {
+        /// The config file (or the name the text was given).
+        path: PathBuf,
+        /// The key it concerns, as a dotted path (`plugins.fs.limits.memory`).
+        key: String,
+        /// What is wrong with it and what to write instead.
+        message: String,
+    },
+    /// A table or key the runtime does not read (a misspelling, or a key of another version).
     #[error("{path} line {line}: unknown key `{key}`; {known}")]
     UnknownKey {
+        /// The config file (or the name the text was given).
         path: PathBuf,
+        /// The line of the key, counting from 1.
         line: usize,
+        /// The key, as a dotted path.
         key: String,
+        /// The keys that are read there, as a sentence (`the keys cordon reads there are ...`).
         known: String,
     },
 }

@@ -19,8 +19,11 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
+    /// The check passed.
     Pass,
+    /// Nothing is broken, but a client or a model will trip on it.
     Warn,
+    /// The plugin breaks the contract or a limit.
     Fail,
 }
 
@@ -31,6 +34,7 @@ pub struct Finding {
     pub subject: String,
     /// Which check: `load`, `description`, `strict mode`, `example 1`, `before-tool-call`, …
     pub check: String,
+    /// How the check came out.
     pub outcome: Outcome,
     /// What happened, in a sentence a plugin author can act on.
     pub detail: String,
@@ -39,17 +43,22 @@ pub struct Finding {
 /// Everything `cordon test` found about one plugin file.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ConformanceReport {
+    /// The plugin's id (the file's stem).
     pub plugin: String,
+    /// The plugin file checked.
     pub file: PathBuf,
     /// The contract version it targets, when it loaded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contract: Option<String>,
+    /// The file's sha256 in hex, when it loaded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// Every check made, in the order made.
     pub findings: Vec<Finding>,
 }
 
 impl ConformanceReport {
+    /// How many findings came out as `outcome`.
     pub fn count(&self, outcome: Outcome) -> usize {
         self.findings
             .iter()

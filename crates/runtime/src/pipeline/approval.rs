@@ -18,7 +18,9 @@ use std::pin::Pin;
 /// What a person is asked to approve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApprovalRequest {
+    /// The call's id.
     pub tool_call_id: String,
+    /// The tool it calls.
     pub tool_name: String,
     /// The plugin that provides the tool.
     pub plugin: String,
@@ -33,6 +35,7 @@ pub struct ApprovalRequest {
 /// A person's (or a default's) answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Approval {
+    /// Whether the call may run.
     pub approved: bool,
     /// Who decided: `user`, `user (always for this tool)`, `client`, `--yes`, `default`, ...
     pub decided_by: String,
@@ -44,6 +47,7 @@ pub struct Approval {
 /// `None`: nobody could be asked after all (the MCP client could not take the question), and
 /// `[approval] unattended` decides.
 pub trait Approver: Send + Sync {
+    /// The answer to `request`; `None` when nobody could be asked after all.
     fn decide<'a>(
         &'a self,
         request: &'a ApprovalRequest,

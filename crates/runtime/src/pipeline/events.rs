@@ -17,7 +17,9 @@ pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HookStage {
+    /// Before the tool runs: the hook may allow, ask about, block or rewrite the call.
     Before,
+    /// After the tool ran: the hook may keep or replace the result.
     After,
 }
 
@@ -26,6 +28,7 @@ pub enum HookStage {
 pub struct AskedBy {
     /// A hook (`hook `guard``), or `cordon.toml` for the operator's policy.
     pub who: String,
+    /// Why it wants the call approved.
     pub reason: String,
 }
 
@@ -39,74 +42,113 @@ pub struct AskedBy {
 pub enum Event {
     /// A prepared call starts executing.
     ToolExecutionStart {
+        /// The call's id (`ID#N` for a call whose id an earlier call of the batch already has).
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// The arguments the call runs with (after every before-hook); for a call that ends before
+        /// it runs, those it was made with (`null` when its id was a duplicate).
         arguments: Value,
     },
     /// The running tool reported progress.
     ToolExecutionUpdate {
+        /// The call's id.
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// The partial output.
         content: Vec<Content>,
+        /// Structured data for UIs and logs, not sent to the model.
         details: Value,
     },
     /// The running tool, or a hook of the call (`stage`), logged a line (cut past 8 KiB).
     ToolLog {
+        /// The call's id.
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// The plugin whose sandbox logged the line.
         plugin: String,
+        /// Which hook stage logged it; `None` when the tool did.
         #[serde(skip_serializing_if = "Option::is_none")]
         stage: Option<HookStage>,
+        /// The line's severity.
         level: LogLevel,
+        /// The line, cut past 8 KiB.
         message: String,
     },
     /// The running tool, or a hook of the call (`stage`), made an outgoing HTTP request (`allowed`
     /// false: the gate refused it). The URL carries no query string and is cut past 1 KiB.
     HttpRequest {
+        /// The call's id.
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// The plugin whose sandbox made the request.
         plugin: String,
+        /// Which hook stage made it; `None` when the tool did.
         #[serde(skip_serializing_if = "Option::is_none")]
         stage: Option<HookStage>,
+        /// The request's method, in uppercase.
         method: String,
+        /// The URL without its query string.
         url: String,
+        /// Whether the gate let the request through.
         allowed: bool,
     },
     /// The running tool, or a hook of the call (`stage`), asked the host to open a path. `path` is
     /// the guest's view (the directory it opened from joined with the path it gave, as written, cut
     /// past 1 KiB); `outcome` is `opened`, `denied` or `failed`, with the WASI error code in `error`.
     PathOpen {
+        /// The call's id.
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// The plugin whose sandbox asked.
         plugin: String,
+        /// Which hook stage asked; `None` when the tool did.
         #[serde(skip_serializing_if = "Option::is_none")]
         stage: Option<HookStage>,
+        /// The path as the guest sees it.
         path: String,
         /// Where the opened file really is on the host, when it was opened.
         #[serde(skip_serializing_if = "Option::is_none")]
         host_path: Option<String>,
+        /// What was asked for: `read`, `write`, `create`, `truncate`, `exclusive`, `directory`.
         mode: Vec<&'static str>,
+        /// `opened`, `denied` (the grant does not allow it) or `failed`.
         outcome: &'static str,
+        /// The WASI error code (`not-permitted`, `no-entry`, ...) when the path was not opened.
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<&'static str>,
     },
     /// A sandbox of the call (the tool's, or a hook's: `stage`) made more HTTP requests, path
     /// opens or log lines than are recorded per sandbox (1,000 of each); these were counted only.
     RecordsOmitted {
+        /// The call's id.
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// The plugin whose sandbox made the records.
         plugin: String,
+        /// Which hook stage made them; `None` when the tool did.
         #[serde(skip_serializing_if = "Option::is_none")]
         stage: Option<HookStage>,
+        /// How many of each kind were counted and not recorded.
         #[serde(flatten)]
         omitted: Omitted,
     },
     /// A call has its final result (after after-hooks and the size budget).
     ToolExecutionEnd {
+        /// The call's id.
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// Time from the call's start to its final result, in milliseconds.
         duration_ms: u64,
+        /// Whether the final result is an error.
         is_error: bool,
+        /// The error's class, when the result is an error.
         #[serde(skip_serializing_if = "Option::is_none")]
         error_kind: Option<ErrorKind>,
     },
@@ -114,38 +156,56 @@ pub enum Event {
     /// `replace`, `narrow`, `add_context`, `drop_calls`, or `failed` (with what went wrong in
     /// `reason`).
     SessionHook {
+        /// The stage, as the contract spells it (`model-request`).
         stage: &'static str,
+        /// The id of the plugin whose hook decided.
         hook: String,
+        /// What it decided, in one word.
         decision: &'static str,
+        /// The block's reason, or why the hook failed.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// How long the hook's sandbox ran, in milliseconds.
         duration_ms: u64,
     },
     /// A hook decided about a call: allow, block, rewrite, keep, replace, or failed.
     HookDecision {
+        /// The call's id.
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// The id of the plugin whose hook decided.
         hook: String,
+        /// Before or after the tool ran.
         stage: HookStage,
+        /// `allow`, `ask`, `block` or `rewrite` before; `keep` or `replace` after; `failed` at
+        /// either.
         decision: &'static str,
+        /// The reason the hook gave, or why it failed.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
     /// A call that needed a person's approval was approved or refused, by `decided_by` (`user`,
     /// `client`, `default` when nobody could be asked, ...).
     Approval {
+        /// The call's id.
         tool_call_id: String,
+        /// The tool called.
         tool_name: String,
+        /// Everyone who wanted the call approved, and why.
         asked_by: Vec<AskedBy>,
+        /// Whether the call may run.
         approved: bool,
+        /// Who decided.
         decided_by: String,
+        /// Why it was refused, when a reason was given.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
 }
 
 impl Event {
-    /// The call the event is about; "" for a session hook's, which is about no call.
+    /// The id of the call the event is about; "" for a session hook's, which is about no call.
     pub fn tool_call_id(&self) -> &str {
         match self {
             Self::SessionHook { .. } => "",

@@ -8,8 +8,11 @@ use serde_json::Value;
 /// A call as a model (or a user) made it: the arguments are raw JSON text, not yet trusted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallRequest {
+    /// The call's id; every call of a batch needs its own.
     pub id: String,
+    /// The tool to call.
     pub name: String,
+    /// The arguments as JSON text, parsed and checked only when the call is prepared.
     pub arguments: String,
 }
 
@@ -42,20 +45,32 @@ impl CallRequest {
 /// A batch document that is not an array of calls.
 #[derive(Debug, thiserror::Error)]
 pub enum BatchInputError {
+    /// The document is not JSON.
     #[error("the batch is not JSON: {0}")]
     NotJson(#[from] serde_json::Error),
+    /// The document is neither an array nor an object with a `tool_calls` array.
     #[error(
         "the batch must be a JSON array of tool calls (or an object with a \"tool_calls\" array)"
     )]
     NotAnArray,
+    /// A call is not an object with a name and arguments.
     #[error("call #{index} is not a tool call: {reason}")]
-    BadCall { index: usize, reason: String },
+    BadCall {
+        /// The call's position in the batch, counting from 1.
+        index: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Two calls have the same id.
     #[error(
         "calls #{first} and #{second} have the same id {id:?}; every call of a batch needs its own id"
     )]
     DuplicateId {
+        /// The id they share.
         id: String,
+        /// The earlier call's position, counting from 1.
         first: usize,
+        /// The later call's position, counting from 1.
         second: usize,
     },
 }

@@ -51,8 +51,11 @@ pub use tool_changes::ToolChanges;
     if groups.is_empty() { String::new() } else { format!("; groups: {groups}") }
 )]
 pub struct UnknownActiveTool {
+    /// The name in the active set that matches no tool and no group.
     pub name: String,
+    /// The loaded tools' names, comma-separated.
     pub available: String,
+    /// The names of `[agent.groups]`, comma-separated (empty when there are none).
     pub groups: String,
 }
 
@@ -159,6 +162,7 @@ impl Pipeline {
         &self.inner.settings.approval
     }
 
+    /// The plugins the pipeline runs calls against.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
     }
@@ -179,6 +183,8 @@ impl Pipeline {
         self.inner.hooks.ungranted()
     }
 
+    /// Whether `tool` is in the active set; with no active set (`[agent] tools` unset), every name
+    /// is.
     pub fn is_active(&self, tool: &str) -> bool {
         self.inner
             .active

@@ -9,8 +9,11 @@ use std::collections::BTreeMap;
 /// Tools added, removed and changed, each list sorted by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolChanges {
+    /// Tools the new pipeline offers that the old one did not.
     pub added: Vec<String>,
+    /// Tools the old pipeline offered that the new one does not.
     pub removed: Vec<String>,
+    /// Tools both offer that are listed differently, or served by another plugin file.
     pub changed: Vec<String>,
 }
 
@@ -34,6 +37,7 @@ impl ToolChanges {
         changes
     }
 
+    /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }

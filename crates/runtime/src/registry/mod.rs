@@ -17,24 +17,33 @@ use std::sync::Arc;
 /// A plugin file that was not loaded.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Rejected {
+    /// The plugin file (`ID.wasm (given in code)` for one given as bytes).
     pub file: PathBuf,
+    /// Why it was not loaded.
     pub reason: String,
 }
 
 /// Why the registry could not be built at all.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
+    /// The plugins directory could not be read.
     #[error(
         "cannot read the plugins directory {path} (build the plugins with `make build`, or pass --plugins DIR)"
     )]
     PluginsDir {
+        /// The plugins directory.
         path: PathBuf,
+        /// Why reading it failed.
         source: std::io::Error,
     },
+    /// The WebAssembly engine could not be built with the config's settings.
     #[error("cannot start the WebAssembly engine: {0}")]
     Engine(#[from] crate::sandbox::engine::EngineError),
+    /// A read-write grant covers one of cordon's own files: the plugins directory, the compile
+    /// cache, the lockfile, or a plugin's file or WIT.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// Loading is locked and the deployment is not the approved one.
     #[error("loading is locked and the deployment is not the one approved in cordon.lock: {0}")]
     Locked(#[from] crate::capabilities::lock::DeploymentRefusal),
 }
@@ -54,7 +63,9 @@ pub struct RegistryOptions {
     pub plugins_dir: Option<PathBuf>,
     /// Plugins given as bytes in code, by id, loaded after the directory's.
     pub given: Vec<(String, Arc<[u8]>)>,
+    /// The grants, limits and host settings to load with.
     pub config: Config,
+    /// Where compiled components are kept between runs.
     pub cache: CompileCache,
     /// When set, only plugins approved in this lockfile (same sha256, no wider grants) load.
     pub lock: Option<Lockfile>,
@@ -241,6 +252,7 @@ impl Registry {
         Ok(registry)
     }
 
+    /// The loaded plugins, in load order: the directory's files by name, then those given in code.
     pub fn plugins(&self) -> &[Arc<Plugin>] {
         &self.plugins
     }
@@ -250,6 +262,7 @@ impl Registry {
         self.plugins.iter().find(|plugin| &*plugin.id == id)
     }
 
+    /// The plugin files (and plugins given in code) that were refused, with why, in load order.
     pub fn rejected(&self) -> &[Rejected] {
         &self.rejected
     }
@@ -272,6 +285,7 @@ impl Registry {
             .filter_map(|(name, plugin)| Some((plugin, plugin.tool(name)?)))
     }
 
+    /// The names of every loaded tool, sorted.
     pub fn tool_names(&self) -> Vec<&str> {
         self.tools.keys().map(String::as_str).collect()
     }
@@ -306,6 +320,7 @@ pub fn plugin_files(dir: &Path) -> Result<Vec<PathBuf>, RegistryError> {
     Ok(files)
 }
 
+/// A plugin's id: its file's name without the `.wasm` extension.
 pub fn plugin_id(file: &Path) -> String {
     file.file_stem()
         .unwrap_or_default()

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// A tool name declared by more than one plugin, and how it was settled.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Collision {
+    /// The tool name.
     pub tool: String,
     /// Every plugin that declares it, in file order.
     pub declared_by: Vec<String>,

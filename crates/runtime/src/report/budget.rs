@@ -37,22 +37,31 @@ pub struct ReportBudget {
 /// The kinds of record with a count of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordKind {
+    /// Outgoing HTTP requests, let through or refused.
     Http,
+    /// Paths the guest asked the host to open.
     Path,
+    /// Log lines.
     Log,
+    /// Progress updates.
     Progress,
 }
 
 /// Records that were not kept because a bound was reached.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Omitted {
+    /// HTTP requests past the bound.
     pub http: u64,
+    /// Path opens past the bound.
     pub paths: u64,
+    /// Log lines past the bound.
     pub logs: u64,
+    /// Progress updates past the bound.
     pub progress: u64,
 }
 
 impl Omitted {
+    /// Whether any record was left out.
     pub fn any(&self) -> bool {
         self.http + self.paths + self.logs + self.progress > 0
     }

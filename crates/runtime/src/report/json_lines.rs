@@ -7,6 +7,7 @@ use serde::Serialize;
 use std::io::Write as _;
 use std::path::Path;
 
+/// A JSON-lines file open for appending, one record per line.
 pub struct JsonLinesFile {
     file: std::fs::File,
 }

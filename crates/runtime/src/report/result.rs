@@ -44,6 +44,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// The kind's name in results and logs (`not_found`, `tool_error`, ...), as it is serialised.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::NotFound => "not_found",
@@ -75,10 +76,14 @@ impl std::fmt::Display for ErrorKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Content {
+    /// A block of text.
     Text {
+        /// The text.
         text: String,
     },
+    /// An image, its bytes decoded.
     Image {
+        /// The image's MIME type (`image/png`, ...).
         #[serde(rename = "mimeType")]
         mime_type: String,
         /// Base64 in JSON.
@@ -94,6 +99,7 @@ pub const BLOCK_OVERHEAD_BYTES: usize = 16;
 pub const MAX_CONTENT_BLOCKS: usize = 1_000;
 
 impl Content {
+    /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Text { text: text.into() }
     }
@@ -113,11 +119,16 @@ impl Content {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResult {
+    /// The id of the call, as its request gave it.
     pub tool_call_id: String,
+    /// The tool called.
     pub tool_name: String,
+    /// Whether the call failed; then `error_kind` says why.
     pub is_error: bool,
+    /// Why the call failed; `None` when it succeeded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error_kind: Option<ErrorKind>,
+    /// The content blocks the model sees.
     pub content: Vec<Content>,
     /// The tool's structured output (a JSON object matching its output schema), if it gave one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -127,6 +138,7 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
+    /// A successful result with this content; `details` that is not an object is made one.
     pub fn success(call_id: &str, tool: &str, content: Vec<Content>, details: Value) -> Self {
         Self {
             tool_call_id: call_id.to_string(),
@@ -139,6 +151,8 @@ impl ToolResult {
         }
     }
 
+    /// A failed result of this kind whose one text block explains it; `details` that is not an
+    /// object is made one.
     pub fn error(
         call_id: &str,
         tool: &str,

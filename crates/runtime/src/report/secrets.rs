@@ -358,6 +358,7 @@ pub struct StreamScrubber {
 }
 
 impl StreamScrubber {
+    /// A scrubber holding nothing yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -6,16 +6,24 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// A moment in UTC, to the millisecond.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UtcTime {
+    /// The year, such as 2026.
     pub year: i64,
+    /// The month, 1 to 12.
     pub month: u32,
+    /// The day of the month, 1 to 31.
     pub day: u32,
+    /// The hour, 0 to 23.
     pub hour: u64,
+    /// The minute, 0 to 59.
     pub minute: u64,
+    /// The second, 0 to 59.
     pub second: u64,
+    /// Milliseconds past the second, 0 to 999.
     pub millis: u32,
 }
 
 impl UtcTime {
+    /// The time now, from the system clock (the Unix epoch if the clock is before it).
     pub fn now() -> Self {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)

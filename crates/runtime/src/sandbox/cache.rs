@@ -46,12 +46,14 @@ impl CompileCache {
         }
     }
 
+    /// A cache in `dir`.
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         Self {
             dir: Some(dir.into()),
         }
     }
 
+    /// No cache: every plugin is compiled at each load.
     pub fn disabled() -> Self {
         Self { dir: None }
     }

@@ -50,12 +50,19 @@ pub struct ArgumentSchema {
 /// Why arguments were not checked.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckRefused {
+    /// The check did not finish within `VALIDATION_TIMEOUT` (2 s).
     #[error("validating the arguments took longer than {} ms", VALIDATION_TIMEOUT.as_millis())]
     TimedOut,
+    /// The arguments are larger than the schema can be checked against within bounded work.
     #[error(
         "the arguments are {bytes} bytes, more than this tool's parameters schema can be checked against in bounded time (at most {most} bytes; its patterns and nesting set that size)"
     )]
-    TooLarge { bytes: usize, most: u64 },
+    TooLarge {
+        /// The arguments' JSON text, in bytes.
+        bytes: usize,
+        /// The most bytes this schema can check.
+        most: u64,
+    },
 }
 
 /// One way the arguments break the schema.
@@ -63,6 +70,7 @@ pub enum CheckRefused {
 pub struct Violation {
     /// JSON pointer into the arguments ("" is the whole object).
     pub pointer: String,
+    /// What is wrong there, as the validator says it.
     pub message: String,
 }
 
@@ -126,6 +134,7 @@ impl ArgumentSchema {
         })
     }
 
+    /// The schema as JSON, as it was given to `compile`.
     pub fn as_json(&self) -> &Value {
         &self.schema
     }

@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 
 /// How deep strict clients let objects nest, how many properties and enum values they take.
 pub const MAX_STRICT_DEPTH: usize = 10;
+/// The most properties a schema may declare in strict mode, all its objects together.
 pub const MAX_STRICT_PROPERTIES: usize = 5_000;
+/// The most values one `enum` may list in strict mode.
 pub const MAX_STRICT_ENUM_VALUES: usize = 1_000;
 
 /// Keywords strict mode accepts (everything else is dropped, or reported when dropping it would
@@ -64,7 +66,9 @@ const WIDENING: &[(&str, &str)] = &[
 /// Why a schema has no strict form: where (a JSON pointer into the schema) and what to change.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct StrictProblem {
+    /// JSON pointer into the schema ("" is the root).
     pub pointer: String,
+    /// What strict mode cannot express there, and what to change.
     pub message: String,
 }
 

@@ -36,9 +36,11 @@ const CONNECTION_GRACE: Duration = Duration::from_secs(1);
 /// Bounds on a call's outgoing requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpLimits {
+    /// How long connecting may take (`http_connect_timeout`; default 10 s).
     pub connect_timeout: Duration,
     /// From sending the request to the end of the response body.
     pub total_timeout: Duration,
+    /// The most bytes of one response body the guest may read (`http_response`; default 16 MiB).
     pub max_response_bytes: u64,
     /// Requests of one call waiting for their response at once.
     pub max_concurrent: usize,

@@ -16,11 +16,14 @@ use std::net::IpAddr;
 /// `http` or `https`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
+    /// Plain `http://`.
     Http,
+    /// `https://`, over TLS.
     Https,
 }
 
 impl Scheme {
+    /// Reads `http` or `https`, in any case; `None` for any other scheme.
     pub fn parse(text: &str) -> Option<Self> {
         match text.to_ascii_lowercase().as_str() {
             "http" => Some(Self::Http),
@@ -29,6 +32,7 @@ impl Scheme {
         }
     }
 
+    /// 80 for `http`, 443 for `https`.
     pub fn default_port(self) -> u16 {
         match self {
             Self::Http => 80,
@@ -36,6 +40,7 @@ impl Scheme {
         }
     }
 
+    /// `http` or `https`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Http => "http",
@@ -119,7 +124,9 @@ fn valid_name(name: &str) -> bool {
 /// A header value the host adds to matching requests. Its value is kept out of `Debug` output.
 #[derive(Clone, PartialEq, Eq)]
 pub struct SecretHeader {
+    /// The header's name.
     pub name: http::HeaderName,
+    /// The value sent, its `${env:NAME}` references filled in from the host environment at load.
     pub value: http::HeaderValue,
     /// The value as cordon.toml writes it (`Bearer ${env:TOKEN}`), which the lockfile records a
     /// digest of: the operator's choice of secret, not the secret's current value.
@@ -135,8 +142,11 @@ impl fmt::Debug for SecretHeader {
 /// One granted origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpGrant {
+    /// `http` or `https`.
     pub scheme: Scheme,
+    /// The host, or hosts, the grant covers.
     pub host: HostPattern,
+    /// The port, the scheme's default when the origin names none.
     pub port: u16,
     /// Allowed methods (uppercase); `None` means any.
     pub methods: Option<Vec<String>>,
@@ -151,15 +161,20 @@ pub struct HttpGrant {
 /// What a request asks for, as the gate sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestTarget {
+    /// `http` or `https`.
     pub scheme: Scheme,
     /// Lowercase, without IPv6 brackets.
     pub host: String,
+    /// The port, the scheme's default when the URL names none.
     pub port: u16,
+    /// The method, in uppercase.
     pub method: String,
+    /// The path of the request's URI, without its query.
     pub path: String,
 }
 
 impl RequestTarget {
+    /// `scheme://host:port` of the request, an IPv6 host in brackets.
     pub fn origin(&self) -> String {
         let host = if self.host.contains(':') {
             format!("[{}]", self.host)

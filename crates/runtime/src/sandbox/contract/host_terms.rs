@@ -8,7 +8,9 @@ use crate::report::Content;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExecutionMode {
+    /// The call may run alongside others of its batch.
     Parallel,
+    /// The call runs alone in its batch.
     Sequential,
 }
 
@@ -16,12 +18,16 @@ pub enum ExecutionMode {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
+    /// The tool changes nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub destructive: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotent: Option<bool>,
+    /// The tool reaches beyond the host (the network, other systems).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_world: Option<bool>,
 }
@@ -54,7 +60,9 @@ pub struct DeclaredTool {
 pub struct HookInfo {
     /// Tool-name globs; empty means every tool.
     pub tools: Vec<String>,
+    /// Whether the hook sees calls before they run.
     pub before: bool,
+    /// Whether the hook sees results after the tool ran.
     pub after: bool,
     /// The session stages the hook watches (contract 0.3); empty for none.
     pub stages: Vec<SessionStage>,
@@ -171,6 +179,7 @@ impl GuestOutput {
 /// A before-hook's verdict, in the host's terms.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BeforeDecision {
+    /// Run the call as it is.
     Allow,
     /// Do not run the call, for this reason.
     Block(String),

@@ -31,10 +31,13 @@ use wasmtime::component::{Component, InstancePre, Linker};
 /// command), whose tools cordon derives from the component's types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 pub enum ContractVersion {
+    /// cordon's contract `cordon:plugin@0.1.0`.
     #[serde(rename = "0.1.0")]
     V0_1,
+    /// cordon's contract `cordon:plugin@0.2.0`.
     #[serde(rename = "0.2.0")]
     V0_2,
+    /// cordon's contract `cordon:plugin@0.3.0` (session stages).
     #[serde(rename = "0.3.0")]
     V0_3,
     /// Functions of the component's own WIT world.
@@ -46,6 +49,7 @@ pub enum ContractVersion {
 }
 
 impl ContractVersion {
+    /// `0.1.0`, `0.2.0`, `plain` or `command`, as it is serialised.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::V0_1 => "0.1.0",
@@ -91,13 +95,18 @@ pub(crate) enum ContractPre {
 /// Why a component cannot be a plugin under any contract the host speaks.
 #[derive(Debug, thiserror::Error)]
 pub enum WrongWorld {
+    /// The component exports cordon's world but does not fit it.
     #[error("it does not fit the cordon:plugin@{version} `cordon-plugin` world: {message}")]
     Mismatch {
+        /// The version whose world it exports.
         version: ContractVersion,
+        /// What does not fit, as the linker says it.
         message: String,
     },
+    /// A plain component's exports cannot be offered as tools.
     #[error("{0}")]
     Plain(#[from] PlainRefusal),
+    /// A `wasi:cli` command that cannot be offered as a tool.
     #[error("it is a wasi:cli command, but {0}")]
     Command(#[from] CommandRefusal),
     /// Imports no host function satisfies, all of them listed.
@@ -106,6 +115,7 @@ pub enum WrongWorld {
         .0.join(", ")
     )]
     MissingImports(Vec<String>),
+    /// A plain component's or a command's imports exist here but with other types.
     #[error("its imports do not match what this host provides: {0}")]
     ImportMismatch(String),
 }

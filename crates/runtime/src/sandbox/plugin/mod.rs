@@ -39,14 +39,19 @@ pub use crate::sandbox::contract::host_terms::{
 
 /// A tool as its plugin declared it, with its schemas compiled.
 pub struct ToolInfo {
+    /// The name the model calls it by.
     pub name: String,
     /// Short human-readable title (the name when the plugin gave none).
     pub title: String,
+    /// What the tool does, as the model reads it.
     pub description: String,
+    /// The compiled parameters schema, which every call's arguments are checked against.
     pub schema: ArgumentSchema,
     /// The schema its structured output must match, if it declared one.
     pub output_schema: Option<ArgumentSchema>,
+    /// Whether the tool may share its batch with other running calls.
     pub execution_mode: ExecutionMode,
+    /// Hints about what the tool does.
     pub annotations: ToolAnnotations,
     /// Lines the agent loop adds to its system prompt while the tool is active.
     pub prompt_guidelines: Vec<String>,
@@ -58,17 +63,26 @@ pub struct ToolInfo {
 /// kind, or becomes `tool_error`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum AfterDecision {
+    /// Keep the result as it is.
     Keep,
+    /// Replace the result with this one.
     Replace(Box<ToolResult>),
 }
 
 /// Why a plugin file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// The file could not be read.
     #[error("cannot read the file: {0}")]
     Read(#[source] std::io::Error),
+    /// The file is larger than a plugin file may be.
     #[error("it is {bytes} bytes, over the {limit} bytes a plugin file may be")]
-    TooLarge { bytes: u64, limit: u64 },
+    TooLarge {
+        /// The file's size, in bytes.
+        bytes: u64,
+        /// The most bytes a plugin file may have (256 MiB).
+        limit: u64,
+    },
     /// The file is reachable through a read-write grant (a link into one), where a plugin could
     /// rewrite it.
     #[error("{0}")]
@@ -76,12 +90,20 @@ pub enum LoadError {
     /// Two plugins (a file and bytes given in code, or two given in code) share one id.
     #[error("{0}")]
     DuplicateId(String),
+    /// The file's sha256 is not the one cordon.toml pins (`sha256`).
     #[error(
         "its sha256 is {actual} but cordon.toml pins {expected}; the file changed since it was pinned (update the pin only if you trust the new file)"
     )]
-    PinMismatch { expected: String, actual: String },
+    PinMismatch {
+        /// The pinned sha256, in hex.
+        expected: String,
+        /// The file's sha256, in hex.
+        actual: String,
+    },
+    /// The file does not start with the WebAssembly header.
     #[error("it is not a WebAssembly file (no \\0asm header); build the plugin for wasm32-wasip2")]
     NotWebAssembly,
+    /// The file is a core WebAssembly module, not a component.
     #[error(
         "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`"
     )]
@@ -89,33 +111,73 @@ pub enum LoadError {
     /// Refused from its outline, before it was compiled.
     #[error(transparent)]
     Outline(#[from] component_outline::OutlineRefusal),
+    /// Wasmtime could not compile the component.
     #[error("it cannot be compiled: {}", innermost(.0))]
     Compile(#[source] wasmtime::Error),
+    /// The compile task panicked or was cancelled.
     #[error("compiling it failed in the host: {0}")]
     CompileTask(#[source] tokio::task::JoinError),
+    /// Loading is locked and cordon.lock does not approve the plugin as it is.
     #[error(transparent)]
     NotApproved(#[from] LockRefusal),
+    /// The component follows no contract the host speaks.
     #[error(transparent)]
     WrongWorld(#[from] WrongWorld),
     /// `describe` failed as a call would have (trap, timeout, limits), with the host's message.
     #[error("its describe() failed: {message}")]
-    Describe { kind: ErrorKind, message: String },
+    Describe {
+        /// How `describe` ended.
+        kind: ErrorKind,
+        /// The host's message about it.
+        message: String,
+    },
+    /// The plugin declares more tools than a plugin may (256).
     #[error("it declares {count} tools; a plugin may declare at most {limit}")]
-    TooManyTools { count: usize, limit: usize },
+    TooManyTools {
+        /// How many it declares.
+        count: usize,
+        /// The most a plugin may declare.
+        limit: usize,
+    },
+    /// The tools' schemas together are larger than a plugin may declare (4 MiB).
     #[error(
         "its tools' parameters and output schemas take {bytes} bytes, all tools together; a plugin may declare at most {limit}"
     )]
-    SchemasTooLarge { bytes: usize, limit: usize },
+    SchemasTooLarge {
+        /// Bytes of every parameters and output schema together.
+        bytes: usize,
+        /// The most bytes they may take.
+        limit: usize,
+    },
+    /// The hook declares too many tool globs (more than 256), or one that is not valid.
     #[error(
         "it declares a hook with {count} tool globs, some not valid; a hook may declare at most {limit} globs of tool-name characters, `*` and `?`"
     )]
-    InvalidHookGlobs { count: usize, limit: usize },
+    InvalidHookGlobs {
+        /// How many globs it declares.
+        count: usize,
+        /// The most globs a hook may declare.
+        limit: usize,
+    },
+    /// One declared tool breaks a rule (its name, title, schemas, guidelines or locks).
     #[error("tool {tool:?}: {reason}")]
-    InvalidTool { tool: String, reason: String },
+    InvalidTool {
+        /// The tool's name, as declared.
+        tool: String,
+        /// Which rule it breaks.
+        reason: String,
+    },
+    /// A granted directory could not be opened.
     #[error("{0}")]
     Dirs(#[from] OpenDirError),
+    /// The WIT file the grant names (`wit`) cannot be read, or does not apply to this plugin.
     #[error("cannot read the WIT at {} (`wit` in its config): {reason}", path.display())]
-    Wit { path: PathBuf, reason: String },
+    Wit {
+        /// The WIT file's path.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
 }
 
 /// What a call needs besides its arguments.
@@ -129,18 +191,27 @@ pub struct CallOptions {
 
 /// A loaded, described plugin.
 pub struct Plugin {
+    /// The plugin's id: its file's stem, or the id it was given in code.
     pub id: Arc<str>,
+    /// The plugin file (`ID.wasm (given in code)` for one given as bytes).
     pub path: PathBuf,
+    /// The sha256 of the component's bytes.
     pub sha256: [u8; 32],
+    /// The tools it provides, checked, in the order declared.
     pub tools: Vec<ToolInfo>,
+    /// The calls its hook watches; `None` when it declares no hook (whether it may run is its
+    /// grant's `hook`).
     pub hook: Option<HookInfo>,
+    /// Whether its code came from the compile cache or was compiled at this load.
     pub compiled: CompileSource,
+    /// What the operator granted it.
     pub grant: Arc<PluginGrant>,
     /// The contract version the component targets.
     pub contract: ContractVersion,
     /// The interfaces the component imports (`wasi:filesystem/types@0.2.6`, …), which say what it
     /// could use if granted, and those it exports.
     pub imports: Vec<String>,
+    /// The interfaces the component exports.
     pub exports: Vec<String>,
     /// The granted directories, opened once at load; every call's preopens are clones of these.
     preopens: OpenedDirs,
@@ -278,6 +349,7 @@ impl Plugin {
         Ok(plugin)
     }
 
+    /// This plugin's tool named `name`, if it has one.
     pub fn tool(&self, name: &str) -> Option<&ToolInfo> {
         self.tools.iter().find(|tool| tool.name == name)
     }
