@@ -32,6 +32,7 @@ mod hostile_network;
 mod hostile_output;
 mod hostile_resources;
 mod install_attacks;
+mod intent_routing;
 mod js_sdk;
 mod layering;
 mod live_chat;

@@ -1,7 +1,8 @@
 //! Session hooks (contract 0.3) in `cordon run` against the scripted model servers: every stage
 //! in order in `--events`, what each decision does to what the server receives (a blocked
 //! prompt makes no request, context reaches the next request, narrowed tools are exactly what is
-//! offered, a stop hook's continue gives one more turn within its limit), and that a hook that
+//! offered, a stop hook's continue gives one more turn within its limit, a compaction hook's
+//! summary is what the next request carries), and that a hook that
 //! traps, spins or answers garbage fails closed, reads no file without a grant and never sees a
 //! configured secret. The hook is tests/fixtures/session_hook, steered by its settings.
 
@@ -108,6 +109,18 @@ fn a_blocked_prompt_makes_no_model_request_and_says_why() {
         "prompt hook `session` stopped the turn: no prompts about the weather",
     );
     assert!(model.requests().is_empty(), "nothing was sent to the model");
+
+    // The reason is the hook's own text: it reaches the terminal as one line with no escapes.
+    let model = ScriptedModel::start(json!([{ "text": "never" }]));
+    let ws = workspace("prompt = { block = \"no\\u001b[2J\\nfake: line\" }", "");
+    let out = run(&ws, &model, "hi");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(!out.stderr.contains('\u{1b}'), "{:?}", out.stderr);
+    assert!(
+        !out.stderr.lines().any(|line| line.starts_with("fake:")),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -255,4 +268,53 @@ fn a_hook_without_grants_reads_no_file_and_never_sees_a_secret() {
         !echoed.contains(secret),
         "the hook saw the secret: {echoed}"
     );
+}
+
+#[test]
+fn a_compaction_hook_supplies_the_summary_the_next_request_carries() {
+    let mut ws = Workspace::new()
+        .plugin("fs", "fs")
+        .plugin("fixture_session_hook", "session");
+    for n in 1..=6 {
+        ws = ws.file(
+            &format!("data/f{n:02}.txt"),
+            &format!("file {n} says hello. ").repeat(1200),
+        );
+    }
+    let ws = ws.config(
+        "[plugins.fs]\ndirs = [{ host = \"data\", guest = \"/data\", mode = \"ro\" }]\n\n[agent]\ntools = [\"read_file\"]\nmax_steps = 20\n\n[model]\nretries = 0\n\n[plugins.session]\nhook = true\n\n[plugins.session.settings]\ncompaction = { replace = \"SUMMARY FROM THE HOOK: six files were read\" }\n",
+    );
+    let mut replies: Vec<Value> = (1..=6)
+        .map(|n| json!({ "tool_calls": [call(&format!("r{n}"), "read_file", json!({"path": format!("/data/f{n:02}.txt")}))] }))
+        .collect();
+    replies.push(json!({ "text": "Six files read." }));
+    let model = ScriptedModel::start_script(json!({ "replies": replies, "context_window": 5000 }));
+    let out = run(&ws, &model, &["--transcript", "t.jsonl", "Read six files."]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let requests = model.requests();
+    assert!(
+        requests.iter().all(|r| r["body"].get("tools").is_some()),
+        "the model was never asked for a summary"
+    );
+    let carried = requests
+        .iter()
+        .position(|r| {
+            r["body"]["messages"]
+                .to_string()
+                .contains("SUMMARY FROM THE HOOK")
+        })
+        .expect("a request after the compaction carries the hook's summary");
+    assert!(carried > 0);
+    let transcript = std::fs::read_to_string(ws.path().join("t.jsonl")).unwrap();
+    let compaction: Value = transcript
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|line| line["role"] == "compaction")
+        .expect("the compaction is in the transcript");
+    assert_eq!(compaction["method"], "hook");
+    let phases = stages(&out)
+        .into_iter()
+        .filter(|(stage, _)| stage == "compaction")
+        .count();
+    assert!(phases >= 2, "before and after: {}", out.stderr);
 }

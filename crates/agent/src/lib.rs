@@ -22,11 +22,12 @@ pub mod tool_search;
 pub use context::fit::SUMMARY_HEADING;
 pub use context::summary::SUMMARY_INSTRUCTION;
 pub use conversation::message::{Message, Reply, StopReason, ToolCall, ToolOutcome, Usage};
-pub use conversation::observer::{AgentObserver, CompactionReport, Unobserved};
+pub use conversation::observer::{AgentObserver, CompactionReport, Route, Unobserved};
 pub use conversation::transcript::{
     Loaded, TranscriptError, TranscriptWriter, load as load_transcript,
 };
 pub use model::client::{ModelClient, ModelError};
 pub use model::provider::ToolSpec;
 pub use session::contract::{FINAL_RESULT, OutputContract, Verdict};
+pub use session::routing::Routing;
 pub use session::{Agent, AgentError, AgentOptions, Answer};

@@ -22,6 +22,18 @@ pub struct CompactionReport {
     pub window: u32,
 }
 
+/// How intent routing sent one turn (`[agent.routing]`), and what the routing request took.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    /// `none`, `all`, or a group name.
+    pub route: String,
+    /// The routing request's token counts, when the API reported them.
+    pub usage: Option<Usage>,
+    /// Why the route is `all` although the model did not say so (a failed request, an answer
+    /// that names no route), if that is why.
+    pub fallback: Option<String>,
+}
+
 pub trait AgentObserver: Send + Sync {
     /// A request for step `step` (counting from 1) is about to be sent.
     fn model_request(&self, _step: u32) {}
@@ -35,6 +47,8 @@ pub trait AgentObserver: Send + Sync {
     fn tool_event(&self, _event: &Event) {}
     /// The history was compacted.
     fn compaction(&self, _report: &CompactionReport) {}
+    /// Intent routing chose this turn's tools.
+    fn routed(&self, _route: &Route) {}
     /// Something the user should know that is not an error.
     fn warning(&self, _text: &str) {}
     /// `search_tools` loaded these tools; later requests offer them.

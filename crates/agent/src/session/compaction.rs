@@ -1,7 +1,8 @@
 //! Keeping each request inside the context window: plan the request (`context::fit`), and when
 //! the plan says older turns must go, fold them into a summary, written by the model in a
 //! separate request that offers no tools, or as cordon's digest when the model cannot be asked
-//! (or `[model] compaction = "digest"`). The summary is a transcript line, so a resumed session
+//! (or `[model] compaction = "digest"`), unless a `compaction` hook supplies it. The summary is a
+//! transcript line, so a resumed session
 //! starts from it; the messages it stands in for stay in the transcript.
 
 use super::{Agent, AgentError, TurnTally};
@@ -88,9 +89,13 @@ impl Agent {
             .collect();
         let reply_tokens = self.context.reply_tokens(window);
         let allowance = summary_allowance(self.context.raw_request_budget(window, reply_tokens));
-        let written = match self.context.compaction() {
-            Compaction::Model => {
-                self.summarise(
+        let supplied = self
+            .compaction_stage(previous.as_deref(), &folded, observer, cancel)
+            .await?;
+        let written = match (supplied, self.context.compaction()) {
+            (Some(summary), _) => Some((summary, "hook")),
+            (None, Compaction::Model) => self
+                .summarise(
                     previous.as_deref(),
                     &folded,
                     allowance,
@@ -99,12 +104,12 @@ impl Agent {
                     tally,
                 )
                 .await?
-            }
-            Compaction::Digest => None,
+                .map(|summary| (summary, "model")),
+            (None, Compaction::Digest) => None,
         };
         let counter = self.context.counter();
         let (summary, method) = match written {
-            Some(summary) => (summary, "model"),
+            Some(written) => written,
             None => (
                 digest(previous.as_deref(), &folded, allowance, counter),
                 "digest",
@@ -131,6 +136,7 @@ impl Agent {
             tokens_after: report.tokens_after,
         })?;
         observer.compaction(&report);
+        self.compacted_stage(&report, observer, cancel).await;
         Ok(())
     }
 

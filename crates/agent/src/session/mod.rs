@@ -12,6 +12,7 @@ mod compaction;
 pub mod contract;
 mod model_request;
 pub(crate) mod repetition;
+pub mod routing;
 mod session_hooks;
 mod steps;
 mod system_prompt;
@@ -118,6 +119,8 @@ pub struct AgentOptions {
     pub max_calls_per_reply: u32,
     /// Times a `stop` hook may continue one turn (`[agent] max_continuations`).
     pub max_continuations: u32,
+    /// Intent routing before each turn's tool loop (`[agent.routing]`).
+    pub routing: routing::Routing,
 }
 
 /// A turn's result.
@@ -359,6 +362,9 @@ impl Agent {
         }
         self.contract_failures = 0;
         let mut tally = TurnTally::default();
+        if let Some(prompt) = &routed_prompt {
+            self.route(prompt, &observer, cancel, &mut tally).await?;
+        }
         let span = tracing::info_span!(
             target: "cordon_otel",
             "invoke_agent",

@@ -14,6 +14,8 @@ pub const MAX_EVENT_TEXT_BYTES: usize = 64 << 10;
 pub const MAX_EVENT_MESSAGE_BYTES: usize = 4 << 10;
 /// The most recent messages a `model-request` event carries.
 pub const MAX_EVENT_MESSAGES: usize = 20;
+/// The most messages (the newest of the folded part) a `compaction` event carries.
+pub const MAX_COMPACTION_MESSAGES: usize = 200;
 
 /// `text` cut at a character boundary to at most `limit` bytes, marked when cut.
 fn bounded(text: &str, limit: usize) -> String {
@@ -235,6 +237,68 @@ impl Agent {
         Ok(Some(message))
     }
 
+    /// `compaction`, before: the summary a hook supplies for the `folded` messages instead of
+    /// the model's (or the digest's), if one does.
+    pub(super) async fn compaction_stage(
+        &self,
+        previous: Option<&str>,
+        folded: &[Message],
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, AgentError> {
+        let views: Vec<Value> = folded.iter().filter_map(message_view).collect();
+        let skip = views.len().saturating_sub(MAX_COMPACTION_MESSAGES);
+        let payload = || {
+            json!({
+                "phase": "before",
+                "previous_summary": previous.map(|text| bounded(text, MAX_EVENT_TEXT_BYTES)),
+                "folded": views.len(),
+                "messages": views[skip..],
+            })
+        };
+        let Some(outcome) = self
+            .stage(SessionStage::Compaction, payload, observer, cancel)
+            .await
+        else {
+            return Ok(None);
+        };
+        blocked(SessionStage::Compaction, &outcome)?;
+        Ok(outcome.replaced.map(|(_, summary)| summary))
+    }
+
+    /// `compaction`, after: what the compaction made, for hooks that watch it (observe only).
+    pub(super) async fn compacted_stage(
+        &self,
+        report: &crate::conversation::observer::CompactionReport,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) {
+        let summary = self.messages.iter().rev().find_map(|m| match m {
+            Message::Compaction { summary, .. } => Some(summary.clone()),
+            _ => None,
+        });
+        let payload = || {
+            json!({
+                "phase": "after",
+                "method": report.method,
+                "summary": summary.as_deref().map(|text| bounded(text, MAX_EVENT_TEXT_BYTES)),
+                "folded": report.folded_messages,
+                "tokens_before": report.tokens_before,
+                "tokens_after": report.tokens_after,
+            })
+        };
+        if let Some(outcome) = self
+            .stage(SessionStage::Compaction, payload, observer, cancel)
+            .await
+        {
+            for (hook, message) in outcome.failures {
+                observer.warning(&format!(
+                    "compaction hook `{hook}` failed after the compaction: {message}"
+                ));
+            }
+        }
+    }
+
     /// `session-end`: how the session ended (`answered`, or the error's kind), for hooks that
     /// watch it; nothing they decide changes anything, and a failure is only a warning.
     pub async fn end_session(
@@ -280,10 +344,15 @@ use std::collections::BTreeSet;
 /// The stage's block (a hook's, or a failure that stops the session), as the turn's error.
 fn blocked(stage: SessionStage, outcome: &StageOutcome) -> Result<(), AgentError> {
     match &outcome.blocked {
+        // The reason is the hook's text, printed on a terminal: one line, no control characters,
+        // cut at 1 KiB.
         Some((hook, reason)) => Err(AgentError::Blocked {
             stage: stage.as_str(),
             hook: hook.clone(),
-            reason: reason.clone(),
+            reason: bounded(
+                &cordon_runtime::report::terminal_text::one_line(reason),
+                1024,
+            ),
         }),
         None => Ok(()),
     }

@@ -17,6 +17,7 @@ pub(super) const LOOP_KEYS: &[&str] = &[
     "max_calls_per_reply",
     "max_reply_time",
     "max_continuations",
+    "routing",
 ];
 
 /// The agent loop's own settings (`cordon run`, `cordon chat`; the loop keys of `[agent]`).
@@ -45,6 +46,8 @@ pub struct AgentSettings {
     /// Times a `stop` hook may continue one turn with a message (`max_continuations`); past
     /// them the answer stands.
     pub max_continuations: u32,
+    /// Intent routing before the tool loop (`[agent.routing]`).
+    pub routing: super::RoutingSettings,
 }
 
 /// Calls of one reply that run unless `max_calls_per_reply` says otherwise.
@@ -86,6 +89,7 @@ impl Default for AgentSettings {
             max_calls_per_reply: DEFAULT_MAX_CALLS_PER_REPLY,
             max_reply_time: DEFAULT_MAX_REPLY_TIME,
             max_continuations: DEFAULT_MAX_CONTINUATIONS,
+            routing: super::RoutingSettings::default(),
         }
     }
 }
@@ -102,6 +106,7 @@ pub(super) struct RawLoop {
     max_calls_per_reply: Option<u32>,
     max_reply_time: Option<String>,
     max_continuations: Option<u32>,
+    routing: Option<super::routing_section::RawRouting>,
 }
 
 impl RawLoop {
@@ -146,7 +151,12 @@ impl RawLoop {
                 format!("use at most {MAX_CONTINUATIONS_LIMIT}"),
             ));
         }
+        let routing = match self.routing {
+            Some(raw) => raw.validate()?,
+            None => super::RoutingSettings::default(),
+        };
         Ok(AgentSettings {
+            routing,
             max_continuations,
             max_steps,
             system_prompt: self.system_prompt,

@@ -5,12 +5,14 @@
 
 mod loop_section;
 mod model_section;
+mod routing_section;
 
 pub use loop_section::{AgentSettings, DEFAULT_TOOL_SEARCH_THRESHOLD, ToolSearch};
 pub use model_section::{
     Compaction, MIN_CONTEXT_WINDOW, ModelSettings, Provider, STREAM_IDLE_TIMEOUT,
     base_url_credentials,
 };
+pub use routing_section::RoutingSettings;
 
 use cordon_runtime::config::{ConfigDocument, ConfigError};
 
@@ -69,6 +71,12 @@ mod tests {
                 "[agent]\ntool_search_threshold = 0\n",
                 "agent.tool_search_threshold",
             ),
+            ("[agent.routing]\nmode = \"always\"\n", "agent.routing.mode"),
+            (
+                "[agent.routing]\nbase_url = \"x\"\n",
+                "agent.routing.base_url",
+            ),
+            ("[agent.routing]\nmodl = \"m\"\n", "unknown field `modl`"),
         ] {
             let err = read(text).unwrap_err().to_string();
             assert!(

@@ -108,8 +108,10 @@ impl SessionArgs {
         model: &ModelSettings,
         contract: Option<OutputContract>,
         approver: Option<Arc<dyn Approver>>,
+        routing: cordon_agent::Routing,
     ) -> AgentOptions {
         AgentOptions {
+            routing,
             max_steps: self.max_steps.unwrap_or(agent.max_steps),
             system_prompt: self.system.clone().or_else(|| agent.system_prompt.clone()),
             parse_text_tool_calls: model.parse_text_tool_calls,
@@ -138,7 +140,8 @@ impl SessionArgs {
         let settings = self.model_settings(model.clone())?;
         let mut client = ModelClient::new(&settings)?;
         client.set_reply_deadline(agent.max_reply_time);
-        let options = self.agent_options(agent, &settings, contract, approver);
+        let routing = routing_for(&agent.routing, &settings, agent)?;
+        let options = self.agent_options(agent, &settings, contract, approver, routing);
         let mut agent = Agent::new(pipeline, client, options);
         match (&self.resume, &self.transcript) {
             (Some(resume), transcript) => {
@@ -159,6 +162,31 @@ impl SessionArgs {
         }
         Ok(agent)
     }
+}
+
+/// How turns are routed (`[agent.routing]`): by the session's model, or by a client of its own
+/// for the `model` (and `base_url`) the table names, with the session's key and settings.
+fn routing_for(
+    routing: &cordon_agent::settings::RoutingSettings,
+    session: &ModelSettings,
+    agent: &AgentSettings,
+) -> anyhow::Result<cordon_agent::Routing> {
+    if !routing.enabled {
+        return Ok(cordon_agent::Routing::Off);
+    }
+    if routing.model.is_none() && routing.base_url.is_none() {
+        return Ok(cordon_agent::Routing::SessionModel);
+    }
+    let mut settings = session.clone();
+    if let Some(model) = &routing.model {
+        settings.model = Some(model.clone());
+    }
+    if let Some(url) = &routing.base_url {
+        settings.base_url = Some(url.clone());
+    }
+    let mut client = ModelClient::new(&settings)?;
+    client.set_reply_deadline(agent.max_reply_time);
+    Ok(cordon_agent::Routing::Model(Box::new(client)))
 }
 
 /// `cordon run`: one turn, the answer on stdout.

@@ -281,17 +281,27 @@ async fn inspect(paths: &InstallPaths, name: &str, bytes: &[u8]) -> anyhow::Resu
     }
     if let Some(hook) = &plugin.hook {
         let when = match (hook.before, hook.after) {
-            (true, true) => "before and after",
-            (true, false) => "before",
-            _ => "after",
+            (true, true) => Some("before and after"),
+            (true, false) => Some("before"),
+            (false, true) => Some("after"),
+            (false, false) => None,
         };
         let over = if hook.tools.is_empty() {
             "every tool".to_string()
         } else {
             hook.tools.join(", ")
         };
+        let mut watches: Vec<String> = when
+            .map(|when| format!("{when} calls of {over}"))
+            .into_iter()
+            .collect();
+        if !hook.stages.is_empty() {
+            let stages: Vec<&str> = hook.stages.iter().map(|stage| stage.as_str()).collect();
+            watches.push(format!("the session at {}", stages.join(", ")));
+        }
         lines.push(format!(
-            "hook: {when} calls of {over} (runs only when granted `hook = true`)"
+            "hook: {} (runs only when granted `hook = true`)",
+            watches.join("; ")
         ));
     }
     let needs = capabilities_it_could_use(&plugin.imports);

@@ -296,6 +296,29 @@ impl AgentObserver for LiveView {
         }
     }
 
+    fn routed(&self, route: &cordon_agent::Route) {
+        if self.activity == Activity::Events {
+            self.json_line(json!({
+                "type": "routing",
+                "route": route.route,
+                "usage": route.usage.map(usage_json),
+                "fallback": route.fallback,
+            }));
+            return;
+        }
+        let tools = match route.route.as_str() {
+            "none" => "no tools".to_string(),
+            "all" => "every tool".to_string(),
+            group => format!("the `{group}` tools"),
+        };
+        let why = route
+            .fallback
+            .as_deref()
+            .map(|why| format!(" ({why})"))
+            .unwrap_or_default();
+        self.line(&format!("  ↳ routed to {tools}{why}"));
+    }
+
     fn compaction(&self, report: &CompactionReport) {
         if self.activity == Activity::Events {
             self.json_line(json!({

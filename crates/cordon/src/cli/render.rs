@@ -54,10 +54,12 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
             "tools": registry.tools().map(|(plugin, tool)| tool_json(plugin, tool, pipeline.is_active(&tool.name))).collect::<Vec<_>>(),
             "hooks": hooks.iter().map(|(plugin, hook)| json!({
                 "plugin": &*plugin.id, "tools": hook.tools, "before": hook.before, "after": hook.after,
+                "stages": hook.stages,
                 "granted": true,
                 "grantedTools": plugin.grant.hook.as_ref().map(|grant| &grant.tools),
             })).chain(ungranted.iter().map(|(plugin, hook)| json!({
                 "plugin": &*plugin.id, "tools": hook.tools, "before": hook.before, "after": hook.after,
+                "stages": hook.stages,
                 "granted": false,
                 "reason": ungranted_reason(plugin),
             }))).collect::<Vec<_>>(),
@@ -131,7 +133,7 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
                 "  {} ({}) watches {}{narrowed}\n",
                 one_line(&plugin.id),
                 hook_points(hook),
-                watched(&hook.tools)
+                watched_by(hook)
             ));
         }
     }
@@ -145,7 +147,7 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
                 "  {} ({}) would watch {}: {}\n",
                 one_line(&plugin.id),
                 hook_points(hook),
-                watched(&hook.tools),
+                watched_by(hook),
                 ungranted_reason(plugin)
             ));
         }
@@ -201,13 +203,27 @@ fn watched(tools: &[String]) -> String {
     }
 }
 
+/// What a hook watches: the tools of its tool points, else the session alone.
+fn watched_by(hook: &cordon_runtime::HookInfo) -> String {
+    if hook.before || hook.after {
+        watched(&hook.tools)
+    } else {
+        "the session".to_string()
+    }
+}
+
+/// `before + after`, `before + stages prompt, stop`, `stages model-request`: where a hook runs.
 fn hook_points(hook: &cordon_runtime::HookInfo) -> String {
-    [(hook.before, "before"), (hook.after, "after")]
+    let mut points: Vec<String> = [(hook.before, "before"), (hook.after, "after")]
         .iter()
         .filter(|(on, _)| *on)
-        .map(|(_, name)| *name)
-        .collect::<Vec<_>>()
-        .join(" + ")
+        .map(|(_, name)| name.to_string())
+        .collect();
+    if !hook.stages.is_empty() {
+        let stages: Vec<&str> = hook.stages.iter().map(|stage| stage.as_str()).collect();
+        points.push(format!("stages {}", stages.join(", ")));
+    }
+    points.join(" + ")
 }
 
 pub fn describe(
