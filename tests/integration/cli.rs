@@ -40,7 +40,7 @@ fn list_shows_hooks_and_what_they_watch() {
     let list = ws.cordon(&["list", "--json"]).json();
     assert_eq!(
         list["hooks"],
-        json!([{ "plugin": "guard", "tools": ["read_*"], "before": true, "after": false, "granted": true, "grantedTools": [] }])
+        json!([{ "plugin": "guard", "tools": ["read_*"], "before": true, "after": false, "stages": [], "granted": true, "grantedTools": [] }])
     );
     let human = ws.cordon(&["list"]).stdout;
     assert!(
@@ -51,6 +51,31 @@ fn list_shows_hooks_and_what_they_watch() {
     let human = narrowed.cordon(&["list"]).stdout;
     assert!(
         human.contains("guard (before) watches read_*, as granted: read_file"),
+        "{human}"
+    );
+
+    // A session hook (contract 0.3) lists its stages.
+    let ws = probe().plugin("fixture_session_hook", "session").config(
+        "[plugins.session]
+hook = true
+",
+    );
+    let list = ws.cordon(&["list", "--json"]).json();
+    assert_eq!(
+        list["hooks"][0]["stages"],
+        json!([
+            "session-start",
+            "prompt",
+            "model-request",
+            "model-response",
+            "compaction",
+            "stop",
+            "session-end"
+        ])
+    );
+    let human = ws.cordon(&["list"]).stdout;
+    assert!(
+        human.contains("session (stages session-start, prompt, model-request, model-response, compaction, stop, session-end) watches the session"),
         "{human}"
     );
 }

@@ -113,7 +113,7 @@ fn a_blocked_prompt_makes_no_model_request_and_says_why() {
     // The reason is the hook's own text: it reaches the terminal as one line with no escapes.
     let model = ScriptedModel::start(json!([{ "text": "never" }]));
     let ws = workspace("prompt = { block = \"no\\u001b[2J\\nfake: line\" }", "");
-    let out = run(&ws, &model, "hi");
+    let out = run(&ws, &model, &["hi"]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert!(!out.stderr.contains('\u{1b}'), "{:?}", out.stderr);
     assert!(

@@ -345,11 +345,13 @@ impl Agent {
         self.turn_tools = None;
         self.continuations = 0;
         let context = self.start_session(&observer, cancel).await?;
+        let mut routed_prompt = None;
         match prompt {
             Some(prompt) => {
                 let content = self
                     .prompt_stage(prompt, context, &observer, cancel)
                     .await?;
+                routed_prompt = Some(content.clone());
                 self.push(Message::User { content })?;
             }
             None if !context.is_empty() => {
