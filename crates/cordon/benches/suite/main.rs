@@ -23,6 +23,7 @@ mod prompt_size;
 mod real_repo;
 mod repo_tree;
 mod report;
+mod session_stages;
 mod setup;
 mod stats;
 mod stdio;
@@ -36,7 +37,7 @@ use std::time::{Duration, Instant};
 
 /// Whether section `name` runs: all of them, unless `CORDON_BENCH_ONLY` lists some (comma-separated:
 /// per_call, stdio, batch, throughput, cold_start, interrupt, memory, opened_paths, real_repo,
-/// installed_build, prompt_size, plain_components, live_reload, telemetry).
+/// installed_build, prompt_size, plain_components, live_reload, session_stages, telemetry).
 fn wanted(name: &str) -> bool {
     std::env::var("CORDON_BENCH_ONLY").map_or(true, |only| {
         only.split(',').any(|section| section.trim() == name)
@@ -115,6 +116,9 @@ async fn main() -> anyhow::Result<()> {
         false => None,
     };
 
+    if wanted("session_stages") {
+        session_stages::run(&setup, &mut report).await?;
+    }
     let telemetry = match wanted("telemetry") {
         true => Some(telemetry::run(&setup, &mut report)?),
         false => None,
