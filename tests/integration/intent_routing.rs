@@ -119,3 +119,21 @@ fn routing_is_off_by_default_and_a_separate_model_can_route() {
     assert_eq!(model.body(0)["model"], "tiny-router");
     assert_eq!(model.body(1)["model"], "scripted");
 }
+
+#[test]
+fn a_tool_called_against_the_route_never_runs() {
+    let model = ScriptedModel::start(json!([
+        { "text": "none" },
+        { "text": "", "tool_calls": [{ "id": "c1", "name": "echo", "arguments": { "text": "RAN" } }] },
+        { "text": "done" }
+    ]));
+    let ws = workspace("mode = \"model\"");
+    let out = run(&ws, &model, "hi");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("tool_execution_start"),
+        "{}",
+        out.stderr
+    );
+    assert_mentions(&model.body(2)["messages"].to_string(), "was not offered");
+}

@@ -318,3 +318,73 @@ fn a_compaction_hook_supplies_the_summary_the_next_request_carries() {
         .count();
     assert!(phases >= 2, "before and after: {}", out.stderr);
 }
+
+#[test]
+fn a_tool_the_narrowed_request_did_not_offer_never_runs() {
+    let model = ScriptedModel::start(json!([
+        { "text": "", "tool_calls": [call("c1", "echo", json!({"text": "RAN-ANYWAY"}))] },
+        { "text": "done" }
+    ]));
+    let ws = workspace("prompt = { only_tools = [] }", "");
+    let out = run(&ws, &model, &["hi there"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("tool_execution_start"),
+        "{}",
+        out.stderr
+    );
+    let results = crate::agent_loop::openai_tool_messages(&model.body(1));
+    assert!(
+        results[0].1.starts_with("Error (not_active)") && results[0].1.contains("was not offered"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn a_secret_cut_at_an_events_bound_is_masked_before_the_cut() {
+    let secret = "sk-session-hook-s3cret-9f1e";
+    let model = ScriptedModel::start(json!([{ "text": "ok" }]));
+    let ws = probe().plugin("fixture_session_hook", "session").config(&format!(
+        "[agent]\ntools = [\"echo\"]\n[plugins.probe]\nhttp = [{{ origin = \"https://api.example.com\", headers = {{ Authorization = \"Bearer {secret}\" }} }}]\n[plugins.session]\nhook = true\n[plugins.session.settings]\nmodel-request = {{ echo = true }}\n"
+    ));
+    // The prompt puts the secret across the 4 KiB bound of one message in the event.
+    let prompt = format!("{}{secret} tail", "A".repeat(4096 - 26));
+    let out = run(&ws, &model, &[&prompt]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sent = request_text(&model, 0);
+    let echoed = sent
+        .split("[context from hook `session`]")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(echoed.contains("AAAA"), "{sent}");
+    assert!(
+        !echoed.contains("sk-session-hook-s3cret"),
+        "the hook saw part of the secret: {echoed}"
+    );
+}
+
+#[test]
+fn a_replaced_reply_is_all_the_user_sees_and_groups_narrow_as_their_tools() {
+    let model = ScriptedModel::start(json!([{ "text": "ORIGINAL-MODEL-TEXT" }]));
+    let ws = workspace("model-response = { replace = \"the hook's text\" }", "");
+    let out = run(&ws, &model, &["hello"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.trim(), "the hook's text");
+    assert!(
+        !out.stderr.contains("ORIGINAL-MODEL-TEXT"),
+        "streamed before the hook: {}",
+        out.stderr
+    );
+
+    // One hook allows group `words`, another `echo` by name: echo is offered.
+    let model = ScriptedModel::start(json!([{ "text": "ok" }]));
+    let ws = probe()
+        .plugin("fixture_session_hook", "session")
+        .plugin("fixture_session_hook", "session2")
+        .config(
+            "[agent]\ntools = [\"echo\", \"fail\"]\n[agent.groups]\nwords = [\"echo\"]\n[plugins.session]\nhook = true\n[plugins.session.settings]\nmodel-request = { only_tools = [\"words\"] }\n[plugins.session2]\nhook = true\n[plugins.session2.settings]\nmodel-request = { only_tools = [\"echo\"] }\n",
+        );
+    let out = run(&ws, &model, &["go"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(tool_names(&model.body(0)), ["echo"]);
+}

@@ -157,6 +157,9 @@ pub struct Agent {
     turn_tools: Option<Vec<String>>,
     /// Times a `stop` hook continued this turn.
     continuations: u32,
+    /// The tools the current request offers, when a session hook or routing narrowed them: a
+    /// call of any other tool is refused.
+    narrowed_offer: Option<std::collections::BTreeSet<String>>,
 }
 
 /// What one turn has used so far.
@@ -192,6 +195,7 @@ impl Agent {
             started: false,
             turn_tools: None,
             continuations: 0,
+            narrowed_offer: None,
         }
     }
 

@@ -17,8 +17,10 @@ pub const MAX_EVENT_MESSAGES: usize = 20;
 /// The most messages (the newest of the folded part) a `compaction` event carries.
 pub const MAX_COMPACTION_MESSAGES: usize = 200;
 
-/// `text` cut at a character boundary to at most `limit` bytes, marked when cut.
+/// `text` with configured secrets masked, then cut at a character boundary to at most `limit`
+/// bytes, marked when cut. Masking comes first: a secret cut in two would match no mask.
 fn bounded(text: &str, limit: usize) -> String {
+    let text = &*cordon_runtime::report::secrets::scrub(text);
     if text.len() <= limit {
         return text.to_string();
     }
@@ -56,7 +58,60 @@ fn message_view(message: &Message) -> Option<Value> {
     Some(json!({"role": role, "text": bounded(&text, MAX_EVENT_MESSAGE_BYTES)}))
 }
 
+/// An observer that holds back a reply's streamed text: with a `model-response` hook watching,
+/// the text a user sees is the reply as the hook left it, never the text before it.
+struct TextHeldBack(Arc<dyn AgentObserver>);
+
+impl AgentObserver for TextHeldBack {
+    fn model_request(&self, step: u32) {
+        self.0.model_request(step)
+    }
+    fn retry(&self, retry: u32, delay: std::time::Duration, reason: &str) {
+        self.0.retry(retry, delay, reason)
+    }
+    fn model_reply(&self, reply: &Reply) {
+        self.0.model_reply(reply)
+    }
+    fn tool_event(&self, event: &cordon_runtime::pipeline::Event) {
+        self.0.tool_event(event)
+    }
+    fn compaction(&self, report: &crate::conversation::observer::CompactionReport) {
+        self.0.compaction(report)
+    }
+    fn routed(&self, route: &crate::conversation::observer::Route) {
+        self.0.routed(route)
+    }
+    fn warning(&self, text: &str) {
+        self.0.warning(text)
+    }
+    fn tools_loaded(&self, tools: &[String]) {
+        self.0.tools_loaded(tools)
+    }
+    fn tools_changed(&self, changes: &cordon_runtime::pipeline::ToolChanges) {
+        self.0.tools_changed(changes)
+    }
+    fn turn_end(&self, model_requests: u32, usage: Option<crate::conversation::message::Usage>) {
+        self.0.turn_end(model_requests, usage)
+    }
+}
+
 impl Agent {
+    /// The observer a request streams to: `observer`, or, when a `model-response` hook may
+    /// change the reply, one that does not show its text as it arrives.
+    pub(super) fn request_observer(
+        &self,
+        observer: &Arc<dyn AgentObserver>,
+    ) -> Arc<dyn AgentObserver> {
+        match self
+            .pipeline
+            .session_hooks(SessionStage::ModelResponse)
+            .next()
+        {
+            Some(_) => Arc::new(TextHeldBack(observer.clone())),
+            None => observer.clone(),
+        }
+    }
+
     /// Runs the hooks watching `stage` on the event `payload` builds; `None` when none watches it.
     pub(super) async fn stage(
         &self,
@@ -139,23 +194,25 @@ impl Agent {
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
     ) -> Result<Vec<ToolSpec>, AgentError> {
+        let narrowing = self.turn_tools.is_some();
         let tools = self.narrowed(tools, self.turn_tools.clone());
+        let messages = &self.messages;
         let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
-        let recent: Vec<Value> = self
-            .messages
-            .iter()
-            .filter_map(message_view)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .take(MAX_EVENT_MESSAGES)
-            .rev()
-            .collect();
-        let payload = || json!({"step": step, "messages": recent, "tools": names});
+        let payload = || {
+            let mut views: Vec<Value> = messages
+                .iter()
+                .rev()
+                .filter_map(message_view)
+                .take(MAX_EVENT_MESSAGES)
+                .collect();
+            views.reverse();
+            json!({"step": step, "messages": views, "tools": names})
+        };
         let Some(outcome) = self
             .stage(SessionStage::ModelRequest, payload, observer, cancel)
             .await
         else {
+            self.narrowed_offer = narrowing.then(|| offered_names(&tools));
             return Ok(tools);
         };
         blocked(SessionStage::ModelRequest, &outcome)?;
@@ -166,7 +223,10 @@ impl Agent {
                     .to_string(),
             })?;
         }
-        Ok(self.narrowed(tools, outcome.only_tools))
+        let narrowing = narrowing || outcome.only_tools.is_some();
+        let tools = self.narrowed(tools, outcome.only_tools);
+        self.narrowed_offer = narrowing.then(|| offered_names(&tools));
+        Ok(tools)
     }
 
     /// `model-response`: the reply as the hooks leave it (its text replaced, calls dropped).
@@ -177,19 +237,21 @@ impl Agent {
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
     ) -> Result<Reply, AgentError> {
-        let calls: Vec<Value> = reply
-            .tool_calls
-            .iter()
-            .map(|call| {
-                json!({
-                    "id": call.id,
-                    "name": call.name,
-                    "arguments": bounded(&call.arguments, MAX_EVENT_MESSAGE_BYTES),
+        let shown = &reply;
+        let payload = || {
+            let calls: Vec<Value> = shown
+                .tool_calls
+                .iter()
+                .map(|call| {
+                    json!({
+                        "id": call.id,
+                        "name": call.name,
+                        "arguments": bounded(&call.arguments, MAX_EVENT_MESSAGE_BYTES),
+                    })
                 })
-            })
-            .collect();
-        let text = bounded(&reply.text, MAX_EVENT_TEXT_BYTES);
-        let payload = || json!({"step": step, "text": text, "calls": calls});
+                .collect();
+            json!({"step": step, "text": bounded(&shown.text, MAX_EVENT_TEXT_BYTES), "calls": calls})
+        };
         let Some(outcome) = self
             .stage(SessionStage::ModelResponse, payload, observer, cancel)
             .await
@@ -246,14 +308,19 @@ impl Agent {
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, AgentError> {
-        let views: Vec<Value> = folded.iter().filter_map(message_view).collect();
-        let skip = views.len().saturating_sub(MAX_COMPACTION_MESSAGES);
         let payload = || {
+            let mut views: Vec<Value> = folded
+                .iter()
+                .rev()
+                .filter_map(message_view)
+                .take(MAX_COMPACTION_MESSAGES)
+                .collect();
+            views.reverse();
             json!({
                 "phase": "before",
                 "previous_summary": previous.map(|text| bounded(text, MAX_EVENT_TEXT_BYTES)),
-                "folded": views.len(),
-                "messages": views[skip..],
+                "folded": folded.len(),
+                "messages": views,
             })
         };
         let Some(outcome) = self
@@ -358,10 +425,17 @@ fn blocked(stage: SessionStage, outcome: &StageOutcome) -> Result<(), AgentError
     }
 }
 
-/// `text` with each hook's context after it, each under a line naming the hook.
+/// `text` with each hook's context after it, each under a line naming the hook. A hook's text
+/// cannot write such a line itself (to pose as another hook): its own are defused.
 fn with_context(mut text: String, context: &[(String, String)]) -> String {
     for (hook, added) in context {
+        let added = added.replace("[context from hook", "(context from hook");
         text.push_str(&format!("\n\n[context from hook `{hook}`]\n{added}"));
     }
     text
+}
+
+/// The names of `tools`.
+fn offered_names(tools: &[ToolSpec]) -> BTreeSet<String> {
+    tools.iter().map(|tool| tool.name.clone()).collect()
 }

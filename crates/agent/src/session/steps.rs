@@ -27,8 +27,9 @@ impl Agent {
                 .request_stage(step, self.offered_tools(), observer, cancel)
                 .await?;
             let window = self.context.window(&self.client).await;
+            let streamed_to = self.request_observer(observer);
             let reply = self
-                .request(window, &tools, observer, cancel, tally)
+                .request(window, &tools, &streamed_to, cancel, tally)
                 .await?;
             let reply = self.response_stage(step, reply, observer, cancel).await?;
             let (reply, over_cap) = call_cap::apply(reply, self.options.max_calls_per_reply);

@@ -27,6 +27,26 @@ impl Agent {
         let mut batch = Vec::new();
         let mut batch_positions = Vec::new();
         for (position, call) in calls.iter().enumerate() {
+            // Narrowed tools are a boundary, not a hint: a call of a tool the request did not
+            // offer never runs, whatever the model names.
+            if let Some(offered) = &self.narrowed_offer
+                && !offered.contains(&call.name)
+            {
+                outcomes[position] = Some(ToolOutcome::error(
+                    call,
+                    ErrorKind::NotActive,
+                    format!(
+                        "not run: `{}` was not offered in this request (a session hook or intent routing narrowed the tools to: {}). Use an offered tool, or answer without one.",
+                        call.name,
+                        if offered.is_empty() {
+                            "none".to_string()
+                        } else {
+                            offered.iter().cloned().collect::<Vec<_>>().join(", ")
+                        }
+                    ),
+                ));
+                continue;
+            }
             if let Some(offer) = self.offer.as_mut().filter(|offer| offer.answers(call)) {
                 let (outcome, newly) = offer.search(&self.pipeline, call);
                 loaded.extend(newly);

@@ -152,6 +152,9 @@ impl Pipeline {
                 outcome.context.push((hook_id.clone(), context));
             }
             if let Some(only) = decision.only_tools {
+                // Groups are expanded first, so two hooks that allow the same tool, one by its
+                // group and one by its name, both allow it.
+                let only = self.expand_groups(only);
                 outcome.only_tools = Some(match outcome.only_tools.take() {
                     None => only,
                     Some(before) => before.into_iter().filter(|t| only.contains(t)).collect(),
@@ -171,6 +174,20 @@ impl Pipeline {
             drop_calls_from(&mut payload, &outcome.drop_calls);
         }
         outcome
+    }
+}
+
+impl Pipeline {
+    /// `names` with every group name among them joined by the group's tools.
+    fn expand_groups(&self, names: Vec<String>) -> Vec<String> {
+        let mut expanded = BTreeSet::new();
+        for name in names {
+            if let Some(members) = self.group_tools(&name) {
+                expanded.extend(members);
+            }
+            expanded.insert(name);
+        }
+        expanded.into_iter().collect()
     }
 }
 
