@@ -288,3 +288,30 @@ fn with_no_file_every_plugin_in_the_plugins_directory_is_tested() {
         run.stdout
     );
 }
+
+#[test]
+fn every_session_stage_a_hook_declares_is_run_over_a_sample_event() {
+    let ws = Workspace::new()
+        .plugin("fixture_session_hook", "steady")
+        .plugin("fixture_session_hook", "shaky")
+        .config(
+            "[plugins.steady.settings]\nprompt = { add_context = \"be brief\" }\nstop = { replace = \"run the tests\" }\n\
+             [plugins.shaky.settings]\nmodel-request = { trap = true }\nmodel-response = { block = \"not a decision this stage takes\" }\n",
+        );
+    let steady = ws.path().join("plugins/steady.wasm").display().to_string();
+    let shaky = ws.path().join("plugins/shaky.wasm").display().to_string();
+    let run = ws.cordon(&["--config", "cordon.toml", "test", &steady, &shaky]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    for line in [
+        "ok    session hook · session-start: proceeds on the sample event",
+        "ok    session hook · prompt: on the sample event, adds context: be brief",
+        "ok    session hook · stop: on the sample event, replaces with: run the tests",
+        "a hook (session stages session-start, prompt, model-request, model-response, compaction, stop, session-end)",
+        "ok    session hook · session-end: proceeds on the sample event",
+        "FAIL  session hook · model-request: trap on the sample event",
+        "FAIL  session hook · model-response: its decision sets `block`, which the model-response stage does not take",
+        "2 plugin(s) tested: 1 passed, 1 failed",
+    ] {
+        assert!(run.stdout.contains(line), "{line}\n{}", run.stdout);
+    }
+}

@@ -2,7 +2,8 @@
 //! as the host loads it (a pipeline over a directory holding only it, with the operator's grants
 //! for it, if any); then its tools are checked (`tool_checks.rs`: description, the strict-mode form
 //! of every parameters schema, each `examples` entry called through the whole pipeline) and its
-//! hook run over a sample call (`hook_checks.rs`). Each check is a [`Finding`]; a plugin passes when
+//! hook run over a sample call (`hook_checks.rs`) and each session stage it declares over a sample
+//! event (`session_checks.rs`). Each check is a [`Finding`]; a plugin passes when
 //! none failed. A failure is something that breaks the contract or a limit: refused at load, an
 //! example its own schema refuses, a trap, a timeout, memory or fuel used up, output over its
 //! limit or breaking its output schema, a hook that crashes or answers garbage. A warning is
@@ -10,6 +11,7 @@
 //! schema strict clients cannot use, no examples to call, an example answered with an error.
 
 mod hook_checks;
+mod session_checks;
 mod tool_checks;
 
 use crate::pipeline::Pipeline;
@@ -131,16 +133,18 @@ pub async fn check_plugin(
     report.sha256 = Some(hex::encode(plugin.sha256));
     let hook = match &plugin.hook {
         None => "no hook".to_string(),
-        Some(hook) => format!(
-            "a hook ({}{}{})",
-            if hook.before { "before" } else { "" },
-            if hook.before && hook.after {
-                " and "
-            } else {
-                ""
-            },
-            if hook.after { "after" } else { "" },
-        ),
+        Some(hook) => {
+            let mut points: Vec<String> = [(hook.before, "before"), (hook.after, "after")]
+                .iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, name)| name.to_string())
+                .collect();
+            if !hook.stages.is_empty() {
+                let stages: Vec<&str> = hook.stages.iter().map(|stage| stage.as_str()).collect();
+                points.push(format!("session stages {}", stages.join(", ")));
+            }
+            format!("a hook ({})", points.join(" and "))
+        }
     };
     let mut findings = Findings::about("plugin", &mut report.findings);
     findings.add(
@@ -171,7 +175,10 @@ pub async fn check_plugin(
         .await;
     }
     if let Some(hook) = &plugin.hook {
-        hook_checks::check_hook(&plugin, hook, &mut report.findings).await;
+        if hook.before || hook.after {
+            hook_checks::check_hook(&plugin, hook, &mut report.findings).await;
+        }
+        session_checks::check_stages(&plugin, hook, &mut report.findings).await;
     }
     report
 }

@@ -192,7 +192,10 @@ impl Pipeline {
 }
 
 /// The decision, if `stage` takes everything it does and its sizes are within bounds.
-fn checked(stage: SessionStage, decision: SessionDecision) -> Result<SessionDecision, String> {
+pub(crate) fn checked(
+    stage: SessionStage,
+    decision: SessionDecision,
+) -> Result<SessionDecision, String> {
     let [block, replace, context, only, drop] = allowed(stage);
     let refuse = |field: &str| {
         Err(format!(
