@@ -38,6 +38,6 @@ pub use sandbox::contract::{ContractVersion, WrongWorld};
 /// The wasmtime engine as cordon configures it (the benchmarks compare bare wasmtime on it).
 pub use sandbox::engine;
 pub use sandbox::plugin::{
-    AfterDecision, BeforeDecision, CallOptions, ExecutionMode, HookInfo, LoadError, Plugin,
-    SessionDecision, SessionStage, ToolAnnotations, ToolInfo, sandboxes_running,
+    CallOptions, ExecutionMode, HookInfo, LoadError, Plugin, SessionDecision, SessionStage,
+    ToolAnnotations, ToolInfo, sandboxes_running,
 };

@@ -56,7 +56,7 @@ pub trait Approver: Send + Sync {
 
 /// Why the operator's policy asks before a call of `tool`, if it does. A tool counts as
 /// destructive unless it says it is read-only or not destructive (MCP's defaults for unsaid hints).
-pub fn policy_asks(policy: &ApprovalPolicy, tool: &ToolInfo) -> Option<String> {
+pub(crate) fn policy_asks(policy: &ApprovalPolicy, tool: &ToolInfo) -> Option<String> {
     if !policy.tools.is_empty() && tool_glob::any_matches(&policy.tools, &tool.name) {
         return Some(format!(
             "cordon.toml asks before every call of `{}`",
@@ -74,7 +74,7 @@ pub fn policy_asks(policy: &ApprovalPolicy, tool: &ToolInfo) -> Option<String> {
 }
 
 /// Who answered when nobody could be asked.
-pub const DECIDED_BY_DEFAULT: &str = "default";
+pub(crate) const DECIDED_BY_DEFAULT: &str = "default";
 
 impl Pipeline {
     /// Asks for approval of a call if anyone wants it; `None` when it may run, else its result.

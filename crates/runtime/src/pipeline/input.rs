@@ -103,7 +103,7 @@ pub fn parse_batch(text: &str) -> Result<Vec<CallRequest>, BatchInputError> {
 }
 
 /// The positions of the first call whose id an earlier call already has, and of that earlier one.
-pub fn first_duplicate_id(calls: &[CallRequest]) -> Option<(usize, usize)> {
+pub(crate) fn first_duplicate_id(calls: &[CallRequest]) -> Option<(usize, usize)> {
     let mut seen = std::collections::HashMap::new();
     for (index, call) in calls.iter().enumerate() {
         if let Some(first) = seen.insert(call.id.as_str(), index) {

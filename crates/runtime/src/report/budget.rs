@@ -23,7 +23,7 @@ pub const MAX_HOST_WARNINGS: u64 = 10;
 
 /// What a sandbox may still have recorded, shared by its store and its HTTP gate.
 #[derive(Debug, Default)]
-pub struct ReportBudget {
+pub(crate) struct ReportBudget {
     http: AtomicU64,
     paths: AtomicU64,
     logs: AtomicU64,
@@ -36,7 +36,7 @@ pub struct ReportBudget {
 
 /// The kinds of record with a count of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecordKind {
+pub(crate) enum RecordKind {
     /// Outgoing HTTP requests, let through or refused.
     Http,
     /// Paths the guest asked the host to open.

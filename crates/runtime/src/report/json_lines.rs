@@ -8,7 +8,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 /// A JSON-lines file open for appending, one record per line.
-pub struct JsonLinesFile {
+pub(crate) struct JsonLinesFile {
     file: std::fs::File,
 }
 

@@ -93,7 +93,7 @@ pub enum Content {
 }
 
 /// What each content block counts as against size limits besides its bytes.
-pub const BLOCK_OVERHEAD_BYTES: usize = 16;
+pub(crate) const BLOCK_OVERHEAD_BYTES: usize = 16;
 
 /// The most content blocks one result may have.
 pub const MAX_CONTENT_BLOCKS: usize = 1_000;

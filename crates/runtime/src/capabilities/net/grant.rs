@@ -160,7 +160,7 @@ pub struct HttpGrant {
 
 /// What a request asks for, as the gate sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestTarget {
+pub(crate) struct RequestTarget {
     /// `http` or `https`.
     pub scheme: Scheme,
     /// Lowercase, without IPv6 brackets.
@@ -212,7 +212,7 @@ impl HttpGrant {
     }
 
     /// Whether this grant covers the request.
-    pub fn allows(&self, target: &RequestTarget) -> bool {
+    pub(crate) fn allows(&self, target: &RequestTarget) -> bool {
         self.scheme == target.scheme
             && self.port == target.port
             && self.host.matches(&target.host)
