@@ -172,6 +172,9 @@ class Outcome:
     native_calls: int = 0
     text_calls: int = 0
     load_average: list = field(default_factory=list)
+    # Intent routing ([agent.routing]): the route taken and the routing request's tokens.
+    route: str | None = None
+    routing_tokens: tuple | None = None
     model_text: list = field(default_factory=list)
     stderr_tail: str = ""
 
@@ -775,7 +778,14 @@ def run_task(task: Task, settings: Settings) -> Outcome:
         elif kind == "hook_decision" and event.get("decision") == "block":
             outcome.guard_blocked = True
             outcome.blocked_calls += 1
+        elif kind == "routing":
+            outcome.route = event.get("route")
+            usage = event.get("usage") or {}
+            outcome.routing_tokens = (usage.get("promptTokens"), usage.get("completionTokens"))
     outcome.prompt_tokens, outcome.completion_tokens = prompt_tokens, completion_tokens
+    if outcome.route is not None:
+        spent = "/".join(str(n) for n in outcome.routing_tokens or ()) or "?"
+        outcome.notes.append(f"routed: {outcome.route} ({spent} tokens)")
     outcome.answer = stdout.strip()
     outcome.stderr_tail = "\n".join(other[-5:])
     outcome.finished = not outcome.timed_out and outcome.exit_code == 0

@@ -30,8 +30,8 @@ const ROUTE_REPLY_TOKENS: u32 = 8;
 pub fn routing_prompt(groups: &[(String, Vec<String>)]) -> String {
     let mut prompt = String::from(
         "Decide which tools the user's next request needs. Answer with exactly one word:\n\
-         none - it needs no tool (greetings, chit-chat, questions you can answer yourself, arithmetic)\n\
-         all - it needs tools, or you are not sure\n",
+         none - no tool: greetings, small talk, arithmetic, general knowledge\n\
+         all - it needs files, commands or other tools, or you are not sure\n",
     );
     for (name, members) in groups {
         prompt.push_str(&format!(
@@ -39,7 +39,10 @@ pub fn routing_prompt(groups: &[(String, Vec<String>)]) -> String {
             members.join(", ")
         ));
     }
-    prompt.push_str("Answer with the word only.");
+    prompt.push_str(
+        "Examples: \"Hello!\" -> none. \"What is 7 plus 5?\" -> none. \"List the files in /data\" -> all.\n\
+         Answer with the word only.",
+    );
     prompt
 }
 
