@@ -8,6 +8,8 @@ pub mod command;
 pub(crate) mod content;
 #[macro_use]
 mod same_in_every_version;
+#[macro_use]
+mod same_since_0_2;
 pub mod host_terms;
 mod imports;
 pub(crate) mod plain;
