@@ -41,6 +41,24 @@ fn stages(run: &Run) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A configured secret the hooks of these tests must never see.
+const SECRET: &str = "sk-session-hook-s3cret-9f1e";
+
+/// The probe with `secret` in a grant header, and the session hook echoing what it sees at
+/// `stage` into the conversation as its added context.
+fn echoing_with_a_secret(secret: &str, stage: &str) -> Workspace {
+    probe().plugin("fixture_session_hook", "session").config(&format!(
+        "[agent]\ntools = [\"echo\"]\n[plugins.probe]\nhttp = [{{ origin = \"https://api.example.com\", headers = {{ Authorization = \"Bearer {secret}\" }} }}]\n[plugins.session]\nhook = true\n[plugins.session.settings]\n{stage} = {{ echo = true }}\n"
+    ))
+}
+
+/// What the session hook added to a request's text (after its `[context from hook]` line).
+fn context_from_session_hook(sent: &str) -> &str {
+    sent.split("[context from hook `session`]")
+        .nth(1)
+        .unwrap_or_default()
+}
+
 /// Every text the server received in request `index`, joined.
 fn request_text(model: &ScriptedModel, index: usize) -> String {
     model.body(index)["messages"].to_string()
@@ -251,18 +269,13 @@ fn a_hook_without_grants_reads_no_file_and_never_sees_a_secret() {
     assert!(sent.contains("could not read /etc/hostname"), "{sent}");
 
     // The prompt carries a configured secret; the hook echoes what it saw into the request.
-    let secret = "sk-session-hook-s3cret-9f1e";
+    let secret = SECRET;
     let model = ScriptedModel::start(json!([{ "text": "ok" }]));
-    let ws = probe().plugin("fixture_session_hook", "session").config(&format!(
-        "[agent]\ntools = [\"echo\"]\n[plugins.probe]\nhttp = [{{ origin = \"https://api.example.com\", headers = {{ Authorization = \"Bearer {secret}\" }} }}]\n[plugins.session]\nhook = true\n[plugins.session.settings]\nprompt = {{ echo = true }}\n"
-    ));
+    let ws = echoing_with_a_secret(secret, "prompt");
     let out = run(&ws, &model, &[&format!("use token {secret} please")]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let sent = request_text(&model, 0);
-    let echoed = sent
-        .split("[context from hook `session`]")
-        .nth(1)
-        .unwrap_or_default();
+    let echoed = context_from_session_hook(&sent);
     assert!(echoed.contains("use token"), "{sent}");
     assert!(
         !echoed.contains(secret),
@@ -342,20 +355,15 @@ fn a_tool_the_narrowed_request_did_not_offer_never_runs() {
 
 #[test]
 fn a_secret_cut_at_an_events_bound_is_masked_before_the_cut() {
-    let secret = "sk-session-hook-s3cret-9f1e";
+    let secret = SECRET;
     let model = ScriptedModel::start(json!([{ "text": "ok" }]));
-    let ws = probe().plugin("fixture_session_hook", "session").config(&format!(
-        "[agent]\ntools = [\"echo\"]\n[plugins.probe]\nhttp = [{{ origin = \"https://api.example.com\", headers = {{ Authorization = \"Bearer {secret}\" }} }}]\n[plugins.session]\nhook = true\n[plugins.session.settings]\nmodel-request = {{ echo = true }}\n"
-    ));
+    let ws = echoing_with_a_secret(secret, "model-request");
     // The prompt puts the secret across the 4 KiB bound of one message in the event.
     let prompt = format!("{}{secret} tail", "A".repeat(4096 - 26));
     let out = run(&ws, &model, &[&prompt]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let sent = request_text(&model, 0);
-    let echoed = sent
-        .split("[context from hook `session`]")
-        .nth(1)
-        .unwrap_or_default();
+    let echoed = context_from_session_hook(&sent);
     assert!(echoed.contains("AAAA"), "{sent}");
     assert!(
         !echoed.contains("sk-session-hook-s3cret"),

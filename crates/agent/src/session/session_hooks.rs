@@ -143,13 +143,15 @@ impl Agent {
             return Ok(Vec::new());
         }
         self.started = true;
-        let resumed = self
-            .messages
-            .iter()
-            .any(|m| matches!(m, Message::User { .. }));
-        let tools: Vec<String> = self.offered_tools().into_iter().map(|t| t.name).collect();
-        let messages = self.messages.len();
-        let payload = || json!({"resumed": resumed, "messages": messages, "tools": tools});
+        let this = &*self;
+        let payload = || {
+            let resumed = this
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::User { .. }));
+            let tools: Vec<String> = this.offered_tools().into_iter().map(|t| t.name).collect();
+            json!({"resumed": resumed, "messages": this.messages.len(), "tools": tools})
+        };
         let Some(outcome) = self
             .stage(SessionStage::SessionStart, payload, observer, cancel)
             .await
@@ -197,8 +199,9 @@ impl Agent {
         let narrowing = self.turn_tools.is_some();
         let tools = self.narrowed(tools, self.turn_tools.clone());
         let messages = &self.messages;
-        let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+        let offered = &tools;
         let payload = || {
+            let names: Vec<&str> = offered.iter().map(|tool| tool.name.as_str()).collect();
             let mut views: Vec<Value> = messages
                 .iter()
                 .rev()
@@ -392,13 +395,7 @@ impl Agent {
         let Some(only) = only else {
             return tools;
         };
-        let mut allowed: BTreeSet<String> = BTreeSet::new();
-        for name in only {
-            if let Some(members) = self.pipeline.group_tools(&name) {
-                allowed.extend(members);
-            }
-            allowed.insert(name);
-        }
+        let allowed = self.pipeline.expand_groups(only);
         tools
             .into_iter()
             .filter(|tool| allowed.contains(&tool.name) || tool.name == contract::FINAL_RESULT)

@@ -214,16 +214,7 @@ fn watched_by(hook: &cordon_runtime::HookInfo) -> String {
 
 /// `before + after`, `before + stages prompt, stop`, `stages model-request`: where a hook runs.
 fn hook_points(hook: &cordon_runtime::HookInfo) -> String {
-    let mut points: Vec<String> = [(hook.before, "before"), (hook.after, "after")]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, name)| name.to_string())
-        .collect();
-    if !hook.stages.is_empty() {
-        let stages: Vec<&str> = hook.stages.iter().map(|stage| stage.as_str()).collect();
-        points.push(format!("stages {}", stages.join(", ")));
-    }
-    points.join(" + ")
+    hook.points("stages").join(" + ")
 }
 
 pub fn describe(

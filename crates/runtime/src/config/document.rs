@@ -1,9 +1,11 @@
-//! One cordon.toml, parsed once and shared by every crate that owns a part of it: the runtime
+//! One cordon.toml, read once and shared by every crate that owns a part of it: the runtime
 //! reads its tables (plugins, hooks, grants, limits, host), the agent crate `[model]` and the
 //! loop's keys of `[agent]`, the telemetry crate `[telemetry]`. Each reader says which table (or
 //! which keys of a shared table) it reads; [`ConfigDocument::check_all_read`] then names, with its
 //! file and line, every key no reader took, so a typo anywhere is an error and no crate has to
-//! know the others' keys.
+//! know the others' keys. Each read parses the text again (a few per load, microseconds for a
+//! config file): the parsed tree borrows the text, and parsing from it is what keeps every
+//! error's line.
 
 use super::ConfigError;
 use serde::de::DeserializeOwned;

@@ -133,18 +133,7 @@ pub async fn check_plugin(
     report.sha256 = Some(hex::encode(plugin.sha256));
     let hook = match &plugin.hook {
         None => "no hook".to_string(),
-        Some(hook) => {
-            let mut points: Vec<String> = [(hook.before, "before"), (hook.after, "after")]
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|(_, name)| name.to_string())
-                .collect();
-            if !hook.stages.is_empty() {
-                let stages: Vec<&str> = hook.stages.iter().map(|stage| stage.as_str()).collect();
-                points.push(format!("session stages {}", stages.join(", ")));
-            }
-            format!("a hook ({})", points.join(" and "))
-        }
+        Some(hook) => format!("a hook ({})", hook.points("session stages").join(" and ")),
     };
     let mut findings = Findings::about("plugin", &mut report.findings);
     findings.add(

@@ -178,8 +178,9 @@ impl Pipeline {
 }
 
 impl Pipeline {
-    /// `names` with every group name among them joined by the group's tools.
-    fn expand_groups(&self, names: Vec<String>) -> Vec<String> {
+    /// `names` (tool and `[agent.groups]` group names) with every group name among them joined
+    /// by the group's tools, sorted and without repeats.
+    pub fn expand_groups(&self, names: Vec<String>) -> Vec<String> {
         let mut expanded = BTreeSet::new();
         for name in names {
             if let Some(members) = self.group_tools(&name) {

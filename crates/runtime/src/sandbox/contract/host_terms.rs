@@ -68,6 +68,23 @@ pub struct HookInfo {
     pub stages: Vec<SessionStage>,
 }
 
+impl HookInfo {
+    /// Where the hook runs, for lists and reports: `before`, `after`, and `STAGES_LABEL a, b` for
+    /// its session stages, each when it has them.
+    pub fn points(&self, stages_label: &str) -> Vec<String> {
+        let mut points: Vec<String> = [(self.before, "before"), (self.after, "after")]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, name)| name.to_string())
+            .collect();
+        if !self.stages.is_empty() {
+            let stages: Vec<&str> = self.stages.iter().map(|stage| stage.as_str()).collect();
+            points.push(format!("{stages_label} {}", stages.join(", ")));
+        }
+        points
+    }
+}
+
 /// A point of an agent session a hook can watch (contract 0.3, `session-stage`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
