@@ -442,3 +442,36 @@ def test_every_exported_string_is_masked_and_bounded(cordon_bin, traced_workspac
         assert secret.encode() not in body
         assert b"Z" * 100 not in body, "an oversized tracestate was exported"
     assert sum(len(body) for body in receiver.raw) < 200_000, "a megabyte id was exported whole"
+
+
+async def test_session_hooks_are_hook_spans_of_the_turn_with_their_stage(
+        cordon_bin, traced_workspace, guest_dir, receiver):
+    shutil.copy(guest_dir / "fixture_session_hook.wasm", traced_workspace / "plugins" / "session.wasm")
+    config = traced_workspace / "cordon.toml"
+    config.write_text(config.read_text() + """
+[plugins.session]
+hook = true
+
+[plugins.session.settings]
+prompt = { add_context = "Be brief." }
+""")
+    model = ScriptedModel(traced_workspace, [{"text": "Done."}])
+    try:
+        done, _ = run_cordon(cordon_bin, traced_workspace, model,
+                             {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint})
+    finally:
+        model.stop()
+    assert done.returncode == 0, done.stderr
+    spans = receiver.spans
+    [agent] = by_name(spans, "invoke_agent cordon")
+    hooks = by_name(spans, "hook session")
+    in_turn = [hook for hook in hooks if hook["parent"] == agent["id"]]
+    assert [(hook["attributes"]["cordon.hook.stage"], hook["attributes"]["cordon.hook.decision"])
+            for hook in sorted(in_turn, key=lambda span: span["start"])] == [
+        ("session-start", "proceed"), ("prompt", "add_context"), ("model-request", "proceed"),
+        ("model-response", "proceed"), ("stop", "proceed")]
+    assert all(hook["trace"] == agent["trace"] for hook in in_turn)
+    # The end of the session comes after the turn: its own span, with nothing of the tools in it.
+    [end] = [hook for hook in hooks if hook["attributes"]["cordon.hook.stage"] == "session-end"]
+    assert end["attributes"]["cordon.hook.decision"] == "proceed"
+    assert "gen_ai.tool.name" not in end["attributes"]

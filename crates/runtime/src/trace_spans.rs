@@ -1,5 +1,6 @@
 //! The spans the host opens for OpenTelemetry export (target [`TARGET`]): a batch, a tool call
-//! (`execute_tool {tool}`, from its preparation to its final result), and a hook's decision.
+//! (`execute_tool {tool}`, from its preparation to its final result), and a hook's decision (on a
+//! tool call or at a session stage).
 //! Field names follow the GenAI semantic conventions (v1.41) where they have one and `cordon.*`
 //! otherwise; the `cordon-telemetry` crate turns them into OTLP spans and metrics. With telemetry
 //! off no layer wants [`TARGET`], so these spans are disabled at their call sites and cost a
@@ -121,7 +122,23 @@ pub fn hook(hook: &str, stage: &str, tool: &str) -> Span {
     )
 }
 
-/// Records a hook's decision (`allow`, `block`, `rewrite`, `ask`, `keep`, `replace`, `failed`).
+/// One session hook's decision at a session `stage` (`prompt`, `model-request`, ...): the same
+/// `hook {id}` span as a tool hook's, without a tool.
+pub fn session_hook(hook: &str, stage: &str) -> Span {
+    tracing::info_span!(
+        target: "cordon_otel",
+        "hook",
+        otel.name = %format_args!("hook {hook}"),
+        cordon.hook.id = %hook,
+        cordon.hook.stage = %stage,
+        cordon.hook.decision = Empty,
+        error.type = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// Records a hook's decision (`allow`, `block`, `rewrite`, `ask`, `keep`, `replace`, `failed`;
+/// a session hook's `proceed`, `narrow`, `add_context`, `drop_calls` too).
 pub fn record_decision(span: &Span, decision: &str) {
     span.record("cordon.hook.decision", decision);
     if decision == "failed" {

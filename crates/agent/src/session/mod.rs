@@ -348,29 +348,7 @@ impl Agent {
         }
         self.turn_tools = None;
         self.continuations = 0;
-        let context = self.start_session(&observer, cancel).await?;
-        let mut routed_prompt = None;
-        match prompt {
-            Some(prompt) => {
-                let content = self
-                    .prompt_stage(prompt, context, &observer, cancel)
-                    .await?;
-                routed_prompt = Some(content.clone());
-                self.push(Message::User { content })?;
-            }
-            None if !context.is_empty() => {
-                let content = self.prompt_stage("", context, &observer, cancel).await?;
-                self.push(Message::User {
-                    content: content.trim_start().to_string(),
-                })?;
-            }
-            None => {}
-        }
-        self.contract_failures = 0;
-        let mut tally = TurnTally::default();
-        if let Some(prompt) = &routed_prompt {
-            self.route(prompt, &observer, cancel, &mut tally).await?;
-        }
+        // One span for the whole turn, so session hooks and routing are part of its trace.
         let span = tracing::info_span!(
             target: "cordon_otel",
             "invoke_agent",
@@ -385,10 +363,34 @@ impl Agent {
             error.type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
         );
-        let outcome = self
-            .steps(&observer, cancel, &mut tally)
-            .instrument(span.clone())
-            .await;
+        let mut tally = TurnTally::default();
+        let outcome = async {
+            let context = self.start_session(&observer, cancel).await?;
+            let mut routed_prompt = None;
+            match prompt {
+                Some(prompt) => {
+                    let content = self
+                        .prompt_stage(prompt, context, &observer, cancel)
+                        .await?;
+                    routed_prompt = Some(content.clone());
+                    self.push(Message::User { content })?;
+                }
+                None if !context.is_empty() => {
+                    let content = self.prompt_stage("", context, &observer, cancel).await?;
+                    self.push(Message::User {
+                        content: content.trim_start().to_string(),
+                    })?;
+                }
+                None => {}
+            }
+            self.contract_failures = 0;
+            if let Some(prompt) = &routed_prompt {
+                self.route(prompt, &observer, cancel, &mut tally).await?;
+            }
+            self.steps(&observer, cancel, &mut tally).await
+        }
+        .instrument(span.clone())
+        .await;
         span.record("cordon.model_requests", i64::from(tally.requests));
         if let Some(usage) = tally.usage {
             span.record("gen_ai.usage.input_tokens", usage.prompt_tokens as i64);

@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 /// The longest text a decision may carry (a replacement, a context, a reason).
 pub const MAX_DECISION_TEXT_BYTES: usize = 64 << 10;
@@ -102,8 +103,10 @@ impl Pipeline {
                 ..CallOptions::default()
             };
             let started = Instant::now();
+            let span = crate::trace_spans::session_hook(&hook.id, stage.as_str());
             let decided = hook
                 .session_hook(&call_id, stage, &payload, &call_options)
+                .instrument(span.clone())
                 .await
                 .map_err(|failure| failure.message)
                 .and_then(|decision| checked(stage, decision));
@@ -112,6 +115,7 @@ impl Pipeline {
                 Ok(decision) => summary(decision),
                 Err(_) => "failed",
             };
+            crate::trace_spans::record_decision(&span, summary);
             let reason = match &decided {
                 Ok(decision) => decision.block.clone(),
                 Err(message) => Some(message.clone()),
