@@ -8,7 +8,7 @@ CORDON := $(CARGO_TARGET_DIR)/debug/cordon
 TEST_VENV := $(HOME)/.cache/cordon-test-venv
 
 # Plugins shipped in plugins/<name>/, built to plugins/<name>.wasm.
-BUNDLED := fs guard redact http_fetch
+BUNDLED := fs guard redact http_fetch session_notes finish_line
 # Bundled plugins written in Python (plugins/<name>/app.py), built with componentize-py.
 PYTHON_PLUGINS := csv_query
 PYTHON_WASM := $(addprefix $(GUEST_DIR)/,$(addsuffix .wasm,$(PYTHON_PLUGINS)))
@@ -63,13 +63,13 @@ plugins: toolchain $(PYTHON_WASM) $(SDK_PLUGIN_WASM)
 	@for name in $(BUNDLED) $(PYTHON_PLUGINS) $(JS_PLUGINS) $(C_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 
 # A Python plugin is rebuilt when its app, the SDK or the contract changes.
-$(GUEST_DIR)/%.wasm: plugins/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.2.0/plugin.wit $(BUILD_VENV)/.installed
+$(GUEST_DIR)/%.wasm: plugins/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.3.0/plugin.wit $(BUILD_VENV)/.installed
 	@mkdir -p $(GUEST_DIR)
-	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.2.0 -w cordon-plugin componentize app -p plugins/$* -p sdk/python -o $@
+	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.3.0 -w cordon-plugin componentize app -p plugins/$* -p sdk/python -o $@
 
-$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_python/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.2.0/plugin.wit $(BUILD_VENV)/.installed
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_python/%/app.py $(wildcard sdk/python/cordon_sdk/*.py) wit/plugin-0.3.0/plugin.wit $(BUILD_VENV)/.installed
 	@mkdir -p $(GUEST_DIR)
-	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.2.0 -w cordon-plugin componentize app -p tests/fixtures_python/$* -p sdk/python -o $@
+	$(BUILD_VENV)/bin/componentize-py -d wit/plugin-0.3.0 -w cordon-plugin componentize app -p tests/fixtures_python/$* -p sdk/python -o $@
 
 $(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
 	@command -v python3 >/dev/null || { echo "error: python3 is needed to build the Python plugins" >&2; exit 1; }
@@ -94,21 +94,21 @@ $(GUEST_DIR)/plain_js_%.wasm: tests/fixtures_plain/js_%/app.js tests/fixtures_pl
 # when their sources, the SDK or the contract change. `--force`: the guest directory is the
 # Makefile's own, so whatever is there under the name (a build from before the build records) is ours.
 $(GUEST_DIR)/json_query.wasm: $(wildcard plugins/json_query/*.js)
-$(GUEST_DIR)/%.wasm: plugins/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.2.0/plugin.wit | host $(JS_TOOLCHAIN)
+$(GUEST_DIR)/%.wasm: plugins/%/app.js sdk/js/cordon.js sdk/js/session.js sdk/js/build.mjs wit/plugin-0.3.0/plugin.wit | host $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
 	$(CORDON) --plugins $(GUEST_DIR) build --force plugins/$*
 
-$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/build.mjs wit/plugin-0.2.0/plugin.wit | host $(JS_TOOLCHAIN)
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/session.js sdk/js/build.mjs wit/plugin-0.3.0/plugin.wit | host $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)/js-fixtures
 	$(CORDON) --plugins $(GUEST_DIR)/js-fixtures build --force tests/fixtures_js/$*
 	mv $(GUEST_DIR)/js-fixtures/$*.wasm $@
 
 C_SDK := $(wildcard sdk/c/*.c sdk/c/*.h)
-$(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) $(C_SDK) wit/plugin-0.2.0/plugin.wit | host $(ZIG_TOOLCHAIN)
+$(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) $(C_SDK) wit/plugin-0.3.0/plugin.wit | host $(ZIG_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
 	$(CORDON) --plugins $(GUEST_DIR) build --force plugins/hash
 
-$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_c/%/app.c $(C_SDK) wit/plugin-0.2.0/plugin.wit | host $(ZIG_TOOLCHAIN)
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_c/%/app.c $(C_SDK) wit/plugin-0.3.0/plugin.wit | host $(ZIG_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)/c-fixtures
 	$(CORDON) --plugins $(GUEST_DIR)/c-fixtures build --force tests/fixtures_c/$*
 	mv $(GUEST_DIR)/c-fixtures/$*.wasm $@
@@ -133,7 +133,7 @@ demo: build
 test: test-rust test-mcp test-deploy
 
 test-rust: host fixtures registry-tools
-	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p fs -p redact
+	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p fs -p redact -p session_notes -p finish_line
 
 # A real OCI registry (CNCF Distribution), `oras push` and `wkg` (built from crates.io, several minutes
 # the first time), for the `cordon add`/`push` tests: installed into ~/.cache/cordon-tools by

@@ -1,7 +1,7 @@
 /* The cordon C SDK: write tools as plain C functions over NUL-terminated strings, list them with
  * CORDON_EXPORT_TOOLS (and a hook with CORDON_EXPORT_HOOK), and `cordon build` (Zig's clang for
  * wasm32-wasi, then wit-component) makes the component. This header hides the bindings `wit-bindgen c` generates from the
- * contract (wit/plugin-0.2.0); the .c files beside it implement it over them.
+ * contract (wit/plugin-0.3.0); the .c files beside it implement it over them.
  *
  *     static void greet(const cordon_call *call, cordon_result *result) {
  *         char *name = NULL;
@@ -102,12 +102,48 @@ typedef void (*cordon_before_fn)(const cordon_call *call, cordon_decision *decis
 typedef void (*cordon_after_fn)(const cordon_call *call, const cordon_outcome *outcome,
                                 cordon_result *replacement);
 
+/* --- Session hooks (docs/session-hooks.md) ----------------------------------------------- */
+
+/* One stage of a session: its contract name ("prompt", "model-request", ...) and its payload, a
+ * JSON object whose fields depend on the stage (texts cut to the documented bounds, secrets
+ * masked). */
+typedef struct cordon_session_event {
+    const char *stage;
+    const char *payload;
+} cordon_session_event;
+/* What a session hook decides; untouched, the stage proceeds. A part the stage does not take
+ * makes the host stop the turn (it fails closed). */
+typedef struct cordon_session_decision cordon_session_decision;
+/* Stops the turn; the printf-formatted reason is shown to the user (prompt, model-request). */
+void cordon_session_block(cordon_session_decision *decision, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The new prompt (prompt), reply text (model-response), summary (compaction, before) or the
+ * message to continue the turn with (stop), printf-formatted. */
+void cordon_session_replace(cordon_session_decision *decision, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Context for the next model request (session-start, prompt, model-request). */
+void cordon_session_add_context(cordon_session_decision *decision, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Offer only these tools or groups, comma-separated ("" offers none) (prompt, model-request). */
+void cordon_session_only_tools(cordon_session_decision *decision, const char *names);
+/* Drops the reply's call with this id (model-response); call once per call to drop. */
+void cordon_session_drop_call(cordon_session_decision *decision, const char *id);
+/* A top-level string or integer field of the payload, as cordon_arg_string and cordon_arg_int. */
+bool cordon_payload_string(const cordon_session_event *event, const char *key, char **out);
+bool cordon_payload_int(const cordon_session_event *event, const char *key, long long *out);
+
+typedef void (*cordon_session_fn)(const cordon_session_event *event,
+                                  cordon_session_decision *decision);
+
 /* A hook: the tool-name globs it watches (comma-separated, `*` and `?`; NULL or "" for every
- * tool), and a before-function, an after-function or both. */
+ * tool), a before-function, an after-function or both; and the session stages it watches
+ * (comma-separated contract names, "prompt,stop") with the function called at each. */
 typedef struct cordon_hook {
     const char *tools;
     cordon_before_fn before;
     cordon_after_fn after;
+    const char *stages;
+    cordon_session_fn session;
 } cordon_hook;
 
 /* Registers the plugin's hook: `CORDON_EXPORT_HOOK(HOOK)` after `static const cordon_hook HOOK =

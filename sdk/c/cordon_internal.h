@@ -36,6 +36,17 @@ struct cordon_decision {
     char *text;
 };
 
+/* A session decision: NULL leaves that part alone; `only_tools` is comma-separated names. */
+struct cordon_session_decision {
+    char *block;
+    char *replace;
+    char *add_context;
+    char *only_tools;
+    /* NULL-terminated once anything was added. */
+    char **drop_calls;
+    size_t drop_count;
+};
+
 
 /* Aborts on NULL (an allocation failed): a plugin out of memory cannot answer anyway. */
 void *cordon_checked(void *pointer);
@@ -49,5 +60,10 @@ wit_string cordon_to_wit(const char *text);
 cordon_plugin_list_string_t cordon_to_wit_list(const char *const *items);
 /* printf into a new heap string. */
 char *cordon_vformat(const char *format, va_list args);
+/* Comma-separated names as a WIT list of heap copies, blanks trimmed, empty names skipped. */
+cordon_plugin_list_string_t cordon_names_to_wit(const char *names);
+/* How many stages the contract has, and a stage's contract name ("" for none). */
+cordon_plugin_types_session_stage_t cordon_stage_count(void);
+const char *cordon_stage_name(cordon_plugin_types_session_stage_t stage);
 
 #endif

@@ -18,6 +18,25 @@ static void set_hint(cordon_plugin_option_bool_t *hint, cordon_hint value) {
     hint->val = value == CORDON_YES;
 }
 
+/* The hook's comma-separated stage names as the contract's stages; a name that is no stage is
+ * left out (and so never called), which `cordon test` shows as a stage missing from the list. */
+static cordon_plugin_types_list_session_stage_t session_stages(const cordon_hook *hook) {
+    cordon_plugin_types_list_session_stage_t stages = {0};
+    if (hook->session == NULL || hook->stages == NULL) return stages;
+    cordon_plugin_list_string_t names = cordon_names_to_wit(hook->stages);
+    stages.ptr = cordon_checked(calloc(names.len + 1, sizeof *stages.ptr));
+    for (size_t i = 0; i < names.len; i++) {
+        for (cordon_plugin_types_session_stage_t stage = 0; stage < cordon_stage_count(); stage++) {
+            const char *name = cordon_stage_name(stage);
+            if (strlen(name) == names.ptr[i].len && memcmp(name, names.ptr[i].ptr, names.ptr[i].len) == 0) {
+                stages.ptr[stages.len++] = stage;
+            }
+        }
+    }
+    cordon_plugin_list_string_free(&names);
+    return stages;
+}
+
 void exports_cordon_plugin_plugin_describe(exports_cordon_plugin_plugin_plugin_info_t *ret) {
     size_t count = 0;
     const cordon_tool *tools = cordon_plugin_tools(&count);
@@ -45,30 +64,9 @@ void exports_cordon_plugin_plugin_describe(exports_cordon_plugin_plugin_plugin_i
     const cordon_hook *hook = cordon_plugin_hook();
     ret->hook.is_some = hook != NULL;
     if (hook == NULL) return;
-    /* The comma-separated globs become the hook-spec's list. */
-    const char *globs = hook->tools ? hook->tools : "";
-    size_t parts = 0;
-    for (const char *p = globs; *p; p++) parts += *p == ',';
-    cordon_plugin_string_t *list = cordon_checked(calloc(parts + 1, sizeof *list));
-    size_t used = 0;
-    const char *start = globs;
-    for (;;) {
-        const char *end = strchr(start, ',');
-        size_t length = end ? (size_t)(end - start) : strlen(start);
-        while (length > 0 && *start == ' ') start++, length--;
-        while (length > 0 && start[length - 1] == ' ') length--;
-        if (length > 0) {
-            char *glob = cordon_checked(malloc(length + 1));
-            memcpy(glob, start, length);
-            glob[length] = '\0';
-            list[used++] = cordon_to_wit(glob);
-            free(glob);
-        }
-        if (end == NULL) break;
-        start = end + 1;
-    }
-    ret->hook.val.tools.ptr = list;
-    ret->hook.val.tools.len = used;
+    /* The comma-separated globs and stages become the hook-spec's lists. */
+    ret->hook.val.tools = cordon_names_to_wit(hook->tools ? hook->tools : "");
+    ret->hook.val.stages = session_stages(hook);
     ret->hook.val.before = hook->before != NULL;
     ret->hook.val.after = hook->after != NULL;
 }

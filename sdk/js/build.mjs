@@ -17,8 +17,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const SDK_DIR = dirname(fileURLToPath(import.meta.url));
-const WIT_DIR = resolve(SDK_DIR, "../../wit/plugin-0.2.0");
-const HOST_IMPORT = "cordon:plugin/host@0.2.0";
+const WIT_DIR = resolve(SDK_DIR, "../../wit/plugin-0.3.0");
+const HOST_IMPORT = "cordon:plugin/host@0.3.0";
 // WASI's WIT as the pinned componentize-js toolchain ships it (the version its engine imports).
 const WASI_VERSION = "0.2.12";
 const WASI_WIT = join(SDK_DIR, "node_modules/@bytecodealliance/jco/lib/wit/builtin", WASI_VERSION);
@@ -39,7 +39,7 @@ async function writeWorld(dir) {
     [
       "package cordon:js-plugin;",
       "world cordon-js-plugin {",
-      "  include cordon:plugin/cordon-plugin@0.2.0;",
+      "  include cordon:plugin/cordon-plugin@0.3.0;",
       `  import wasi:filesystem/preopens@${WASI_VERSION};`,
       "}",
       "",

@@ -1,9 +1,13 @@
 // The cordon JavaScript SDK: define tools and hooks in the shape TypeScript agent frameworks use
 // (`name`, `label`, `description`, `parameters`, `execute(toolCallId, params, context)`, and MCP's
 // `title`, `annotations`, `outputSchema`, `structuredContent`), and this module answers the
-// component's `plugin` export (contract cordon:plugin@0.2.0) for them. `cordon build` (componentize-js) wires
+// component's `plugin` export (contract cordon:plugin@0.3.0) for them; session hooks are in session.js. `cordon build` (componentize-js) wires
 // the host's imports in through `bindHost`; without them (plain Node, in a test) the tools still
 // run: logs go to the console, progress is dropped, nothing is cancelled, settings are `{}`.
+
+import { declaredStages, sessionDecision } from "./session.js";
+
+export { defineSessionHook, runSessionHook, STAGES } from "./session.js";
 
 const TOOLS = new Map();
 const BEFORE = [];
@@ -412,11 +416,12 @@ export const plugin = {
       locks: t.locks,
     }));
     const hooks = [...BEFORE, ...AFTER];
+    const stages = declaredStages();
     let hook;
-    if (hooks.length > 0) {
+    if (hooks.length > 0 || stages.length > 0) {
       const everything = hooks.some((h) => h.tools.length === 0);
       const globs = [...new Set(hooks.flatMap((h) => h.tools))].sort();
-      hook = { tools: everything ? [] : globs, before: BEFORE.length > 0, after: AFTER.length > 0 };
+      hook = { tools: everything ? [] : globs, before: BEFORE.length > 0, after: AFTER.length > 0, stages };
     }
     return { tools, hook };
   },
@@ -465,4 +470,7 @@ export const plugin = {
     });
     return { tag: "replace", val: { ...output, isError: Boolean(result.isError) } };
   },
+
+  // A throw fails the hook, and the host stops the turn (it fails closed).
+  sessionHook: sessionDecision,
 };

@@ -1,4 +1,4 @@
-//! Contract 0.2 through real components: a 0.1 and a 0.2 plugin side by side, structured output
+//! Contract 0.2 through real components: a 0.1, a 0.2 and a 0.3 (SDK) plugin side by side, structured output
 //! checked against the output schema, title, annotations, guidelines and locks as declared, calls
 //! that lock one value run one after another, and approval (a hook's `ask`, the operator's
 //! `[approval]` policy) with and without someone to ask.
@@ -15,6 +15,7 @@ fn workspace(config: &str) -> Workspace {
     Workspace::new()
         .plugin("fixture_contract_v2", "v2")
         .plugin("fixture_legacy_v01", "legacy")
+        .plugin("fixture_legacy_v02", "v02")
         .config(config)
 }
 
@@ -23,7 +24,7 @@ fn result_json(result: &cordon_runtime::ToolResult) -> Value {
 }
 
 #[tokio::test]
-async fn a_0_1_and_a_0_2_plugin_run_in_one_batch() {
+async fn a_0_1_a_0_2_and_a_0_3_plugin_run_in_one_batch() {
     let ws = workspace("");
     let pipeline = ws.pipeline().await;
     let contract = |id: &str| {
@@ -34,13 +35,15 @@ async fn a_0_1_and_a_0_2_plugin_run_in_one_batch() {
             .find(|plugin| &*plugin.id == id)
             .map(|plugin| plugin.contract)
     };
-    assert_eq!(contract("v2"), Some(ContractVersion::V0_2));
+    assert_eq!(contract("v2"), Some(ContractVersion::V0_3));
+    assert_eq!(contract("v02"), Some(ContractVersion::V0_2));
     assert_eq!(contract("legacy"), Some(ContractVersion::V0_1));
     let results = pipeline
         .run(
             vec![
                 CallRequest::new("1", "word_stats", r#"{"text": "two words"}"#),
                 CallRequest::new("2", "legacy_echo", r#"{"text": "hi"}"#),
+                CallRequest::new("3", "legacy_stats", r#"{"text": "three little words"}"#),
             ],
             &BatchOptions::default(),
         )
@@ -52,13 +55,16 @@ async fn a_0_1_and_a_0_2_plugin_run_in_one_batch() {
     );
     assert!(!results[1].is_error, "{:?}", results[1]);
     assert_eq!(results[1].structured, None);
+    assert!(!results[2].is_error, "{:?}", results[2]);
+    assert_eq!(results[2].structured, Some(json!({ "words": 3 })));
 
     let list = ws.cordon(&["list"]);
     assert!(
-        list.stdout.contains("v2") && list.stdout.contains("contract 0.2.0"),
+        list.stdout.contains("v2") && list.stdout.contains("contract 0.3.0"),
         "{}",
         list.stdout
     );
+    assert!(list.stdout.contains("contract 0.2.0"), "{}", list.stdout);
     assert!(list.stdout.contains("contract 0.1.0"), "{}", list.stdout);
     let listed = ws.cordon(&["list", "--json"]).json();
     let plugin = |id: &str| {
@@ -70,7 +76,8 @@ async fn a_0_1_and_a_0_2_plugin_run_in_one_batch() {
             .cloned()
             .unwrap()
     };
-    assert_eq!(plugin("v2")["contract"], "0.2.0");
+    assert_eq!(plugin("v2")["contract"], "0.3.0");
+    assert_eq!(plugin("v02")["contract"], "0.2.0");
     assert_eq!(plugin("legacy")["contract"], "0.1.0");
 }
 

@@ -157,7 +157,7 @@ fn hooks_written_in_python_block_rewrite_and_replace() {
 fn a_python_tool_declares_contract_0_2_features_in_its_own_idiom() {
     let ws = Workspace::new().plugin("fixture_py_echo", "py");
     let spec = ws.cordon(&["describe", "py_stats", "--json"]).json();
-    assert_eq!(spec["contract"], "0.2.0", "{spec}");
+    assert_eq!(spec["contract"], "0.3.0", "{spec}");
     assert_eq!(spec["annotations"], serde_json::json!({ "readOnly": true }));
     assert_eq!(
         spec["promptGuidelines"],

@@ -182,3 +182,89 @@ fn new_then_build_makes_a_working_plugin_in_javascript_and_c() {
     let report = crate::support::run_native_c_test(&c, &["test_app.c"]);
     assert!(report.contains("passed: 0 failed"), "{report}");
 }
+
+/// `program args` in `dir` with the cordon under test as `CORDON`; its output, after asserting
+/// it succeeded.
+fn project_test(
+    dir: &std::path::Path,
+    program: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> String {
+    let ran = std::process::Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .env("CORDON", env!("CARGO_BIN_EXE_cordon"))
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(
+        ran.status.success(),
+        "{program} {args:?} in {}: {output}",
+        dir.display()
+    );
+    output
+}
+
+#[test]
+fn the_session_hook_template_builds_passes_its_own_test_and_routes_small_talk_in_every_language() {
+    let ws = Workspace::new();
+    let target = std::env::var("CORDON_SCAFFOLD_TARGET")
+        .unwrap_or_else(|_| ws.path().join("cargo-target").display().to_string());
+    let target = target.as_str();
+    for (name, lang) in [
+        ("hook_rs", "rust"),
+        ("hook_py", "python"),
+        ("hook_js", "js"),
+        ("hook_c", "c"),
+    ] {
+        let created = ws.cordon(&["new", name, "--lang", lang, "--template", "session-hook"]);
+        assert_eq!(created.code, 0, "{}", created.stderr);
+        let built = ws.cordon_with_env(
+            &["build", &format!("plugins/{name}")],
+            &[("CARGO_TARGET_DIR", target)],
+        );
+        assert_eq!(built.code, 0, "{lang} build failed: {}", built.stderr);
+        let wasm = ws.plugin_path(name).display().to_string();
+        let tested = ws.cordon(&["test", &wasm]);
+        assert_eq!(tested.code, 0, "{lang}: {}{}", tested.stdout, tested.stderr);
+        for line in [
+            "a hook (session stages prompt, stop)",
+            "ok    session hook · prompt: proceeds on the sample event",
+            "ok    session hook · stop: proceeds on the sample event",
+        ] {
+            assert!(
+                tested.stdout.contains(line),
+                "{lang}: {line}\n{}",
+                tested.stdout
+            );
+        }
+
+        let dir = ws.path().join("plugins").join(name);
+        let own = match lang {
+            "rust" => project_test(
+                &dir,
+                "cargo",
+                &["test", "--quiet"],
+                &[("CARGO_TARGET_DIR", target)],
+            ),
+            "python" => project_test(&dir, "python3", &["test_app.py"], &[]),
+            "js" => {
+                project_test(
+                    &dir,
+                    "npm",
+                    &["install", "--offline", "--no-audit", "--no-fund"],
+                    &[],
+                );
+                project_test(&dir, "npm", &["test"], &[])
+            }
+            _ => crate::support::run_native_c_test(&dir, &["test_app.c"]),
+        };
+        assert!(own.contains("passed: 0 failed"), "{lang}: {own}");
+    }
+}

@@ -321,12 +321,12 @@ pub fn assert_echo_hook_blocks(ws: &Workspace, reason: &str) {
     assert!(text(&blocked).contains(reason), "{blocked}");
 }
 
-/// The SDK fixtures' contract 0.2 word counter `tool` (C `c_stats`, JavaScript `js_stats`):
+/// The SDK fixtures' contract 0.3 word counter `tool` (C `c_stats`, JavaScript `js_stats`):
 /// declared with its title, hints, guidelines, lock and output schema, and returning structured
 /// output that matches it.
 pub fn assert_declares_word_stats(ws: &Workspace, tool: &str) {
     let spec = ws.cordon(&["describe", tool, "--json"]).json();
-    assert_eq!(spec["contract"], "0.2.0", "{spec}");
+    assert_eq!(spec["contract"], "0.3.0", "{spec}");
     assert_eq!(spec["title"], "Word statistics");
     assert_eq!(
         spec["annotations"],

@@ -7,5 +7,5 @@ mod project;
 mod templates;
 
 pub use build::{BuildOptions, BuildRecords, build};
-pub use project::{Language, ScaffoldError, is_valid_name};
+pub use project::{Language, ScaffoldError, Template, is_valid_name};
 pub use templates::create;

@@ -1,4 +1,5 @@
-"""The component's exports: describe, execute and the hooks, answered from the registry.
+"""The component's exports: describe, execute, the tool hooks and the session hook, answered from
+the registry.
 
 The generated bindings (`wit_world`) exist only inside a componentized build, so they are imported
 when an export is called; an app can be imported and its tool functions tested with plain Python.
@@ -7,7 +8,7 @@ when an export is called; an app can be imported and its tool functions tested w
 import json
 import traceback
 
-from . import registry
+from . import registry, session
 from .decisions import Allow, Ask, Block, CallResult, Keep, Replace, Rewrite, ToolCall
 from .output import CapabilityDenied, Image, as_output
 from .schema import convert_arguments
@@ -74,10 +75,16 @@ class Plugin:
             for t in registry.TOOLS.values()
         ]
         hook = None
-        if registry.BEFORE or registry.AFTER:
+        stages = session.declared_stages()
+        if registry.BEFORE or registry.AFTER or stages:
             globs = sorted({g for e in registry.BEFORE + registry.AFTER for g in e.tools})
             everything = any(not e.tools for e in registry.BEFORE + registry.AFTER)
-            hook = types.HookSpec([] if everything else globs, bool(registry.BEFORE), bool(registry.AFTER))
+            hook = types.HookSpec(
+                [] if everything else globs,
+                bool(registry.BEFORE),
+                bool(registry.AFTER),
+                [getattr(types.SessionStage, stage.upper().replace("-", "_")) for stage in stages],
+            )
         return types.PluginInfo(tools, hook)
 
     def execute(self, call):
@@ -130,4 +137,18 @@ class Plugin:
             return types.AfterDecision_Keep()
         return types.AfterDecision_Replace(
             types.ToolResult(_content(result.content), _structured(result.structured), _details(result.details), result.is_error)
+        )
+
+    def session_hook(self, event):
+        """An exception in a session hook fails it, and the host stops the turn (fail closed)."""
+        types, _ = _bindings()
+        stage = event.stage.name.lower().replace("_", "-")
+        payload = json.loads(event.payload) if event.payload else {}
+        decision = session.decide(session.SessionEvent(stage, payload))
+        return types.SessionDecision(
+            block=decision.block,
+            replace=decision.replace,
+            add_context=decision.add_context,
+            only_tools=None if decision.only_tools is None else list(decision.only_tools),
+            drop_calls=list(decision.drop_calls),
         )

@@ -1,7 +1,8 @@
-//! The [`Hook`] trait: inspect, block, rewrite or ask a person about calls before they run, and inspect or replace their
-//! results afterwards. Every method has a pass-through default.
+//! The [`Hook`] trait: inspect, block, rewrite or ask a person about calls before they run, inspect
+//! or replace their results afterwards, and decide at the stages of a session (the prompt, model
+//! requests and replies, compaction, the final answer). Every method has a pass-through default.
 
-use crate::{Content, Context};
+use crate::{Content, Context, SessionDecision, SessionEvent, SessionStage};
 use serde_json::Value;
 
 /// A call as a hook sees it.
@@ -58,7 +59,8 @@ pub enum AfterDecision {
 }
 
 /// A hook. Implement the methods you need; set `BEFORE`/`AFTER` to false for the ones you don't,
-/// so the host does not start a sandbox just to be told "allow".
+/// so the host does not start a sandbox just to be told "allow", and list in `STAGES` the session
+/// stages [`Hook::session_hook`] should be called at.
 pub trait Hook: 'static {
     /// Tool-name globs (`*`, `?`) this hook watches; empty means every tool.
     const TOOLS: &'static [&'static str] = &[];
@@ -66,6 +68,8 @@ pub trait Hook: 'static {
     const BEFORE: bool = true;
     /// Whether the host should call [`Hook::after_tool_call`].
     const AFTER: bool = true;
+    /// The session stages the host calls [`Hook::session_hook`] at; empty for none.
+    const STAGES: &'static [SessionStage] = &[];
 
     /// Decides about a call before it runs. `cx` gives settings and logging.
     fn before_tool_call(&self, call: &ToolCall, cx: &Context) -> BeforeDecision {
@@ -77,6 +81,12 @@ pub trait Hook: 'static {
     fn after_tool_call(&self, call: &ToolCall, result: &CallResult, cx: &Context) -> AfterDecision {
         let _ = (call, result, cx);
         AfterDecision::Keep
+    }
+
+    /// Decides at one of the declared [`Hook::STAGES`].
+    fn session_hook(&self, event: &SessionEvent, cx: &Context) -> SessionDecision {
+        let _ = (event, cx);
+        SessionDecision::proceed()
     }
 }
 

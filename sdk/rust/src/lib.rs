@@ -2,7 +2,7 @@
 //!
 //! A tool is a type implementing [`Tool`], whose arguments are a struct deriving `Deserialize` and
 //! `JsonSchema` (the schema the host validates against is generated from it, so the two cannot
-//! drift). A hook is a type implementing [`Hook`]. One [`export_plugin!`] line turns them into the
+//! drift). A hook is a type implementing [`Hook`] (tool calls, and the session's stages). One [`export_plugin!`] line turns them into the
 //! component exports the host calls:
 //!
 //! ```ignore
@@ -29,13 +29,14 @@ mod hook;
 pub mod http;
 mod output;
 mod runtime;
+mod session;
 mod tool;
 
 #[doc(hidden)]
 #[allow(unsafe_code, clippy::all)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/plugin-0.2.0",
+        path: "../../wit/plugin-0.3.0",
         world: "cordon-plugin",
         pub_export_macro: true,
         export_macro_name: "__export_cordon_plugin",
@@ -48,13 +49,15 @@ pub use hook::{AfterDecision, BeforeDecision, CallResult, Hook, NoHook, ToolCall
 pub use output::{Content, Output, ToolError, ToolResult};
 #[doc(hidden)]
 pub use runtime::{PluginRuntime, ToolEntry};
+pub use session::{SessionDecision, SessionEvent, SessionStage};
 pub use tool::{Annotations, ExecutionMode, Tool, schema_of};
 
 /// Everything a plugin usually needs, including serde's and schemars' derives.
 pub mod prelude {
     pub use crate::{
         AfterDecision, Annotations, BeforeDecision, CallResult, Content, Context, ExecutionMode,
-        Hook, LogLevel, Output, Tool, ToolCall, ToolError, ToolResult,
+        Hook, LogLevel, Output, SessionDecision, SessionEvent, SessionStage, Tool, ToolCall,
+        ToolError, ToolResult,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -114,6 +117,11 @@ macro_rules! export_plugin {
                 outcome: $crate::bindings::cordon::plugin::types::ToolResult,
             ) -> $crate::bindings::cordon::plugin::types::AfterDecision {
                 Self::runtime().after_tool_call(call, outcome)
+            }
+            fn session_hook(
+                event: $crate::bindings::cordon::plugin::types::SessionEvent,
+            ) -> $crate::bindings::cordon::plugin::types::SessionDecision {
+                Self::runtime().session_hook(event)
             }
         }
 

@@ -4,7 +4,7 @@
 use crate::bindings::cordon::plugin::types as wit;
 use crate::{
     AfterDecision, Annotations, BeforeDecision, CallResult, Content, Context, ExecutionMode, Hook,
-    Output, Tool, ToolCall, ToolError,
+    Output, SessionDecision, SessionEvent, SessionStage, Tool, ToolCall, ToolError,
 };
 use serde_json::Value;
 
@@ -63,7 +63,7 @@ impl ToolEntry {
     }
 }
 
-/// A plugin's tools and hook, answering the four exported functions.
+/// A plugin's tools and hook, answering the five exported functions.
 pub struct PluginRuntime<H: Hook> {
     tools: Vec<ToolEntry>,
     hook: H,
@@ -75,10 +75,11 @@ impl<H: Hook> PluginRuntime<H> {
     }
 
     pub fn describe(self) -> wit::PluginInfo {
-        let hook = (H::BEFORE || H::AFTER).then(|| wit::HookSpec {
+        let hook = (H::BEFORE || H::AFTER || !H::STAGES.is_empty()).then(|| wit::HookSpec {
             tools: H::TOOLS.iter().map(|t| t.to_string()).collect(),
             before: H::BEFORE,
             after: H::AFTER,
+            stages: H::STAGES.iter().map(|stage| to_wit_stage(*stage)).collect(),
         });
         wit::PluginInfo {
             tools: self.tools.iter().map(|t| (t.spec)()).collect(),
@@ -143,6 +144,54 @@ impl<H: Hook> PluginRuntime<H> {
                 is_error: result.is_error,
             }),
         }
+    }
+
+    /// A payload that is not JSON (the host always sends an object) reaches the hook as `null`
+    /// rather than being decided for it.
+    pub fn session_hook(self, event: wit::SessionEvent) -> wit::SessionDecision {
+        let event = SessionEvent {
+            stage: from_wit_stage(event.stage),
+            payload: serde_json::from_str(&event.payload).unwrap_or(Value::Null),
+        };
+        let cx = Context::new(String::new());
+        let SessionDecision {
+            block,
+            replace,
+            add_context,
+            only_tools,
+            drop_calls,
+        } = self.hook.session_hook(&event, &cx);
+        wit::SessionDecision {
+            block,
+            replace,
+            add_context,
+            only_tools,
+            drop_calls,
+        }
+    }
+}
+
+fn to_wit_stage(stage: SessionStage) -> wit::SessionStage {
+    match stage {
+        SessionStage::SessionStart => wit::SessionStage::SessionStart,
+        SessionStage::Prompt => wit::SessionStage::Prompt,
+        SessionStage::ModelRequest => wit::SessionStage::ModelRequest,
+        SessionStage::ModelResponse => wit::SessionStage::ModelResponse,
+        SessionStage::Compaction => wit::SessionStage::Compaction,
+        SessionStage::Stop => wit::SessionStage::Stop,
+        SessionStage::SessionEnd => wit::SessionStage::SessionEnd,
+    }
+}
+
+fn from_wit_stage(stage: wit::SessionStage) -> SessionStage {
+    match stage {
+        wit::SessionStage::SessionStart => SessionStage::SessionStart,
+        wit::SessionStage::Prompt => SessionStage::Prompt,
+        wit::SessionStage::ModelRequest => SessionStage::ModelRequest,
+        wit::SessionStage::ModelResponse => SessionStage::ModelResponse,
+        wit::SessionStage::Compaction => SessionStage::Compaction,
+        wit::SessionStage::Stop => SessionStage::Stop,
+        wit::SessionStage::SessionEnd => SessionStage::SessionEnd,
     }
 }
 

@@ -130,6 +130,9 @@ pub enum Command {
         /// The language of the project.
         #[arg(long, value_parser = language_parser(), default_value = "rust")]
         lang: cordon_scaffold::Language,
+        /// What the project starts as: a tool, or a session hook (docs/session-hooks.md).
+        #[arg(long, value_parser = template_parser(), default_value = "tool")]
+        template: cordon_scaffold::Template,
     },
     /// Build a plugin project (Rust, Python, JavaScript or C) into the plugins directory as NAME.wasm.
     /// It replaces a NAME.wasm there only when that file is this project's own last build.
@@ -243,7 +246,11 @@ impl Cli {
     /// Runs the command; the exit code says how it went (0, 1 for a tool error, 2 for usage).
     pub async fn run(self) -> anyhow::Result<ExitCode> {
         match &self.command {
-            Command::New { name, lang } => self.new_project(name, *lang),
+            Command::New {
+                name,
+                lang,
+                template,
+            } => self.new_project(name, *lang, *template),
             Command::Build { dir, name, force } => {
                 self.build_project(dir.as_deref(), name.as_deref(), *force)
             }
@@ -360,4 +367,12 @@ fn language_parser() -> impl clap::builder::TypedValueParser<Value = cordon_scaf
     use cordon_scaffold::Language;
     clap::builder::PossibleValuesParser::new(Language::ALL.map(Language::as_str))
         .map(|name| Language::named(&name).expect("a listed language"))
+}
+
+/// `cordon new --template`: what a project can start as, listed in `--help`.
+fn template_parser() -> impl clap::builder::TypedValueParser<Value = cordon_scaffold::Template> {
+    use clap::builder::TypedValueParser as _;
+    use cordon_scaffold::Template;
+    clap::builder::PossibleValuesParser::new(Template::ALL.map(Template::as_str))
+        .map(|name| Template::named(&name).expect("a listed template"))
 }

@@ -31,8 +31,9 @@ impl Cli {
         &self,
         name: &str,
         lang: cordon_scaffold::Language,
+        template: cordon_scaffold::Template,
     ) -> anyhow::Result<ExitCode> {
-        let project = cordon_scaffold::create(name, lang, &self.plugins)?;
+        let project = cordon_scaffold::create(name, lang, template, &self.plugins)?;
         render::stdout_line(&format!(
             "created {}; build it with: cordon build {}",
             project.display(),

@@ -89,12 +89,11 @@ pub fn build(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
 /// The `cordon-plugin` world of the contract this cordon was built with.
 fn contract(root: &Path) -> Result<(Resolve, wit_parser::WorldId), ScaffoldError> {
     let mut resolve = Resolve::default();
-    let (package, _) =
-        resolve
-            .push_dir(root.join("wit/plugin-0.2.0"))
-            .map_err(ScaffoldError::component(
-                "reading the plugin contract (wit/plugin-0.2.0)",
-            ))?;
+    let (package, _) = resolve
+        .push_dir(root.join(crate::project::CONTRACT_DIR))
+        .map_err(ScaffoldError::component(
+            "reading the plugin contract (wit/plugin-0.3.0)",
+        ))?;
     let world = resolve
         .select_world(&[package], Some("cordon-plugin"))
         .map_err(ScaffoldError::component("finding the cordon-plugin world"))?;

@@ -113,7 +113,7 @@ fn build_python(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
     let root = source_root()?;
     run(Command::new(componentize)
         .arg("-d")
-        .arg(root.join("wit/plugin-0.2.0"))
+        .arg(root.join(crate::project::CONTRACT_DIR))
         .args(["-w", "cordon-plugin", "componentize", "app", "-p"])
         .arg(project)
         .arg("-p")

@@ -36,7 +36,7 @@ pub enum ScaffoldError {
     UnknownLanguage { path: PathBuf },
     /// The SDKs and contract `cordon new` and `cordon build` use are not where cordon looked.
     #[error(
-        "{whence} {}, which does not hold cordon's contract and SDKs (wit/plugin-0.2.0, sdk/); set CORDON_SOURCE_ROOT to a cordon checkout",
+        "{whence} {}, which does not hold cordon's contract and SDKs (wit/plugin-0.3.0, sdk/); set CORDON_SOURCE_ROOT to a cordon checkout",
         root.display()
     )]
     NoSources { root: PathBuf, whence: &'static str },
@@ -121,6 +121,37 @@ impl Language {
     }
 }
 
+/// What a new project starts as: `cordon new --template`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Template {
+    /// A tool (a word counter).
+    #[default]
+    Tool,
+    /// A session hook (small talk routed to no tools; an unfinished answer sent back).
+    SessionHook,
+}
+
+impl Template {
+    /// Every template, in the order help texts list them.
+    pub const ALL: [Template; 2] = [Self::Tool, Self::SessionHook];
+
+    /// The name `cordon new --template` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Tool => "tool",
+            Self::SessionHook => "session-hook",
+        }
+    }
+
+    /// The template named `name` (as [`Template::as_str`] spells it).
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
+/// The contract the SDKs target, under the source root: what `cordon build` compiles against.
+pub(crate) const CONTRACT_DIR: &str = "wit/plugin-0.3.0";
+
 /// Where this cordon's own sources are (the SDKs and the WIT contract the templates build
 /// against): `CORDON_SOURCE_ROOT` when set, else the checkout cordon was built from. Checked to
 /// hold both, so a checkout that moved or was deleted is named instead of failing deep in a build.
@@ -133,7 +164,7 @@ pub(crate) fn source_root() -> Result<PathBuf, ScaffoldError> {
     let root = root
         .canonicalize()
         .unwrap_or_else(|_| std::path::absolute(&root).unwrap_or(root));
-    if root.join("wit/plugin-0.2.0").is_dir() && root.join("sdk").is_dir() {
+    if root.join(CONTRACT_DIR).is_dir() && root.join("sdk").is_dir() {
         return Ok(root);
     }
     Err(ScaffoldError::NoSources {

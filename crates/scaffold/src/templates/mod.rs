@@ -1,10 +1,18 @@
-//! The project templates `cordon new` writes: a working example tool, its test, and a README.
+//! The project templates `cordon new` writes: a working example tool (or, in session_hook.rs, a
+//! session hook), its test, and a README.
 
-use crate::project::{Language, ScaffoldError, is_valid_name, source_root};
+mod session_hook;
+
+use crate::project::{Language, ScaffoldError, Template, is_valid_name, source_root};
 use std::path::{Path, PathBuf};
 
-/// Creates `dir/NAME/` from the template of `language`; returns the directory.
-pub fn create(name: &str, language: Language, dir: &Path) -> Result<PathBuf, ScaffoldError> {
+/// Creates `dir/NAME/` from `template` in `language`; returns the directory.
+pub fn create(
+    name: &str,
+    language: Language,
+    template: Template,
+    dir: &Path,
+) -> Result<PathBuf, ScaffoldError> {
     if !is_valid_name(name) {
         return Err(ScaffoldError::InvalidName {
             name: name.to_string(),
@@ -15,7 +23,22 @@ pub fn create(name: &str, language: Language, dir: &Path) -> Result<PathBuf, Sca
         return Err(ScaffoldError::AlreadyExists { path: project });
     }
     let root = source_root()?;
-    let files: Vec<(&str, String)> = match language {
+    let files = match template {
+        Template::Tool => tool_files(name, language, &root),
+        Template::SessionHook => session_hook::files(name, language, &root),
+    };
+    for (relative, text) in files {
+        let path = project.join(relative);
+        let parent = path.parent().expect("a file in the project");
+        std::fs::create_dir_all(parent).map_err(ScaffoldError::io("create", parent))?;
+        std::fs::write(&path, text).map_err(ScaffoldError::io("write", &path))?;
+    }
+    Ok(project)
+}
+
+/// The files of a tool project in `language`.
+fn tool_files(name: &str, language: Language, root: &Path) -> Vec<(&'static str, String)> {
+    match language {
         Language::Rust => vec![
             ("Cargo.toml", rust_manifest(name, &root.join("sdk/rust"))),
             ("src/lib.rs", RUST_LIB.replace("{name}", name)),
@@ -62,14 +85,7 @@ pub fn create(name: &str, language: Language, dir: &Path) -> Result<PathBuf, Sca
                     + &C_README.replace("{sdk}", &root.join("sdk/c").display().to_string()),
             ),
         ],
-    };
-    for (relative, text) in files {
-        let path = project.join(relative);
-        let parent = path.parent().expect("a file in the project");
-        std::fs::create_dir_all(parent).map_err(ScaffoldError::io("create", parent))?;
-        std::fs::write(&path, text).map_err(ScaffoldError::io("write", &path))?;
     }
-    Ok(project)
 }
 
 /// The project README, naming the plugin and how it is built.
@@ -77,7 +93,7 @@ fn readme(name: &str, build: &str) -> String {
     README.replace("{name}", name).replace("{build}", build)
 }
 
-fn rust_manifest(name: &str, sdk: &Path) -> String {
+pub(super) fn rust_manifest(name: &str, sdk: &Path) -> String {
     format!(
         r#"[package]
 name = "{name}"
@@ -142,7 +158,7 @@ mod tests {
 }
 "#;
 
-const RUST_CONFORMANCE: &str = r#"//! `cordon test` on the built plugin, as the host loads it: its schema, its examples called, its
+pub(super) const RUST_CONFORMANCE: &str = r#"//! `cordon test` on the built plugin, as the host loads it: its schema, its examples called, its
 //! hook run. Build it first: `cordon build plugins/{name}` (from the directory above `plugins/`).
 //! `CORDON` names the cordon binary when it is not on PATH.
 
@@ -273,7 +289,7 @@ test("passes cordon test", () => {
 });
 "#;
 
-const JS_MANIFEST: &str = r#"{
+pub(super) const JS_MANIFEST: &str = r#"{
   "name": "{name}",
   "private": true,
   "type": "module",

@@ -14,7 +14,7 @@ pub const MAX_IMPORTS: usize = 25_000;
 #[derive(Debug, thiserror::Error)]
 pub enum OutlineRefusal {
     #[error(
-        "it exports no functions (it exports: nothing); a plugin is a component built against wit/plugin-0.2.0 (world `cordon-plugin`), one exporting functions of its own WIT world, or a wasi:cli command"
+        "it exports no functions (it exports: nothing); a plugin is a component built against wit/plugin-0.3.0 (world `cordon-plugin`), one exporting functions of its own WIT world, or a wasi:cli command"
     )]
     NoExports,
     #[error(
