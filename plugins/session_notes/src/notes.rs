@@ -161,7 +161,10 @@ mod tests {
         }
         assert!(!summary.contains("example.com"), "{summary}");
         assert_eq!(summary.matches("- src/main.rs").count(), 1, "{summary}");
-        assert!(summary.contains("- We will keep the old API.\n"), "{summary}");
+        assert!(
+            summary.contains("- We will keep the old API.\n"),
+            "{summary}"
+        );
     }
 
     #[test]
