@@ -107,30 +107,28 @@ pub fn record_result(span: &Span, result: &ToolResult) {
     }
 }
 
-/// One hook's decision on a call, at `stage` (`before` or `after`).
+/// One hook's decision on a call to `tool`, at `stage` (`before` or `after`).
 pub fn hook(hook: &str, stage: &str, tool: &str) -> Span {
-    tracing::info_span!(
-        target: "cordon_otel",
-        "hook",
-        otel.name = %format_args!("hook {hook}"),
-        cordon.hook.id = %hook,
-        cordon.hook.stage = %stage,
-        gen_ai.tool.name = %tool,
-        cordon.hook.decision = Empty,
-        error.type = Empty,
-        otel.status_code = Empty,
-    )
+    let span = hook_span(hook, stage);
+    span.record("gen_ai.tool.name", tool);
+    span
 }
 
 /// One session hook's decision at a session `stage` (`prompt`, `model-request`, ...): the same
 /// `hook {id}` span as a tool hook's, without a tool.
 pub fn session_hook(hook: &str, stage: &str) -> Span {
+    hook_span(hook, stage)
+}
+
+/// The `hook {id}` span both kinds of hook share; a tool hook records its tool's name.
+fn hook_span(hook: &str, stage: &str) -> Span {
     tracing::info_span!(
         target: "cordon_otel",
         "hook",
         otel.name = %format_args!("hook {hook}"),
         cordon.hook.id = %hook,
         cordon.hook.stage = %stage,
+        gen_ai.tool.name = Empty,
         cordon.hook.decision = Empty,
         error.type = Empty,
         otel.status_code = Empty,

@@ -10,12 +10,14 @@ use wasmparser::{Encoding, Parser, Payload};
 /// times the largest real one built here (a componentize-py component, about 2,300).
 pub const MAX_IMPORTS: usize = 25_000;
 
+/// What a component must be to load, said when it is not (here, and for plain components whose
+/// exports JSON cannot carry).
+pub const WHAT_A_PLUGIN_IS: &str = "a plugin is a component built against wit/plugin-0.3.0 (world `cordon-plugin`), one exporting functions of its own WIT world, or a wasi:cli command";
+
 /// Why a component is refused before it is compiled.
 #[derive(Debug, thiserror::Error)]
 pub enum OutlineRefusal {
-    #[error(
-        "it exports no functions (it exports: nothing); a plugin is a component built against wit/plugin-0.3.0 (world `cordon-plugin`), one exporting functions of its own WIT world, or a wasi:cli command"
-    )]
+    #[error("it exports no functions (it exports: nothing); {}", WHAT_A_PLUGIN_IS)]
     NoExports,
     #[error(
         "it has {count} imports, more than the {limit} cordon compiles (real components have at most a few thousand)"

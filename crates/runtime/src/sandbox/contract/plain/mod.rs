@@ -60,7 +60,8 @@ pub(crate) struct PlainFunctions {
 #[derive(Debug, thiserror::Error)]
 pub enum PlainRefusal {
     #[error(
-        "it exports no functions (it exports: {exports}); a plugin is a component built against wit/plugin-0.3.0 (world `cordon-plugin`), one exporting functions of its own WIT world, or a wasi:cli command"
+        "it exports no functions (it exports: {exports}); {}",
+        crate::sandbox::plugin::component_outline::WHAT_A_PLUGIN_IS
     )]
     NoFunctions { exports: String },
     #[error(
