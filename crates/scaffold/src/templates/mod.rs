@@ -55,15 +55,14 @@ fn tool_files(name: &str, language: Language, root: &Path) -> Vec<(&'static str,
             ("app.py", PYTHON_APP.replace("{name}", name)),
             (
                 "test_app.py",
-                PYTHON_TEST
-                    .replace("{name}", name)
+                test_file(PYTHON_TEST, name)
                     .replace("{sdk}", &root.join("sdk/python").display().to_string()),
             ),
             ("README.md", readme(name, "Python (componentize-py)")),
         ],
         Language::Js => vec![
             ("app.js", JS_APP.replace("{name}", name)),
-            ("test_app.js", JS_TEST.replace("{name}", name)),
+            ("test_app.js", test_file(JS_TEST, name)),
             (
                 "package.json",
                 JS_MANIFEST
@@ -78,7 +77,7 @@ fn tool_files(name: &str, language: Language, root: &Path) -> Vec<(&'static str,
         Language::C => vec![
             ("app.c", C_APP.replace("{name}", name)),
             ("words.h", C_WORDS.to_string()),
-            ("test_app.c", C_TEST.replace("{name}", name)),
+            ("test_app.c", test_file(C_TEST, name)),
             (
                 "README.md",
                 readme(name, "C (Zig's clang, wasm32-wasi)")
@@ -207,7 +206,16 @@ def test_counts_words():
     assert count_words("") == "0"
 
 
-def test_passes_cordon_test():
+{python_cordon_test}
+
+if __name__ == "__main__":
+    test_counts_words()
+    test_passes_cordon_test()
+    print("ok")
+"#;
+
+/// The test every Python template ends with: `cordon test` on the built plugin.
+pub(super) const PYTHON_PASSES_CORDON_TEST: &str = r#"def test_passes_cordon_test():
     """`cordon test` on the built plugin (`cordon build plugins/{name}` first); CORDON names the
     cordon binary when it is not on PATH."""
     cordon = os.environ.get("CORDON", "cordon")
@@ -217,13 +225,39 @@ def test_passes_cordon_test():
     except FileNotFoundError:
         raise AssertionError(f"cannot run {cordon!r}: put cordon on PATH or set CORDON")
     assert ran.returncode == 0, f"`cordon test {wasm}` failed: its report is above"
-
-
-if __name__ == "__main__":
-    test_counts_words()
-    test_passes_cordon_test()
-    print("ok")
 "#;
+
+/// The test every JavaScript template ends with: `cordon test` on the built plugin.
+pub(super) const JS_PASSES_CORDON_TEST: &str = r#"// `cordon test` on the built plugin (`cordon build plugins/{name}` first); CORDON names the
+// cordon binary when it is not on PATH.
+test("passes cordon test", () => {
+  const cordon = process.env.CORDON ?? "cordon";
+  const wasm = fileURLToPath(new URL("../{name}.wasm", import.meta.url));
+  const ran = spawnSync(cordon, ["test", wasm], { stdio: "inherit" });
+  assert.ifError(ran.error);
+  assert.equal(ran.status, 0, `cordon test ${wasm} failed: its report is above`);
+});
+"#;
+
+/// How every C template's native test ends: `cordon test` on the built plugin.
+pub(super) const C_RUNS_CORDON_TEST: &str = r#"    const char *cordon = getenv("CORDON") ? getenv("CORDON") : "cordon";
+    char command[4096];
+    snprintf(command, sizeof command, "\"%s\" test ../{name}.wasm", cordon);
+    if (system(command) != 0) {
+        fprintf(stderr, "`cordon test ../{name}.wasm` failed: its report is above\n");
+        return 1;
+    }
+"#;
+
+/// A test template with its `cordon test` part in place (`{python_cordon_test}`,
+/// `{js_cordon_test}` or `{c_cordon_test}`) and the plugin's name filled in.
+pub(super) fn test_file(template: &str, name: &str) -> String {
+    template
+        .replace("{python_cordon_test}", PYTHON_PASSES_CORDON_TEST)
+        .replace("{js_cordon_test}", JS_PASSES_CORDON_TEST)
+        .replace("{c_cordon_test}", C_RUNS_CORDON_TEST)
+        .replace("{name}", name)
+}
 
 const README: &str = r#"# {name}
 
@@ -278,16 +312,7 @@ test("the tool answers as text", async () => {
   assert.equal(await runTool("{name}", { text: "one two three" }), "3");
 });
 
-// `cordon test` on the built plugin (`cordon build plugins/{name}` first); CORDON names the
-// cordon binary when it is not on PATH.
-test("passes cordon test", () => {
-  const cordon = process.env.CORDON ?? "cordon";
-  const wasm = fileURLToPath(new URL("../{name}.wasm", import.meta.url));
-  const ran = spawnSync(cordon, ["test", wasm], { stdio: "inherit" });
-  assert.ifError(ran.error);
-  assert.equal(ran.status, 0, `cordon test ${wasm} failed: its report is above`);
-});
-"#;
+{js_cordon_test}"#;
 
 pub(super) const JS_MANIFEST: &str = r#"{
   "name": "{name}",
@@ -375,14 +400,7 @@ int main(void) {
     assert(count_words("") == 0);
     assert(count_words("  padded  ") == 1);
 
-    const char *cordon = getenv("CORDON") ? getenv("CORDON") : "cordon";
-    char command[4096];
-    snprintf(command, sizeof command, "\"%s\" test ../{name}.wasm", cordon);
-    if (system(command) != 0) {
-        fprintf(stderr, "`cordon test ../{name}.wasm` failed: its report is above\n");
-        return 1;
-    }
-    puts("ok");
+{c_cordon_test}    puts("ok");
     return 0;
 }
 "#;

@@ -26,7 +26,8 @@ pub(super) fn files(name: &str, language: Language, root: &Path) -> Vec<(&'stati
             ("app.py", fill(PYTHON_APP)),
             (
                 "test_app.py",
-                fill(PYTHON_TEST).replace("{sdk}", &root.join("sdk/python").display().to_string()),
+                super::test_file(PYTHON_TEST, name)
+                    .replace("{sdk}", &root.join("sdk/python").display().to_string()),
             ),
             (
                 "README.md",
@@ -35,7 +36,7 @@ pub(super) fn files(name: &str, language: Language, root: &Path) -> Vec<(&'stati
         ],
         Language::Js => vec![
             ("app.js", fill(JS_APP)),
-            ("test_app.js", fill(JS_TEST)),
+            ("test_app.js", super::test_file(JS_TEST, name)),
             (
                 "package.json",
                 fill(super::JS_MANIFEST)
@@ -53,7 +54,7 @@ pub(super) fn files(name: &str, language: Language, root: &Path) -> Vec<(&'stati
         Language::C => vec![
             ("app.c", fill(C_APP)),
             ("rules.h", C_RULES.to_string()),
-            ("test_app.c", fill(C_TEST)),
+            ("test_app.c", super::test_file(C_TEST, name)),
             (
                 "README.md",
                 readme(
@@ -211,17 +212,7 @@ def test_an_answer_with_a_todo_goes_back_once():
     assert finish(SessionEvent("stop", {"answer": "TODO: tests", "continuations": 1})) is None
 
 
-def test_passes_cordon_test():
-    """`cordon test` on the built plugin (`cordon build plugins/{name}` first); CORDON names the
-    cordon binary when it is not on PATH."""
-    cordon = os.environ.get("CORDON", "cordon")
-    wasm = os.path.join(HERE, "..", "{name}.wasm")
-    try:
-        ran = subprocess.run([cordon, "test", wasm])
-    except FileNotFoundError:
-        raise AssertionError(f"cannot run {cordon!r}: put cordon on PATH or set CORDON")
-    assert ran.returncode == 0, f"`cordon test {wasm}` failed: its report is above"
-
+{python_cordon_test}
 
 if __name__ == "__main__":
     test_small_talk_gets_no_tools()
@@ -276,16 +267,7 @@ test("an answer with a TODO goes back once", async () => {
   assert.equal((await runSessionHook("stop", { answer: "TODO: tests", continuations: 1 })).replace, undefined);
 });
 
-// `cordon test` on the built plugin (`cordon build plugins/{name}` first); CORDON names the
-// cordon binary when it is not on PATH.
-test("passes cordon test", () => {
-  const cordon = process.env.CORDON ?? "cordon";
-  const wasm = fileURLToPath(new URL("../{name}.wasm", import.meta.url));
-  const ran = spawnSync(cordon, ["test", wasm], { stdio: "inherit" });
-  assert.ifError(ran.error);
-  assert.equal(ran.status, 0, `cordon test ${wasm} failed: its report is above`);
-});
-"#;
+{js_cordon_test}"#;
 
 const C_APP: &str = r#"/* The `{name}` cordon session hook: small talk gets an answer without tools, and an answer that
  * still says TODO goes back once to be finished. */
@@ -365,14 +347,7 @@ int main(void) {
     assert(!is_small_talk("hi, please read notes.txt and fix its typos"));
     assert(unfinished("TODO: tests", 0) && !unfinished("TODO: tests", 1) && !unfinished("done", 0));
 
-    const char *cordon = getenv("CORDON") ? getenv("CORDON") : "cordon";
-    char command[4096];
-    snprintf(command, sizeof command, "\"%s\" test ../{name}.wasm", cordon);
-    if (system(command) != 0) {
-        fprintf(stderr, "`cordon test ../{name}.wasm` failed: its report is above\n");
-        return 1;
-    }
-    puts("ok");
+{c_cordon_test}    puts("ok");
     return 0;
 }
 "#;
