@@ -4,17 +4,10 @@
 //! compaction summary itself, keeping the paths, decisions and open questions of the folded
 //! turns.
 
-use crate::agent_loop::{assert_mentions, call};
+use crate::agent_loop::{assert_mentions, call, run};
 use crate::model_server::ScriptedModel;
-use crate::support::{Run, Workspace, probe};
+use crate::support::{Workspace, probe};
 use serde_json::{Value, json};
-
-fn run(ws: &Workspace, model: &ScriptedModel, extra: &[&str]) -> Run {
-    let url = model.base_url();
-    let mut args = vec!["run", "--base-url", &url, "--model", "scripted"];
-    args.extend_from_slice(extra);
-    ws.cordon_with_env(&args, &[])
-}
 
 fn finish_line(settings: &str) -> Workspace {
     probe().plugin("finish_line", "finish").config(&format!(
@@ -29,7 +22,7 @@ fn finish_line_sends_back_an_answer_that_breaks_the_contract_until_one_meets_it(
         { "text": "Fixed it. Tests: 12 passed." }
     ]));
     let ws = finish_line("must_contain = [\"Tests:\"]\nmust_not_contain = [\"TODO\"]");
-    let out = run(&ws, &model, &["fix the bug"]);
+    let out = run(&ws, &model, &["fix the bug"], &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim(), "Fixed it. Tests: 12 passed.");
     assert_eq!(model.requests().len(), 2);
@@ -46,7 +39,7 @@ fn finish_line_sends_back_an_answer_that_breaks_the_contract_until_one_meets_it(
         { "text": "```json\n{\"summary\": \"ok\", \"files\": [\"a.rs\"]}\n```" }
     ]));
     let ws = finish_line("json_keys = [\"summary\", \"files\"]");
-    let out = run(&ws, &model, &["report"]);
+    let out = run(&ws, &model, &["report"], &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         model.body(1)["messages"]
@@ -61,7 +54,7 @@ fn finish_line_sends_back_an_answer_that_breaks_the_contract_until_one_meets_it(
 fn finish_line_with_a_contract_it_cannot_read_stops_the_turn() {
     let model = ScriptedModel::start(json!([{ "text": "an answer" }, { "text": "never" }]));
     let ws = finish_line("must_contian = [\"Tests:\"]");
-    let out = run(&ws, &model, &["fix the bug"]);
+    let out = run(&ws, &model, &["fix the bug"], &[]);
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert_mentions(&out.stderr, "stop hook `finish`");
     assert_eq!(model.requests().len(), 1, "no continuation was sent");
@@ -91,7 +84,12 @@ fn session_notes_writes_the_compaction_summary_with_paths_decisions_and_question
         .collect();
     replies.push(json!({ "text": "Six files read." }));
     let model = ScriptedModel::start_script(json!({ "replies": replies, "context_window": 5000 }));
-    let out = run(&ws, &model, &["--transcript", "t.jsonl", "Read six files."]);
+    let out = run(
+        &ws,
+        &model,
+        &["--transcript", "t.jsonl", "Read six files."],
+        &[],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let summary = model
         .requests()

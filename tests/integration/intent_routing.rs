@@ -15,19 +15,7 @@ fn workspace(routing: &str) -> Workspace {
 }
 
 fn run(ws: &Workspace, model: &ScriptedModel, prompt: &str) -> Run {
-    let url = model.base_url();
-    ws.cordon_with_env(
-        &[
-            "run",
-            "--base-url",
-            &url,
-            "--model",
-            "scripted",
-            "--events",
-            prompt,
-        ],
-        &[],
-    )
+    crate::agent_loop::run(ws, model, &["--events", prompt], &[])
 }
 
 fn routing_event(out: &Run) -> Value {

@@ -20,10 +20,7 @@ fn workspace(settings: &str, extra: &str) -> Workspace {
 }
 
 fn run(ws: &Workspace, model: &ScriptedModel, extra: &[&str]) -> Run {
-    let url = model.base_url();
-    let mut args = vec!["run", "--base-url", &url, "--model", "scripted", "--events"];
-    args.extend_from_slice(extra);
-    ws.cordon_with_env(&args, &[])
+    crate::agent_loop::run(ws, model, &[&["--events"], extra].concat(), &[])
 }
 
 /// The `session_hook` events of a run, as (stage, decision).

@@ -9,6 +9,7 @@ pub(crate) mod docs;
 mod json_schema;
 mod json_to_val;
 mod lift_weight;
+mod refusal;
 mod shape;
 mod tool_names;
 mod val_to_json;
@@ -20,6 +21,7 @@ use crate::capabilities::tool_overrides::ToolOverride;
 use crate::report::{Content, ErrorKind};
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::failure::Failure;
+pub use refusal::PlainRefusal;
 use serde_json::{Value, json};
 use shape::{Shape, ShapeBudget, Unsupported, shape_of};
 use std::collections::BTreeMap;
@@ -54,44 +56,6 @@ pub(crate) struct PlainFunction {
 /// A plain component's functions, read at load.
 pub(crate) struct PlainFunctions {
     functions: Vec<PlainFunction>,
-}
-
-/// Why a component's exports cannot be offered as tools.
-#[derive(Debug, thiserror::Error)]
-pub enum PlainRefusal {
-    #[error(
-        "it exports no functions (it exports: {exports}); {}",
-        crate::sandbox::plugin::component_outline::WHAT_A_PLUGIN_IS
-    )]
-    NoFunctions { exports: String },
-    #[error(
-        "{}; JSON cannot carry these types. Leave such functions out with `skip = true` in [plugins.{plugin}.tools.NAME] to load the others",
-        .functions.join("; ")
-    )]
-    UnsupportedTypes {
-        plugin: String,
-        functions: Vec<String>,
-    },
-    #[error(
-        "cordon.toml names tools it does not have in [plugins.{plugin}.tools]: {unknown}; its tools are: {known}"
-    )]
-    UnknownOverride {
-        plugin: String,
-        unknown: String,
-        known: String,
-    },
-    #[error("cordon.toml renames {tools} to one name, {name:?}; give each tool a name of its own")]
-    RenamedTwice { tools: String, name: String },
-    #[error("every function it exports is left out with `skip = true`; nothing would be offered")]
-    AllSkipped,
-    #[error(
-        "its exported functions' types are too large to describe: by `{function}` their JSON Schemas would pass the {limit} bytes one plugin may declare (a WIT type used many times inside another is described once per use). Leave such functions out with `skip = true` in [plugins.{plugin}.tools.NAME] to load the others"
-    )]
-    TypesTooLarge {
-        plugin: String,
-        function: String,
-        limit: usize,
-    },
 }
 
 /// Whether the component is a `wasi:cli` command: it exports `wasi:cli/run` and nothing else.
