@@ -7,7 +7,7 @@
 mod notes;
 
 use cordon_sdk::prelude::*;
-use notes::Notes;
+use notes::{Author, Notes};
 
 struct SessionNotes;
 
@@ -25,10 +25,11 @@ impl Hook for SessionNotes {
             .map_or(notes::DEFAULT_MAX_ITEMS, |n| n.clamp(1, 500) as usize);
         let mut notes = Notes::new(max_items);
         if let Some(previous) = event.text("previous_summary") {
-            notes.read(previous);
+            notes.read_summary(previous);
         }
         for message in event.payload["messages"].as_array().into_iter().flatten() {
-            notes.read(message["text"].as_str().unwrap_or_default());
+            let author = Author::of_role(message["role"].as_str().unwrap_or_default());
+            notes.read_message(author, message["text"].as_str().unwrap_or_default());
         }
         let folded = event.payload["folded"].as_u64().unwrap_or(0);
         SessionDecision::replace(notes.summary(folded))
