@@ -58,6 +58,7 @@ mod sandbox;
 mod scaffold;
 mod secret_scrubbing;
 mod serve_and_conformance_attacks;
+mod session_hook_attacks;
 mod session_hooks;
 mod session_sdks;
 mod source_sizes;

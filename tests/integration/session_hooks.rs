@@ -322,11 +322,18 @@ fn a_compaction_hook_supplies_the_summary_the_next_request_carries() {
         .find(|line| line["role"] == "compaction")
         .expect("the compaction is in the transcript");
     assert_eq!(compaction["method"], "hook");
-    let phases = stages(&out)
+    let phases: Vec<String> = stages(&out)
         .into_iter()
         .filter(|(stage, _)| stage == "compaction")
-        .count();
-    assert!(phases >= 2, "before and after: {}", out.stderr);
+        .map(|(_, decision)| decision)
+        .collect();
+    assert_eq!(phases[..2], ["replace", "failed"], "{}", out.stderr);
+    // After the compaction a hook only watches: its replace there is refused, and nothing
+    // changes the summary already written.
+    assert_mentions(
+        &out.stderr,
+        "the compaction stage after a compaction does not take",
+    );
 }
 
 #[test]

@@ -98,8 +98,8 @@ impl Agent {
                 .summarise(
                     previous.as_deref(),
                     &folded,
-                    allowance,
                     window,
+                    observer,
                     cancel,
                     tally,
                 )
@@ -140,24 +140,32 @@ impl Agent {
         Ok(())
     }
 
-    /// Asks the model for a summary; `None` when it cannot be asked or gives nothing usable.
+    /// Asks the model for a summary (of at most the allowance `window` leaves one); `None` when
+    /// it cannot be asked or gives nothing usable.
     async fn summarise(
         &self,
         previous: Option<&str>,
         folded: &[Message],
-        allowance: u64,
         window: Window,
+        observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
         tally: &mut TurnTally,
     ) -> Result<Option<String>, AgentError> {
         let counter = self.context.counter();
+        let allowance = summary_allowance(
+            self.context
+                .raw_request_budget(window, self.context.reply_tokens(window)),
+        );
         let reply_tokens = counter
             .calibrated(allowance)
             .min(u64::from(window.tokens / 4)) as u32;
         let budget = self.context.raw_request_budget(window, reply_tokens);
-        let Some(messages) = summary::request(previous, folded, budget, counter) else {
+        let Some(mut messages) = summary::request(previous, folded, budget, counter) else {
             return Ok(None);
         };
+        // The summary request sends the folded turns: the hooks see it as a model request.
+        self.side_request_stage("compaction", &mut messages, observer, cancel)
+            .await?;
         match self
             .client
             .complete(

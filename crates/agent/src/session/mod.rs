@@ -10,6 +10,7 @@
 mod call_cap;
 mod compaction;
 pub mod contract;
+mod hook_context;
 mod model_request;
 pub(crate) mod repetition;
 pub mod routing;
@@ -282,6 +283,9 @@ impl Agent {
                 .collect(),
         };
         if let Some(contract) = &self.options.contract {
+            // The contract's `final_result` is the only one: a plugin tool of that name would
+            // never run (its calls finish the turn), so it is not offered beside it.
+            tools.retain(|tool| tool.name != contract::FINAL_RESULT);
             tools.push(contract.tool_spec());
         }
         tools
@@ -381,7 +385,14 @@ impl Agent {
                         content: content.trim_start().to_string(),
                     })?;
                 }
-                None => {}
+                None => {
+                    // A resumed turn whose prompt is on record: the prompt hooks and the
+                    // routing see it again, so their narrowing holds across a resume.
+                    routed_prompt = self.pending_prompt();
+                    if let Some(prompt) = &routed_prompt {
+                        self.resumed_prompt_stage(prompt, &observer, cancel).await?;
+                    }
+                }
             }
             self.contract_failures = 0;
             if let Some(prompt) = &routed_prompt {
@@ -417,6 +428,20 @@ impl Agent {
             }
         }
         outcome
+    }
+
+    /// The prompt of a turn the conversation ends in the middle of (no answer after it), which
+    /// a resume without a prompt continues: the first user message since the last answer.
+    fn pending_prompt(&self) -> Option<String> {
+        let mut prompt = None;
+        for message in self.messages.iter().filter(|m| m.is_conversation()) {
+            match message {
+                Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => prompt = None,
+                Message::User { content } if prompt.is_none() => prompt = Some(content.clone()),
+                _ => {}
+            }
+        }
+        prompt
     }
 
     fn push(&mut self, message: Message) -> Result<(), AgentError> {

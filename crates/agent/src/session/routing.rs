@@ -73,12 +73,7 @@ impl Agent {
         cancel: &CancellationToken,
         tally: &mut TurnTally,
     ) -> Result<Option<Route>, AgentError> {
-        let client = match &self.options.routing {
-            Routing::Off => return Ok(None),
-            Routing::SessionModel => &self.client,
-            Routing::Model(client) => &**client,
-        };
-        if self.turn_tools.is_some() {
+        if matches!(self.options.routing, Routing::Off) || self.turn_tools.is_some() {
             return Ok(None);
         }
         let groups: Vec<(String, Vec<String>)> = self
@@ -88,7 +83,7 @@ impl Agent {
             .filter_map(|name| Some((name.clone(), self.pipeline.group_tools(name)?)))
             .filter(|(_, members)| !members.is_empty())
             .collect();
-        let messages = [
+        let mut messages = vec![
             Message::System {
                 content: routing_prompt(&groups),
             },
@@ -96,6 +91,13 @@ impl Agent {
                 content: prompt.to_string(),
             },
         ];
+        // What the routing request sends is a model request like any other to the hooks.
+        self.side_request_stage("routing", &mut messages, observer, cancel)
+            .await?;
+        let client = match &self.options.routing {
+            Routing::Model(client) => &**client,
+            _ => &self.client,
+        };
         let reply = client
             .complete(
                 &messages,

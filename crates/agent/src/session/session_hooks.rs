@@ -2,7 +2,9 @@
 //! docs/session-hooks.md states, and what the loop does with the hooks' decisions. A stage with
 //! no hook watching it costs nothing: no event is built and no sandbox starts.
 
+use super::hook_context::{defuse_headers, with_context};
 use super::*;
+use crate::context::window::Window;
 use crate::conversation::message::{Message, Reply};
 use cordon_runtime::SessionStage;
 use cordon_runtime::pipeline::{StageOptions, StageOutcome};
@@ -56,6 +58,18 @@ fn message_view(message: &Message) -> Option<Value> {
         _ => return None,
     };
     Some(json!({"role": role, "text": bounded(&text, MAX_EVENT_MESSAGE_BYTES)}))
+}
+
+/// The newest `limit` of `messages` as events show them, oldest first.
+fn newest_views(messages: &[Message], limit: usize) -> Vec<Value> {
+    let mut views: Vec<Value> = messages
+        .iter()
+        .rev()
+        .filter_map(message_view)
+        .take(limit)
+        .collect();
+    views.reverse();
+    views
 }
 
 /// An observer that holds back a reply's streamed text: with a `model-response` hook watching,
@@ -142,7 +156,6 @@ impl Agent {
         if self.started {
             return Ok(Vec::new());
         }
-        self.started = true;
         let this = &*self;
         let payload = || {
             let resumed = this
@@ -156,9 +169,12 @@ impl Agent {
             .stage(SessionStage::SessionStart, payload, observer, cancel)
             .await
         else {
+            self.started = true;
             return Ok(Vec::new());
         };
+        // A session whose start failed has not started: the next turn runs its hooks again.
         blocked(SessionStage::SessionStart, &outcome)?;
+        self.started = true;
         Ok(outcome.context)
     }
 
@@ -179,7 +195,7 @@ impl Agent {
         {
             blocked(SessionStage::Prompt, &outcome)?;
             if let Some((_, replacement)) = outcome.replaced {
-                text = replacement;
+                text = defuse_headers(&replacement);
             }
             context.extend(outcome.context);
             self.turn_tools = outcome.only_tools;
@@ -187,29 +203,103 @@ impl Agent {
         Ok(with_context(text, &context))
     }
 
+    /// `prompt` for a resumed turn's prompt, recorded before the session stopped: the hooks see
+    /// it again (`resumed: true`), so what they narrow or block holds after a resume too. Their
+    /// context is added as a message of its own; a rewrite cannot be, the prompt being on
+    /// record already, so one stops the turn (give the prompt again to have it rewritten).
+    pub(super) async fn resumed_prompt_stage(
+        &mut self,
+        prompt: &str,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let payload = || json!({"prompt": bounded(prompt, MAX_EVENT_TEXT_BYTES), "resumed": true});
+        let Some(outcome) = self
+            .stage(SessionStage::Prompt, payload, observer, cancel)
+            .await
+        else {
+            return Ok(());
+        };
+        blocked(SessionStage::Prompt, &outcome)?;
+        if let Some((hook, replacement)) = &outcome.replaced
+            && replacement != prompt
+        {
+            return Err(AgentError::Blocked {
+                stage: SessionStage::Prompt.as_str(),
+                hook: hook.clone(),
+                reason: "it rewrote the resumed turn's prompt, which is on record as it was; give the prompt again (cordon run --resume FILE PROMPT) to have it rewritten".into(),
+            });
+        }
+        self.turn_tools = outcome.only_tools;
+        if !outcome.context.is_empty() {
+            self.push(Message::User {
+                content: with_context(String::new(), &outcome.context)
+                    .trim_start()
+                    .to_string(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `model-request` for a request that is no step of the turn (`purpose` `routing`, or
+    /// `compaction` for a summary request): the hooks see the messages it sends and no tools;
+    /// they may add context to it, or block it (which ends the turn, as at a step).
+    pub(super) async fn side_request_stage(
+        &self,
+        purpose: &'static str,
+        messages: &mut Vec<Message>,
+        observer: &Arc<dyn AgentObserver>,
+        cancel: &CancellationToken,
+    ) -> Result<(), AgentError> {
+        let sent = &*messages;
+        let payload = || json!({"step": 0, "purpose": purpose, "messages": newest_views(sent, MAX_EVENT_MESSAGES), "tools": []});
+        let Some(outcome) = self
+            .stage(SessionStage::ModelRequest, payload, observer, cancel)
+            .await
+        else {
+            return Ok(());
+        };
+        blocked(SessionStage::ModelRequest, &outcome)?;
+        if !outcome.context.is_empty() {
+            messages.push(Message::User {
+                content: with_context(String::new(), &outcome.context)
+                    .trim_start()
+                    .to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// `model-request`: the tools this request offers (never more than `tools`), after the
-    /// hooks' context was added to the conversation; or a block.
+    /// hooks' context was added to the conversation; or a block. The hooks see the messages as
+    /// they will be sent: fitted to `window` (compacted first if it must be).
     pub(super) async fn request_stage(
         &mut self,
         step: u32,
         tools: Vec<ToolSpec>,
+        window: Window,
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
+        tally: &mut TurnTally,
     ) -> Result<Vec<ToolSpec>, AgentError> {
         let narrowing = self.turn_tools.is_some();
         let tools = self.narrowed(tools, self.turn_tools.clone());
-        let messages = &self.messages;
+        if self
+            .pipeline
+            .session_hooks(SessionStage::ModelRequest)
+            .next()
+            .is_none()
+        {
+            self.narrowed_offer = narrowing.then(|| offered_names(&tools));
+            return Ok(tools);
+        }
+        let (sent, _) = self
+            .fitted(window, &tools, false, observer, cancel, tally)
+            .await?;
         let offered = &tools;
         let payload = || {
             let names: Vec<&str> = offered.iter().map(|tool| tool.name.as_str()).collect();
-            let mut views: Vec<Value> = messages
-                .iter()
-                .rev()
-                .filter_map(message_view)
-                .take(MAX_EVENT_MESSAGES)
-                .collect();
-            views.reverse();
-            json!({"step": step, "messages": views, "tools": names})
+            json!({"step": step, "purpose": "turn", "messages": newest_views(&sent, MAX_EVENT_MESSAGES), "tools": names})
         };
         let Some(outcome) = self
             .stage(SessionStage::ModelRequest, payload, observer, cancel)
@@ -312,18 +402,11 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, AgentError> {
         let payload = || {
-            let mut views: Vec<Value> = folded
-                .iter()
-                .rev()
-                .filter_map(message_view)
-                .take(MAX_COMPACTION_MESSAGES)
-                .collect();
-            views.reverse();
             json!({
                 "phase": "before",
                 "previous_summary": previous.map(|text| bounded(text, MAX_EVENT_TEXT_BYTES)),
                 "folded": folded.len(),
-                "messages": views,
+                "messages": newest_views(folded, MAX_COMPACTION_MESSAGES),
             })
         };
         let Some(outcome) = self
@@ -390,15 +473,20 @@ impl Agent {
     }
 
     /// `tools` narrowed to the names (or groups) of `only`; all of them when `only` is `None`.
-    /// `final_result` (the output contract's) is never taken away.
+    /// The output contract's `final_result` is never taken away (a plugin tool of that name is
+    /// never offered beside it, and without a contract it is narrowed like any other).
     fn narrowed(&self, tools: Vec<ToolSpec>, only: Option<Vec<String>>) -> Vec<ToolSpec> {
         let Some(only) = only else {
             return tools;
         };
         let allowed = self.pipeline.expand_groups(only);
+        let contract_set = self.options.contract.is_some();
         tools
             .into_iter()
-            .filter(|tool| allowed.contains(&tool.name) || tool.name == contract::FINAL_RESULT)
+            .filter(|tool| {
+                allowed.contains(&tool.name)
+                    || (contract_set && tool.name == contract::FINAL_RESULT)
+            })
             .collect()
     }
 }
@@ -420,16 +508,6 @@ fn blocked(stage: SessionStage, outcome: &StageOutcome) -> Result<(), AgentError
         }),
         None => Ok(()),
     }
-}
-
-/// `text` with each hook's context after it, each under a line naming the hook. A hook's text
-/// cannot write such a line itself (to pose as another hook): its own are defused.
-fn with_context(mut text: String, context: &[(String, String)]) -> String {
-    for (hook, added) in context {
-        let added = added.replace("[context from hook", "(context from hook");
-        text.push_str(&format!("\n\n[context from hook `{hook}`]\n{added}"));
-    }
-    text
 }
 
 /// The names of `tools`.

@@ -23,10 +23,10 @@ impl Agent {
             self.take_pipeline_update(observer)?;
             observer.model_request(step);
             // What searches loaded is offered from the next request on.
-            let tools = self
-                .request_stage(step, self.offered_tools(), observer, cancel)
-                .await?;
             let window = self.context.window(&self.client).await;
+            let tools = self
+                .request_stage(step, self.offered_tools(), window, observer, cancel, tally)
+                .await?;
             let streamed_to = self.request_observer(observer);
             let reply = self
                 .request(window, &tools, &streamed_to, cancel, tally)

@@ -447,11 +447,26 @@ impl AgentObserver for LiveView {
                 hook,
                 decision,
                 reason,
+                effects,
                 ..
-            } if *decision != "proceed" => self.line(&match reason {
-                Some(reason) => format!("  ◆ {stage} hook {hook}: {decision}: {reason}"),
-                None => format!("  ◆ {stage} hook {hook}: {decision}"),
-            }),
+            } if *decision != "proceed" => {
+                let mut line = format!("  ◆ {stage} hook {hook}: {decision}");
+                if let Some(reason) = reason {
+                    line.push_str(&format!(": {reason}"));
+                }
+                for (what, value) in effects {
+                    let value = match value {
+                        serde_json::Value::Array(names) => names
+                            .iter()
+                            .filter_map(serde_json::Value::as_str)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        other => other.to_string(),
+                    };
+                    line.push_str(&format!("; {what}: {value}"));
+                }
+                self.line(&line)
+            }
             _ => {}
         }
     }

@@ -14,13 +14,9 @@ pub(super) async fn check_stages(plugin: &Plugin, hook: &HookInfo, list: &mut Ve
     let mut findings = Findings::about("session hook", list);
     for stage in &hook.stages {
         let call_id = super::tool_checks::call_id();
+        let sample = sample_event(*stage);
         let decided = plugin
-            .session_hook(
-                &call_id,
-                *stage,
-                &sample_event(*stage),
-                &CallOptions::default(),
-            )
+            .session_hook(&call_id, *stage, &sample, &CallOptions::default())
             .await;
         let (outcome, detail) = match decided {
             Err(failure) => (
@@ -31,7 +27,7 @@ pub(super) async fn check_stages(plugin: &Plugin, hook: &HookInfo, list: &mut Ve
                     quote(&failure.message)
                 ),
             ),
-            Ok(decision) => match checked(*stage, decision.clone()) {
+            Ok(decision) => match checked(*stage, &sample, decision.clone()) {
                 Err(problem) => (Outcome::Fail, problem),
                 Ok(_) => (Outcome::Pass, describe(&decision)),
             },

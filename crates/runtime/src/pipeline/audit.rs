@@ -5,7 +5,8 @@
 //! requests (let through or refused; URLs without query strings) and paths opened (the guest's
 //! path, the host path it maps to, the mode asked for, and whether the host opened or refused it).
 //! A line lists at most 1,000 requests and 1,000 opens, with paths and URLs cut past 1 KiB; the
-//! rest are counted. No secrets, ever.
+//! rest are counted. A session hook that ran gets a line of its own (`sessionHook`, its stage, decision
+//! and effects, and the same capabilities). No secrets, ever.
 
 use super::events::Event;
 use crate::capabilities::grant::DirGrant;
@@ -69,6 +70,20 @@ struct Pending {
     paths_omitted: u64,
 }
 
+impl Pending {
+    /// The HTTP requests and opens seen, with the counts of those left out.
+    fn capabilities(&self) -> Value {
+        let mut capabilities = json!({ "http": self.http, "pathsOpened": self.paths });
+        if self.paths_omitted > 0 {
+            capabilities["pathsOpenedOmitted"] = json!(self.paths_omitted);
+        }
+        if self.http_omitted > 0 {
+            capabilities["httpOmitted"] = json!(self.http_omitted);
+        }
+        capabilities
+    }
+}
+
 /// Requests, and opens, listed per line; a tool that walks a large tree would otherwise write
 /// megabyte lines.
 const MAX_ENTRIES_PER_LINE: usize = 1_000;
@@ -90,10 +105,6 @@ impl AuditRecorder {
     }
 
     pub fn observe(&self, event: &Event) {
-        // Session hooks' decisions are about no call; the pipeline records them on their own.
-        if matches!(event, Event::SessionHook { .. }) {
-            return;
-        }
         let mut calls = self
             .calls
             .lock()
@@ -180,7 +191,30 @@ impl AuditRecorder {
                     "reason": reason,
                 }));
             }
-            Event::SessionHook { .. } => {}
+            Event::SessionHook {
+                call_id,
+                stage,
+                hook,
+                decision,
+                reason,
+                effects,
+                duration_ms,
+            } => {
+                let pending = calls.remove(call_id).unwrap_or_default();
+                let plugin = self.registry.plugin(hook);
+                self.log.append(&json!({
+                    "time": UtcTime::now().rfc3339(),
+                    "callId": call_id,
+                    "sessionHook": hook,
+                    "stage": stage,
+                    "pluginSha256": plugin.map(|p| hex::encode(p.sha256)),
+                    "decision": decision,
+                    "reason": reason,
+                    "effects": effects,
+                    "durationMs": duration_ms,
+                    "capabilities": pending.capabilities(),
+                }));
+            }
             Event::RecordsOmitted { omitted, .. } => {
                 pending.http_omitted += omitted.http;
                 pending.paths_omitted += omitted.paths;
@@ -194,14 +228,7 @@ impl AuditRecorder {
             } => {
                 let pending = calls.remove(tool_call_id).unwrap_or_default();
                 let plugin = self.registry.tool(tool_name).map(|(plugin, _)| plugin);
-                let mut capabilities =
-                    json!({ "http": pending.http, "pathsOpened": pending.paths });
-                if pending.paths_omitted > 0 {
-                    capabilities["pathsOpenedOmitted"] = json!(pending.paths_omitted);
-                }
-                if pending.http_omitted > 0 {
-                    capabilities["httpOmitted"] = json!(pending.http_omitted);
-                }
+                let capabilities = pending.capabilities();
                 self.log.append(&json!({
                     "time": UtcTime::now().rfc3339(),
                     "callId": tool_call_id,
@@ -209,8 +236,8 @@ impl AuditRecorder {
                     "plugin": plugin.map(|p| p.id.to_string()),
                     "pluginSha256": plugin.map(|p| hex::encode(p.sha256)),
                     "argumentsSha256": pending.arguments_sha256,
-                    "hooks": pending.hooks,
-                    "approval": pending.approval,
+                    "hooks": &pending.hooks,
+                    "approval": &pending.approval,
                     "isError": is_error,
                     "errorKind": error_kind,
                     "durationMs": duration_ms,

@@ -26,22 +26,24 @@ impl Pipeline {
             .expect("one result per call")
     }
 
+    /// `events` with the audit log (when there is one) following them too: one recorder per
+    /// batch, or per session stage, writing a line as each call or hook ends.
+    pub(crate) fn audited(&self, events: Option<EventSink>) -> Option<EventSink> {
+        let Some(log) = &self.inner.audit else {
+            return events;
+        };
+        let recorder = AuditRecorder::new(log.clone(), self.inner.registry.clone());
+        Some(Arc::new(move |event: Event| {
+            recorder.observe(&event);
+            if let Some(user) = &events {
+                user(event);
+            }
+        }))
+    }
+
     /// Runs a batch; returns exactly one result per call, in call order.
     pub async fn run(&self, calls: Vec<CallRequest>, options: &BatchOptions) -> Vec<ToolResult> {
-        let events = match &self.inner.audit {
-            None => options.events.clone(),
-            Some(log) => {
-                let recorder = AuditRecorder::new(log.clone(), self.inner.registry.clone());
-                let user = options.events.clone();
-                let sink: EventSink = Arc::new(move |event: Event| {
-                    recorder.observe(&event);
-                    if let Some(user) = &user {
-                        user(event);
-                    }
-                });
-                Some(sink)
-            }
-        };
+        let events = self.audited(options.events.clone());
         let span = crate::trace_spans::batch(calls.len());
         self.run_with(calls, options, Emitter::new(events))
             .instrument(span)

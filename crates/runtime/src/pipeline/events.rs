@@ -6,6 +6,7 @@
 use crate::report::LogLevel;
 use crate::report::budget::Omitted;
 use crate::report::{Content, ErrorKind};
+use crate::sandbox::plugin::SessionStage;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -13,14 +14,33 @@ use std::sync::Arc;
 /// Where events go: a callback, called from whichever task produced the event.
 pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
 
-/// Before or after the tool ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// Where a hook's sandbox ran: before or after a tool, or at a stage of the session. Written as
+/// `before`, `after`, or the session stage as the contract spells it (`model-request`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookStage {
     /// Before the tool runs: the hook may allow, ask about, block or rewrite the call.
     Before,
     /// After the tool ran: the hook may keep or replace the result.
     After,
+    /// At a stage of the session (contract 0.3), about no tool call.
+    Session(SessionStage),
+}
+
+impl HookStage {
+    /// The stage as events and the audit log write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookStage::Before => "before",
+            HookStage::After => "after",
+            HookStage::Session(stage) => stage.as_str(),
+        }
+    }
+}
+
+impl Serialize for HookStage {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 /// One party that wants a person to approve a call.
@@ -156,6 +176,9 @@ pub enum Event {
     /// `replace`, `narrow`, `add_context`, `drop_calls`, or `failed` (with what went wrong in
     /// `reason`).
     SessionHook {
+        /// The id the hook's sandbox ran under (`model-request-1`), which its log lines,
+        /// requests and opens carry as their `tool_call_id`.
+        call_id: String,
         /// The stage, as the contract spells it (`model-request`).
         stage: &'static str,
         /// The id of the plugin whose hook decided.
@@ -165,6 +188,10 @@ pub enum Event {
         /// The block's reason, or why the hook failed.
         #[serde(skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// What the decision does, field by field: `replace_bytes`, `context_bytes` (the sizes
+        /// of its texts), `only_tools`, `drop_calls`; empty for `proceed` and `failed`.
+        #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+        effects: serde_json::Map<String, Value>,
         /// How long the hook's sandbox ran, in milliseconds.
         duration_ms: u64,
     },
@@ -205,10 +232,11 @@ pub enum Event {
 }
 
 impl Event {
-    /// The id of the call the event is about; "" for a session hook's, which is about no call.
+    /// The id of the call the event is about; for a session hook's decision, the id its sandbox
+    /// ran under.
     pub fn tool_call_id(&self) -> &str {
         match self {
-            Self::SessionHook { .. } => "",
+            Self::SessionHook { call_id, .. } => call_id,
             Self::ToolExecutionStart { tool_call_id, .. }
             | Self::ToolExecutionUpdate { tool_call_id, .. }
             | Self::ToolLog { tool_call_id, .. }

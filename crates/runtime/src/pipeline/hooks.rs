@@ -100,6 +100,7 @@ pub(crate) fn hook_failed(
     let (what, consequence) = match stage {
         HookStage::Before => ("before-hook", "The call was not run"),
         HookStage::After => ("after-hook", "The call's result is withheld"),
+        HookStage::Session(_) => ("session hook", "The session stage stops"),
     };
     ToolResult::error(
         id,

@@ -6,12 +6,14 @@
 //! in the event before a hook sees it, and every decision is an [`Event::SessionHook`] and a line of the audit log.
 
 use super::Pipeline;
-use super::events::{Event, EventSink};
+use super::events::{Emitter, Event, EventSink, HookStage};
+use super::reports::{self, Reporter};
 use crate::report::secrets;
 use crate::sandbox::plugin::{CallOptions, Plugin, SessionDecision, SessionStage};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
@@ -95,12 +97,22 @@ impl Pipeline {
         let mut outcome = StageOutcome::default();
         let mut payload = payload;
         secrets::scrub_json(&mut payload);
+        let emitter = Emitter::new(self.audited(options.events.clone()));
         let hooks: Vec<Arc<Plugin>> = self.session_hooks(stage).cloned().collect();
         for (index, hook) in hooks.iter().enumerate() {
             let call_id = format!("{stage}-{}", index + 1);
+            let hook_id = hook.id.to_string();
+            // The hook's log lines, requests and opens are events (and audit entries) of its
+            // own, under its call id.
+            let running = Arc::new(AtomicBool::new(true));
+            let reporter = Reporter {
+                tool_name: String::new(),
+                plugin: hook_id.clone(),
+                stage: Some(HookStage::Session(stage)),
+            };
             let call_options = CallOptions {
+                reports: reports::hook_sink(reporter, &emitter, running.clone()),
                 cancel: options.cancel.clone(),
-                ..CallOptions::default()
             };
             let started = Instant::now();
             let span = crate::trace_spans::session_hook(&hook.id, stage.as_str());
@@ -108,32 +120,32 @@ impl Pipeline {
                 .session_hook(&call_id, stage, &payload, &call_options)
                 .instrument(span.clone())
                 .await
-                .map_err(|failure| failure.message)
-                .and_then(|decision| checked(stage, decision));
-            let hook_id = hook.id.to_string();
+                .map_err(|failure| {
+                    let mut message = failure.message;
+                    mask(&mut message);
+                    message
+                })
+                .and_then(|decision| checked(stage, &payload, decision))
+                .map(scrubbed);
+            running.store(false, Ordering::SeqCst);
             let summary = match &decided {
                 Ok(decision) => summary(decision),
                 Err(_) => "failed",
             };
             crate::trace_spans::record_decision(&span, summary);
-            let reason = match &decided {
-                Ok(decision) => decision.block.clone(),
-                Err(message) => Some(message.clone()),
+            let (reason, effects) = match &decided {
+                Ok(decision) => (decision.block.clone(), effects(decision)),
+                Err(message) => (Some(message.clone()), serde_json::Map::new()),
             };
-            self.record_in_audit_log(serde_json::json!({
-                "session_hook": hook_id,
-                "stage": stage.as_str(),
-                "decision": summary,
-            }));
-            if let Some(events) = &options.events {
-                events(Event::SessionHook {
-                    stage: stage.as_str(),
-                    hook: hook_id.clone(),
-                    decision: summary,
-                    reason,
-                    duration_ms: started.elapsed().as_millis() as u64,
-                });
-            }
+            emitter.emit(|| Event::SessionHook {
+                call_id: call_id.clone(),
+                stage: stage.as_str(),
+                hook: hook_id.clone(),
+                decision: summary,
+                reason,
+                effects,
+                duration_ms: started.elapsed().as_millis() as u64,
+            });
             let decision = match decided {
                 Ok(decision) => decision,
                 Err(message) => {
@@ -183,11 +195,15 @@ impl Pipeline {
 
 impl Pipeline {
     /// `names` (tool and `[agent.groups]` group names) with every group name among them joined
-    /// by the group's tools, sorted and without repeats.
+    /// by the group's tools, sorted and without repeats. A name that is a loaded tool's means
+    /// that tool alone, even where a group has the same name: a hook that narrows to one tool
+    /// is never widened by the operator's naming.
     pub fn expand_groups(&self, names: Vec<String>) -> Vec<String> {
         let mut expanded = BTreeSet::new();
         for name in names {
-            if let Some(members) = self.group_tools(&name) {
+            if self.registry().tool(&name).is_none()
+                && let Some(members) = self.group_tools(&name)
+            {
                 expanded.extend(members);
             }
             expanded.insert(name);
@@ -196,15 +212,25 @@ impl Pipeline {
     }
 }
 
-/// The decision, if `stage` takes everything it does and its sizes are within bounds.
+/// The decision, if `stage` (with this `payload`) takes everything it does and its sizes are
+/// within bounds. After a compaction (`phase` `after`) a hook only watches: it replaces nothing.
 pub(crate) fn checked(
     stage: SessionStage,
+    payload: &Value,
     decision: SessionDecision,
 ) -> Result<SessionDecision, String> {
-    let [block, replace, context, only, drop] = allowed(stage);
+    let [block, mut replace, context, only, drop] = allowed(stage);
+    if stage == SessionStage::Compaction && payload["phase"] == "after" {
+        replace = false;
+    }
     let refuse = |field: &str| {
         Err(format!(
-            "its decision sets `{field}`, which the {stage} stage does not take (docs/session-hooks.md lists what each stage takes)"
+            "its decision sets `{field}`, which the {stage} stage{} does not take (docs/session-hooks.md lists what each stage takes)",
+            if payload["phase"] == "after" {
+                " after a compaction"
+            } else {
+                ""
+            }
         ))
     };
     if decision.block.is_some() && !block {
@@ -239,6 +265,50 @@ pub(crate) fn checked(
         ));
     }
     Ok(decision)
+}
+
+/// The decision with every configured secret masked in its texts and names: a hook granted a secret
+/// (an env var, a header it was shown) cannot pass it on to the model or the user.
+fn scrubbed(mut decision: SessionDecision) -> SessionDecision {
+    for text in [
+        &mut decision.block,
+        &mut decision.replace,
+        &mut decision.add_context,
+    ]
+    .into_iter()
+    .flatten()
+    .chain(decision.only_tools.iter_mut().flatten())
+    .chain(decision.drop_calls.iter_mut())
+    {
+        mask(text);
+    }
+    decision
+}
+
+/// `text` with every configured secret masked.
+fn mask(text: &mut String) {
+    if let std::borrow::Cow::Owned(masked) = secrets::scrub(text) {
+        *text = masked;
+    }
+}
+
+/// What a decision does, field by field, for events and the audit log: the sizes of its texts
+/// (never the texts) and the names it lists.
+fn effects(decision: &SessionDecision) -> serde_json::Map<String, Value> {
+    let mut effects = serde_json::Map::new();
+    if let Some(text) = &decision.replace {
+        effects.insert("replace_bytes".into(), text.len().into());
+    }
+    if let Some(text) = &decision.add_context {
+        effects.insert("context_bytes".into(), text.len().into());
+    }
+    if let Some(tools) = &decision.only_tools {
+        effects.insert("only_tools".into(), tools.clone().into());
+    }
+    if !decision.drop_calls.is_empty() {
+        effects.insert("drop_calls".into(), decision.drop_calls.clone().into());
+    }
+    effects
 }
 
 /// One word for what a hook decided, for events and logs.
