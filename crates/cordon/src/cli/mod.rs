@@ -198,6 +198,10 @@ pub enum Command {
         /// clients with no tool search of their own (every active tool stays callable by name).
         #[arg(long)]
         tool_search: bool,
+        /// Offer each granted hook as a tool too, `hook_ID`, which answers what the hook decides
+        /// about a sample tool call, result or session event (docs/hooks-as-tools.md).
+        #[arg(long)]
+        hooks_as_tools: bool,
         /// Do not watch the plugins directory, the config and the lockfile for changes (SIGHUP
         /// still reloads).
         #[arg(long)]
@@ -333,6 +337,7 @@ impl Cli {
                 shutdown_grace,
                 page_size,
                 tool_search,
+                hooks_as_tools,
                 no_watch,
             } => {
                 self.serve(serve_command::ServeArgs {
@@ -344,6 +349,7 @@ impl Cli {
                     shutdown_grace: *shutdown_grace,
                     page_size: *page_size,
                     tool_search: *tool_search,
+                    hooks_as_tools: *hooks_as_tools,
                     no_watch: *no_watch,
                 })
                 .await

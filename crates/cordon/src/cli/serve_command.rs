@@ -18,6 +18,7 @@ pub(super) struct ServeArgs<'a> {
     pub shutdown_grace: std::time::Duration,
     pub page_size: u64,
     pub tool_search: bool,
+    pub hooks_as_tools: bool,
     pub no_watch: bool,
 }
 
@@ -29,6 +30,9 @@ impl Cli {
             cordon_mcp::McpServer::new(loaded.pipeline).with_page_size(args.page_size as usize);
         if args.tool_search {
             server = server.with_tool_search();
+        }
+        if args.hooks_as_tools {
+            server = server.with_hooks_as_tools();
         }
         // Reloads run beside the server; clients that cache tools/list list again soon.
         if !args.no_watch {

@@ -4,12 +4,15 @@
 //! tool's details travel in `_meta`, never in the text the model reads (`results.rs`); a call that
 //! needs a person's approval is put to the client's user (`approval.rs`); every answered call is
 //! counted and timed for `/metrics` (`crate::metrics`). `tools/list` comes in pages
-//! (`tool_pages.rs`); with `--tool-search` it offers only `search_tools` (`tool_search.rs`). The
+//! (`tool_pages.rs`); with `--tool-search` it offers only `search_tools` (`tool_search.rs`); with
+//! `--hooks-as-tools` each granted hook is a tool too (`hook_tools.rs`). The
 //! served tools can be replaced while serving (`served_set.rs`), and clients that watch the list
 //! are told (`list_watchers.rs`).
 
 mod approval;
 mod approval_state;
+mod hook_answer_formats;
+mod hook_tools;
 pub(crate) mod in_flight_calls;
 mod list_watchers;
 mod logging;
@@ -50,6 +53,8 @@ pub struct McpServer {
     served: served_set::LiveSet,
     /// `--tool-search`, kept for the sets a reload makes.
     tool_search: bool,
+    /// `--hooks-as-tools`, kept for the sets a reload makes.
+    hooks_as_tools: bool,
     /// The clients to tell when the tool list changes.
     watchers: list_watchers::ListWatchers,
     /// The least severe tool log level forwarded as `notifications/message` (`logging/setLevel`;
@@ -76,8 +81,9 @@ impl McpServer {
             pipeline.approval_policy().answer_within,
         ));
         Self {
-            served: served_set::LiveSet::new(served_set::ServedSet::new(pipeline, false)),
+            served: served_set::LiveSet::new(served_set::ServedSet::new(pipeline, false, false)),
             tool_search: false,
+            hooks_as_tools: false,
             watchers: Default::default(),
             list_ttl_ms: None,
             page_size: DEFAULT_PAGE_SIZE as usize,
@@ -107,9 +113,11 @@ impl McpServer {
         &self,
         pipeline: Pipeline,
     ) -> cordon_runtime::pipeline::ToolChanges {
-        let changes = self
-            .served
-            .replace(served_set::ServedSet::new(pipeline, self.tool_search));
+        let changes = self.served.replace(served_set::ServedSet::new(
+            pipeline,
+            self.tool_search,
+            self.hooks_as_tools,
+        ));
         if !changes.is_empty() {
             let told = self.watchers.tools_changed().await;
             tracing::debug!(told, "told the clients watching the tool list");
@@ -148,6 +156,24 @@ impl McpServer {
             let result = tool_search::answer(&served.pipeline, &served.tools, arguments.as_ref());
             self.metrics
                 .record_call(tool_search::SEARCH_TOOL, "ok", started.elapsed());
+            return Ok(result.into());
+        }
+        if let Some(hook) = served.hook_for(&request.name) {
+            let result = hook_tools::answer(
+                &served.pipeline,
+                hook,
+                &context.id.to_string(),
+                request.arguments,
+                &context.ct,
+            )
+            .await;
+            let outcome = if result.is_error == Some(true) {
+                "invalid_arguments"
+            } else {
+                "ok"
+            };
+            self.metrics
+                .record_call(&request.name, outcome, started.elapsed());
             return Ok(result.into());
         }
         let asking = self.asking(&context, &request);
@@ -203,11 +229,11 @@ impl McpServer {
         asking: &approval::Asking,
     ) -> CallToolResponse {
         // Only the names the server offers become label values: a client cannot add series.
-        let offered = self
-            .served
-            .current()
+        let served = self.served.current();
+        let offered = served
             .tools
             .iter()
+            .chain(served.listed.iter())
             .any(|offered| offered.name == tool);
         let tool = if offered { tool } else { UNKNOWN_TOOL };
         let (response, outcome) = match asking.input_required() {
@@ -237,9 +263,26 @@ impl McpServer {
     /// no tool search of their own); every active tool stays callable by name.
     pub fn with_tool_search(mut self) -> Self {
         self.tool_search = true;
-        let pipeline = self.served.current().pipeline.clone();
-        self.served = served_set::LiveSet::new(served_set::ServedSet::new(pipeline, true));
+        self.renew_set();
         self
+    }
+
+    /// Offers every granted hook as a tool of its own, `hook_ID`, that answers what the hook
+    /// decides at a stage (`hook_tools.rs`).
+    pub fn with_hooks_as_tools(mut self) -> Self {
+        self.hooks_as_tools = true;
+        self.renew_set();
+        self
+    }
+
+    /// The served set made again from the current pipeline, with the current options.
+    fn renew_set(&mut self) {
+        let pipeline = self.served.current().pipeline.clone();
+        self.served = served_set::LiveSet::new(served_set::ServedSet::new(
+            pipeline,
+            self.tool_search,
+            self.hooks_as_tools,
+        ));
     }
 
     /// Decides every call that needs approval with `approver` instead of asking the client's user.

@@ -2,7 +2,7 @@
 //! takes the set current when it starts and keeps it to its end, so a call runs entirely on the
 //! old set or entirely on the new one, and calls in flight finish on what they started with.
 
-use super::{results, tool_search};
+use super::{hook_tools, results, tool_search};
 use cordon_runtime::pipeline::{Pipeline, ToolChanges};
 use rmcp::model::Tool;
 use std::sync::{Arc, RwLock};
@@ -12,31 +12,50 @@ pub struct ServedSet {
     pub pipeline: Pipeline,
     /// Every active tool, sorted by name.
     pub tools: Vec<Tool>,
-    /// What `tools/list` offers: the tools, or only `search_tools` (`--tool-search`).
+    /// The granted hooks as tools (`--hooks-as-tools`); empty without it.
+    pub hook_tools: Vec<hook_tools::HookTool>,
+    /// What `tools/list` offers: the tools, or only `search_tools` (`--tool-search`), and the
+    /// hook tools.
     pub listed: Vec<Tool>,
 }
 
 impl ServedSet {
-    pub fn new(pipeline: Pipeline, tool_search: bool) -> Self {
+    pub fn new(pipeline: Pipeline, tool_search: bool, hooks_as_tools: bool) -> Self {
         let tools: Vec<Tool> = pipeline
             .active_tools()
             .map(|(_, tool)| results::tool(tool))
             .collect();
-        let listed = if tool_search {
+        let hook_tools = if hooks_as_tools {
+            hook_tools::tools(&pipeline)
+        } else {
+            Vec::new()
+        };
+        let mut listed = if tool_search {
             vec![tool_search::tool(&pipeline)]
         } else {
             tools.clone()
         };
+        listed.extend(hook_tools.iter().map(|hook| hook.tool.clone()));
         Self {
             pipeline,
             tools,
+            hook_tools,
             listed,
         }
     }
 
     /// Whether `tools/list` offers only `search_tools`.
     pub fn searching(&self) -> bool {
-        self.listed.len() == 1 && self.listed[0].name == tool_search::SEARCH_TOOL
+        self.listed.len() == 1 + self.hook_tools.len()
+            && self.listed[0].name == tool_search::SEARCH_TOOL
+    }
+
+    /// The hook a hook tool of this name asks.
+    pub fn hook_for(&self, tool: &str) -> Option<&str> {
+        self.hook_tools
+            .iter()
+            .find(|hook| hook.tool.name == tool)
+            .map(|hook| hook.hook.as_str())
     }
 }
 

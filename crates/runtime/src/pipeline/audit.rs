@@ -215,6 +215,30 @@ impl AuditRecorder {
                     "capabilities": pending.capabilities(),
                 }));
             }
+            Event::HookAnswered {
+                call_id,
+                hook,
+                stage,
+                tool_name,
+                decision,
+                reason,
+                duration_ms,
+            } => {
+                let pending = calls.remove(call_id).unwrap_or_default();
+                let plugin = self.registry.plugin(hook);
+                self.log.append(&json!({
+                    "time": UtcTime::now().rfc3339(),
+                    "callId": call_id,
+                    "hookAsked": hook,
+                    "stage": stage,
+                    "tool": tool_name,
+                    "pluginSha256": plugin.map(|p| hex::encode(p.sha256)),
+                    "decision": decision,
+                    "reason": reason,
+                    "durationMs": duration_ms,
+                    "capabilities": pending.capabilities(),
+                }));
+            }
             Event::RecordsOmitted { omitted, .. } => {
                 pending.http_omitted += omitted.http;
                 pending.paths_omitted += omitted.paths;

@@ -195,6 +195,25 @@ pub enum Event {
         /// How long the hook's sandbox ran, in milliseconds.
         duration_ms: u64,
     },
+    /// A tool hook asked on its own, outside any call (`cordon serve --hooks-as-tools`),
+    /// answered: `allow`, `ask`, `block`, `rewrite`, `keep`, `replace`, or `failed`.
+    HookAnswered {
+        /// The id its sandbox ran under, which its log lines, requests and opens carry.
+        call_id: String,
+        /// The id of the plugin whose hook answered.
+        hook: String,
+        /// `before` or `after`.
+        stage: HookStage,
+        /// The tool call it was asked about.
+        tool_name: String,
+        /// What it decided, in one word.
+        decision: &'static str,
+        /// The block's or the ask's reason, or why the hook failed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// How long the hook's sandbox ran, in milliseconds.
+        duration_ms: u64,
+    },
     /// A hook decided about a call: allow, block, rewrite, keep, replace, or failed.
     HookDecision {
         /// The call's id.
@@ -236,7 +255,7 @@ impl Event {
     /// ran under.
     pub fn tool_call_id(&self) -> &str {
         match self {
-            Self::SessionHook { call_id, .. } => call_id,
+            Self::SessionHook { call_id, .. } | Self::HookAnswered { call_id, .. } => call_id,
             Self::ToolExecutionStart { tool_call_id, .. }
             | Self::ToolExecutionUpdate { tool_call_id, .. }
             | Self::ToolLog { tool_call_id, .. }

@@ -76,7 +76,7 @@ impl HookChain {
 }
 
 /// Whether `plugin`'s hook watches `tool`: it declares it, and its grant covers it.
-fn watches(plugin: &Plugin, tool: &str) -> bool {
+pub(crate) fn watches(plugin: &Plugin, tool: &str) -> bool {
     plugin
         .hook
         .as_ref()

@@ -17,6 +17,7 @@ mod before;
 mod budget;
 pub mod events;
 mod execute;
+pub mod hook_questions;
 mod hooks;
 pub mod input;
 pub mod lock_keys;
@@ -40,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use approval::{Approval, ApprovalRequest, Approver, AskedBy};
 pub use events::{Event, HookStage};
+pub use hook_questions::{HookAnswer, HookQuestion, HookQuestionError};
 pub use input::{BatchInputError, CallRequest, parse_batch};
 pub use session_stages::{StageOptions, StageOutcome};
 pub use tool_changes::ToolChanges;

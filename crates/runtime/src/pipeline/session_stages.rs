@@ -102,50 +102,9 @@ impl Pipeline {
         for (index, hook) in hooks.iter().enumerate() {
             let call_id = format!("{stage}-{}", index + 1);
             let hook_id = hook.id.to_string();
-            // The hook's log lines, requests and opens are events (and audit entries) of its
-            // own, under its call id.
-            let running = Arc::new(AtomicBool::new(true));
-            let reporter = Reporter {
-                tool_name: String::new(),
-                plugin: hook_id.clone(),
-                stage: Some(HookStage::Session(stage)),
-            };
-            let call_options = CallOptions {
-                reports: reports::hook_sink(reporter, &emitter, running.clone()),
-                cancel: options.cancel.clone(),
-            };
-            let started = Instant::now();
-            let span = crate::trace_spans::session_hook(&hook.id, stage.as_str());
-            let decided = hook
-                .session_hook(&call_id, stage, &payload, &call_options)
-                .instrument(span.clone())
-                .await
-                .map_err(|failure| {
-                    let mut message = failure.message;
-                    mask(&mut message);
-                    message
-                })
-                .and_then(|decision| checked(stage, &payload, decision))
-                .map(scrubbed);
-            running.store(false, Ordering::SeqCst);
-            let summary = match &decided {
-                Ok(decision) => summary(decision),
-                Err(_) => "failed",
-            };
-            crate::trace_spans::record_decision(&span, summary);
-            let (reason, effects) = match &decided {
-                Ok(decision) => (decision.block.clone(), effects(decision)),
-                Err(message) => (Some(message.clone()), serde_json::Map::new()),
-            };
-            emitter.emit(|| Event::SessionHook {
-                call_id: call_id.clone(),
-                stage: stage.as_str(),
-                hook: hook_id.clone(),
-                decision: summary,
-                reason,
-                effects,
-                duration_ms: started.elapsed().as_millis() as u64,
-            });
+            let decided = self
+                .run_session_hook(hook, stage, &payload, &call_id, &emitter, &options.cancel)
+                .await;
             let decision = match decided {
                 Ok(decision) => decision,
                 Err(message) => {
@@ -190,6 +149,67 @@ impl Pipeline {
             drop_calls_from(&mut payload, &outcome.drop_calls);
         }
         outcome
+    }
+}
+
+impl Pipeline {
+    /// Runs one session hook at `stage` in its sandbox, under `call_id`: its decision, checked
+    /// against what the stage takes and with every configured secret masked, or what went
+    /// wrong. Its log lines, requests and opens, and then its decision, go to `emitter` (one
+    /// [`Event::SessionHook`]).
+    pub(crate) async fn run_session_hook(
+        &self,
+        hook: &Arc<Plugin>,
+        stage: SessionStage,
+        payload: &Value,
+        call_id: &str,
+        emitter: &Emitter,
+        cancel: &CancellationToken,
+    ) -> Result<SessionDecision, String> {
+        let hook_id = hook.id.to_string();
+        let running = Arc::new(AtomicBool::new(true));
+        let reporter = Reporter {
+            tool_name: String::new(),
+            plugin: hook_id.clone(),
+            stage: Some(HookStage::Session(stage)),
+        };
+        let call_options = CallOptions {
+            reports: reports::hook_sink(reporter, emitter, running.clone()),
+            cancel: cancel.clone(),
+        };
+        let started = Instant::now();
+        let span = crate::trace_spans::session_hook(&hook.id, stage.as_str());
+        let decided = hook
+            .session_hook(call_id, stage, payload, &call_options)
+            .instrument(span.clone())
+            .await
+            .map_err(|failure| {
+                let mut message = failure.message;
+                mask(&mut message);
+                message
+            })
+            .and_then(|decision| checked(stage, payload, decision))
+            .map(scrubbed);
+        running.store(false, Ordering::SeqCst);
+        let summary = match &decided {
+            Ok(decision) => summary(decision),
+            Err(_) => "failed",
+        };
+        crate::trace_spans::record_decision(&span, summary);
+        let (reason, effects) = match &decided {
+            Ok(decision) => (decision.block.clone(), effects(decision)),
+            Err(message) => (Some(message.clone()), serde_json::Map::new()),
+        };
+        emitter.emit(|| Event::SessionHook {
+            call_id: call_id.to_string(),
+            stage: stage.as_str(),
+            hook: hook_id,
+            decision: summary,
+            reason,
+            effects,
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
+        decided
     }
 }
 
@@ -312,7 +332,7 @@ fn effects(decision: &SessionDecision) -> serde_json::Map<String, Value> {
 }
 
 /// One word for what a hook decided, for events and logs.
-fn summary(decision: &SessionDecision) -> &'static str {
+pub(crate) fn summary(decision: &SessionDecision) -> &'static str {
     if decision.block.is_some() {
         "block"
     } else if decision.replace.is_some() {

@@ -1,0 +1,366 @@
+//! `cordon serve --hooks-as-tools`: every granted hook offered as one MCP tool, `hook_ID`, so
+//! another agent's hook system (Claude Code's `mcp_tool` hooks, or any client that asks a tool
+//! before it acts) gets a decision from a sandboxed cordon hook. A call names the stage and gives
+//! what the hook would see there; the hook alone runs, exactly as in `cordon run`
+//! (`cordon_runtime::pipeline::hook_questions`), and its answer comes back as
+//! `structuredContent`, with its text in cordon's form or in Claude Code's
+//! (`hook_answer_formats.rs`). A question the hook cannot be asked (a stage it does not declare,
+//! malformed input) is an `isError` result saying what to send instead.
+
+use super::hook_answer_formats::{self, AnswerFormat};
+use cordon_runtime::Pipeline;
+use cordon_runtime::SessionStage;
+use cordon_runtime::pipeline::hook_questions::{HookQuestion, stages_of};
+use cordon_runtime::report::{Content, ToolResult};
+use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What a hook tool's name starts with.
+const PREFIX: &str = "hook_";
+
+/// The largest question a hook tool takes, as JSON text: what a session stage sends a hook is
+/// bounded (docs/session-hooks.md), and so is what a client may.
+pub const MAX_QUESTION_BYTES: usize = 1 << 20;
+
+/// One hook as a tool.
+#[derive(Clone)]
+pub struct HookTool {
+    pub tool: Tool,
+    /// The plugin whose hook it asks.
+    pub hook: String,
+}
+
+/// The hook tools of `pipeline`'s granted hooks, by hook order. A hook whose tool name would be an
+/// active tool's is left out (the tool keeps its name) with a warning.
+pub fn tools(pipeline: &Pipeline) -> Vec<HookTool> {
+    let mut tools = Vec::new();
+    for plugin in pipeline.hooks() {
+        let name = tool_name(&plugin.id);
+        if pipeline.registry().tool(&name).is_some() {
+            tracing::warn!(
+                hook = %plugin.id,
+                "the hook is not offered as the tool `{name}`: a loaded tool has that name"
+            );
+            continue;
+        }
+        tools.push(HookTool {
+            tool: definition(&name, &plugin.id, &stages_of(plugin)),
+            hook: plugin.id.to_string(),
+        });
+    }
+    tools
+}
+
+/// `hook_` and the plugin id, with anything MCP names do not take made `_`.
+fn tool_name(id: &str) -> String {
+    let safe: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{PREFIX}{safe}")
+}
+
+/// The tool as listed: its stages in the schema, the answer's shape as its output schema.
+fn definition(name: &str, hook: &str, stages: &[&'static str]) -> Tool {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "stage": {
+                "type": "string",
+                "enum": stages,
+                "description": "Where the hook is asked: before-tool-call and after-tool-call for a tool call, or a session stage.",
+            },
+            "tool": {
+                "type": "string",
+                "description": "before-tool-call, after-tool-call: the name of the tool called.",
+            },
+            "arguments": {
+                "type": ["object", "string"],
+                "description": "before-tool-call, after-tool-call: the call's arguments (an object, or its JSON text).",
+            },
+            "result": {
+                "type": ["object", "string"],
+                "description": "after-tool-call: the call's result: its text, or {\"text\": ..., \"is_error\": true|false}.",
+            },
+            "payload": {
+                "type": "object",
+                "description": "A session stage: its event, with the fields docs/session-hooks.md lists for the stage (prompt: {\"prompt\": ...}; stop: {\"answer\": ...}); fields left out take empty values.",
+            },
+            "format": {
+                "type": "string",
+                "enum": ["cordon", "claude-code"],
+                "default": "cordon",
+                "description": "The text of the result: cordon's decision as JSON, or the JSON a Claude Code hook answers with.",
+            },
+        },
+        "required": ["stage"],
+        "additionalProperties": false,
+    });
+    let Value::Object(schema) = schema else {
+        unreachable!("the schema is an object")
+    };
+    let mut tool = Tool::new(
+        name.to_string(),
+        format!(
+            "Asks cordon's sandboxed hook `{hook}` what it decides at one stage ({}), without running any tool or model: the decision (allow, ask, block, rewrite, keep, replace, proceed, narrow, add_context, drop_calls, or failed, which means stop) with its reason and what it changes.",
+            stages.join(", ")
+        ),
+        Arc::new(schema),
+    );
+    tool.title = Some(format!("Hook {hook}"));
+    tool.annotations = Some(ToolAnnotations::from_raw(
+        Some(format!("Hook {hook}")),
+        Some(true),
+        Some(false),
+        Some(true),
+        Some(false),
+    ));
+    if let Value::Object(output) = hook_answer_formats::answer_schema() {
+        tool.output_schema = Some(Arc::new(output));
+    }
+    tool
+}
+
+/// The answer to a call of `hook`'s tool with `arguments`.
+pub async fn answer(
+    pipeline: &Pipeline,
+    hook: &str,
+    call_id: &str,
+    arguments: Option<Map<String, Value>>,
+    cancel: &CancellationToken,
+) -> CallToolResult {
+    let arguments = arguments.unwrap_or_default();
+    let size = Value::Object(arguments.clone()).to_string().len();
+    if size > MAX_QUESTION_BYTES {
+        return refused(format!(
+            "the question is {size} bytes of JSON, over the {} MiB a hook tool takes; send less (the agent loop cuts a prompt at 64 KiB and a message at 4 KiB)",
+            MAX_QUESTION_BYTES >> 20
+        ));
+    }
+    let (question, format) = match read_question(&arguments) {
+        Ok(read) => read,
+        Err(message) => return refused(message),
+    };
+    let sandbox_id = format!("hook-{call_id}");
+    let answer = match pipeline
+        .ask_hook(hook, &sandbox_id, question, None, cancel)
+        .await
+    {
+        Ok(answer) => answer,
+        Err(refusal) => return refused(refusal.to_string()),
+    };
+    let structured = serde_json::to_value(&answer).unwrap_or(Value::Null);
+    let text = match format {
+        AnswerFormat::Cordon => structured.to_string(),
+        AnswerFormat::ClaudeCode => hook_answer_formats::claude_code(&answer).to_string(),
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(structured);
+    result
+}
+
+/// A question the hook could not be asked.
+fn refused(message: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "The hook was not asked: {message}."
+    ))])
+}
+
+/// The question and the answer's format a call's arguments give.
+fn read_question(arguments: &Map<String, Value>) -> Result<(HookQuestion, AnswerFormat), String> {
+    const KNOWN: [&str; 6] = ["stage", "tool", "arguments", "result", "payload", "format"];
+    if let Some(unknown) = arguments.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+        return Err(format!(
+            "`{unknown}` is not an argument of a hook tool (it takes {})",
+            KNOWN.join(", ")
+        ));
+    }
+    let format = match arguments.get("format").map(|format| format.as_str()) {
+        None | Some(Some("cordon")) => AnswerFormat::Cordon,
+        Some(Some("claude-code")) => AnswerFormat::ClaudeCode,
+        Some(_) => return Err("`format` is \"cordon\" or \"claude-code\"".to_string()),
+    };
+    let Some(stage) = arguments.get("stage").and_then(Value::as_str) else {
+        return Err("`stage` is required: before-tool-call, after-tool-call, or a session stage such as prompt".to_string());
+    };
+    let question = match stage {
+        "before-tool-call" => HookQuestion::BeforeToolCall {
+            tool: tool_of(arguments)?,
+            arguments: arguments_of(arguments)?,
+        },
+        "after-tool-call" => {
+            let tool = tool_of(arguments)?;
+            let result = result_of(arguments, &tool)?;
+            HookQuestion::AfterToolCall {
+                arguments: arguments_of(arguments)?,
+                tool,
+                result,
+            }
+        }
+        other => {
+            let Some(stage) = SessionStage::ALL.into_iter().find(|s| s.as_str() == other) else {
+                return Err(format!(
+                    "`{other}` is not a stage (before-tool-call, after-tool-call, {})",
+                    SessionStage::ALL.map(SessionStage::as_str).join(", ")
+                ));
+            };
+            let payload = match arguments.get("payload") {
+                None => Map::new(),
+                Some(Value::Object(payload)) => payload.clone(),
+                Some(_) => return Err("`payload` is a JSON object".to_string()),
+            };
+            HookQuestion::Session {
+                stage,
+                payload: session_payload(stage, payload)?,
+            }
+        }
+    };
+    Ok((question, format))
+}
+
+/// The `tool` a tool-call stage needs.
+fn tool_of(arguments: &Map<String, Value>) -> Result<String, String> {
+    match arguments.get("tool").and_then(Value::as_str) {
+        Some(tool) if !tool.is_empty() => Ok(tool.to_string()),
+        _ => {
+            Err("`tool` is required at a tool-call stage: the name of the tool called".to_string())
+        }
+    }
+}
+
+/// The call's arguments: an object, or the JSON text of one; none is `{}`.
+fn arguments_of(arguments: &Map<String, Value>) -> Result<Value, String> {
+    match arguments.get("arguments") {
+        None => Ok(json!({})),
+        Some(object @ Value::Object(_)) => Ok(object.clone()),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(object @ Value::Object(_)) => Ok(object),
+            _ => Err("`arguments` is a JSON object, or the JSON text of one".to_string()),
+        },
+        Some(_) => Err("`arguments` is a JSON object, or the JSON text of one".to_string()),
+    }
+}
+
+/// The result an after-tool-call question shows the hook.
+fn result_of(arguments: &Map<String, Value>, tool: &str) -> Result<ToolResult, String> {
+    let (text, is_error) = match arguments.get("result") {
+        Some(Value::String(text)) => (text.clone(), false),
+        Some(Value::Object(result)) => {
+            let Some(text) = result.get("text").and_then(Value::as_str) else {
+                return Err("`result.text` is required: the text of the call's result".to_string());
+            };
+            let is_error = match result.get("is_error") {
+                None => false,
+                Some(Value::Bool(flag)) => *flag,
+                Some(_) => return Err("`result.is_error` is true or false".to_string()),
+            };
+            (text.to_string(), is_error)
+        }
+        _ => {
+            return Err(
+                "`result` is required at after-tool-call: the result's text, or {\"text\": ..., \"is_error\": ...}"
+                    .to_string(),
+            );
+        }
+    };
+    Ok(if is_error {
+        ToolResult::error(
+            "hook-question",
+            tool,
+            cordon_runtime::report::ErrorKind::ToolError,
+            text,
+            json!({}),
+        )
+    } else {
+        ToolResult::success("hook-question", tool, vec![Content::text(text)], json!({}))
+    })
+}
+
+/// A session stage's payload: the client's fields over the stage's empty values, with the one
+/// field a stage is about (a prompt's `prompt`, a stop's `answer`) required.
+fn session_payload(stage: SessionStage, mut given: Map<String, Value>) -> Result<Value, String> {
+    let (required, defaults) = match stage {
+        SessionStage::SessionStart => (None, json!({"resumed": false, "messages": 0, "tools": []})),
+        SessionStage::Prompt => (Some("prompt"), json!({"resumed": false})),
+        SessionStage::ModelRequest => (
+            None,
+            json!({"step": 1, "purpose": "turn", "messages": [], "tools": []}),
+        ),
+        SessionStage::ModelResponse => (None, json!({"step": 1, "text": "", "calls": []})),
+        SessionStage::Compaction => (
+            None,
+            json!({"phase": "before", "previous_summary": null, "folded": 0, "messages": []}),
+        ),
+        SessionStage::Stop => (Some("answer"), json!({"continuations": 0})),
+        SessionStage::SessionEnd => (None, json!({"outcome": "answered", "messages": 0})),
+    };
+    if let Some(field) = required
+        && !given.get(field).is_some_and(Value::is_string)
+    {
+        return Err(format!(
+            "`payload.{field}` is required at the {stage} stage, as text"
+        ));
+    }
+    if let Value::Object(defaults) = defaults {
+        for (key, value) in defaults {
+            given.entry(key).or_insert(value);
+        }
+    }
+    Ok(Value::Object(given))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(arguments: Value) -> Result<HookQuestion, String> {
+        let Value::Object(arguments) = arguments else {
+            unreachable!()
+        };
+        read_question(&arguments).map(|(question, _)| question)
+    }
+
+    #[test]
+    fn names_are_mcp_safe() {
+        assert_eq!(tool_name("guard"), "hook_guard");
+        assert_eq!(tool_name("my.hook v2"), "hook_my_hook_v2");
+    }
+
+    #[test]
+    fn a_call_argument_may_be_json_text() {
+        let question = read(json!({"stage": "before-tool-call", "tool": "write_file", "arguments": "{\"path\": \"a\"}"})).unwrap();
+        let HookQuestion::BeforeToolCall { arguments, .. } = question else {
+            panic!("{question:?}")
+        };
+        assert_eq!(arguments, json!({"path": "a"}));
+    }
+
+    #[test]
+    fn mistakes_say_what_to_send() {
+        let missing = read(json!({"stage": "prompt", "payload": {}})).unwrap_err();
+        assert!(missing.contains("payload.prompt"), "{missing}");
+        let unknown = read(json!({"stage": "prompt", "prompt": "hi"})).unwrap_err();
+        assert!(unknown.contains("`prompt` is not an argument"), "{unknown}");
+        let stage = read(json!({"stage": "PreToolUse"})).unwrap_err();
+        assert!(stage.contains("before-tool-call"), "{stage}");
+        let result = read(json!({"stage": "after-tool-call", "tool": "t"})).unwrap_err();
+        assert!(result.contains("`result` is required"), "{result}");
+    }
+
+    #[test]
+    fn left_out_fields_take_empty_values() {
+        let question = read(json!({"stage": "prompt", "payload": {"prompt": "hi"}})).unwrap();
+        let HookQuestion::Session { payload, .. } = question else {
+            panic!("{question:?}")
+        };
+        assert_eq!(payload, json!({"prompt": "hi", "resumed": false}));
+    }
+}
