@@ -250,7 +250,7 @@ fn arguments_of(arguments: &Map<String, Value>) -> Result<Value, String> {
 }
 
 /// The result an after-tool-call question shows the hook.
-fn result_of(arguments: &Map<String, Value>, tool: &str) -> Result<ToolResult, String> {
+fn result_of(arguments: &Map<String, Value>, tool: &str) -> Result<Box<ToolResult>, String> {
     let (text, is_error) = match arguments.get("result") {
         Some(Value::String(text)) => (text.clone(), false),
         Some(Value::Object(result)) => {
@@ -271,7 +271,7 @@ fn result_of(arguments: &Map<String, Value>, tool: &str) -> Result<ToolResult, S
             );
         }
     };
-    Ok(if is_error {
+    Ok(Box::new(if is_error {
         ToolResult::error(
             "hook-question",
             tool,
@@ -281,7 +281,7 @@ fn result_of(arguments: &Map<String, Value>, tool: &str) -> Result<ToolResult, S
         )
     } else {
         ToolResult::success("hook-question", tool, vec![Content::text(text)], json!({}))
-    })
+    }))
 }
 
 /// A session stage's payload: the client's fields over the stage's empty values, with the one

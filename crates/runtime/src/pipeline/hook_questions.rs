@@ -36,7 +36,7 @@ pub enum HookQuestion {
         /// The call's arguments (a JSON object).
         arguments: Value,
         /// What the call returned.
-        result: ToolResult,
+        result: Box<ToolResult>,
     },
     /// A session stage's event.
     Session {
