@@ -38,10 +38,14 @@ impl Bare {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         // The echo fixture imports WASI only (it never calls the cordon host functions).
         let pre = linker.instantiate_pre(&component)?;
-        let interface = ["cordon:plugin/plugin@0.2.0", "cordon:plugin/plugin@0.1.0"]
-            .into_iter()
-            .find_map(|name| component.get_export_index(None, name))
-            .ok_or_else(|| anyhow::anyhow!("the component exports no cordon plugin interface"))?;
+        let interface = [
+            "cordon:plugin/plugin@0.3.0",
+            "cordon:plugin/plugin@0.2.0",
+            "cordon:plugin/plugin@0.1.0",
+        ]
+        .into_iter()
+        .find_map(|name| component.get_export_index(None, name))
+        .ok_or_else(|| anyhow::anyhow!("the component exports no cordon plugin interface"))?;
         let execute = component
             .get_export_index(Some(&interface), "execute")
             .ok_or_else(|| anyhow::anyhow!("the plugin interface has no execute"))?;
