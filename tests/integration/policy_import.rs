@@ -179,3 +179,79 @@ fn a_policy_is_read_as_the_filesystem_and_the_network_read_it() {
     let listed = ws.cordon(&["list"]);
     assert_eq!(listed.code, 0, "{}", listed.stderr);
 }
+
+#[test]
+fn a_policy_that_would_expose_the_host_the_home_or_the_project_is_not_applied_by_yes_alone() {
+    let parent = {
+        let ws = Workspace::new();
+        ws.path()
+            .canonicalize()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf()
+    };
+    let home = std::env::var("HOME").expect("HOME is set");
+    for (shape, allow, exposes) in [
+        ("the whole host", "fs:///".to_string(), "the whole host"),
+        (
+            "the home directory",
+            format!("fs://{home}"),
+            "your home directory",
+        ),
+        (
+            "a directory holding the project",
+            format!("fs://{}", parent.display()),
+            "a directory holding this project",
+        ),
+    ] {
+        let policy = format!(
+            "permissions:\n  storage:\n    allow:\n      - uri: \"{allow}\"\n        access: [\"read\"]\n      - uri: \"fs://public\"\n        access: [\"read\"]\n"
+        );
+        let ws = workspace(&policy);
+        let added = ws.cordon(&[
+            "--yes",
+            "add",
+            "component/files.wasm",
+            "--policy",
+            "policy.yaml",
+        ]);
+        assert_eq!(added.code, 0, "{shape}: {}", added.stderr);
+        assert!(
+            added.stdout.contains(&format!("it exposes {exposes}"))
+                && added.stdout.contains("--allow-broad-grants"),
+            "{shape}: the proposal says what the grant would expose: {}",
+            added.stdout
+        );
+        let dirs = granted_dirs(&written_grant(&ws));
+        assert_eq!(
+            dirs,
+            ["public"],
+            "{shape}: only the narrow grant is written"
+        );
+
+        // Asked for explicitly, it is granted, and the warning says what it exposes.
+        let ws = workspace(&format!(
+            "permissions:\n  storage:\n    allow:\n      - uri: \"{allow}\"\n        access: [\"read\"]\n"
+        ));
+        let added = ws.cordon(&[
+            "--yes",
+            "add",
+            "component/files.wasm",
+            "--policy",
+            "policy.yaml",
+            "--allow-broad-grants",
+        ]);
+        assert_eq!(added.code, 0, "{shape}: {}", added.stderr);
+        assert!(
+            added.stdout.contains("warning: ") && added.stdout.contains(exposes),
+            "{shape}: {}",
+            added.stdout
+        );
+        assert_eq!(
+            granted_dirs(&written_grant(&ws)).len(),
+            1,
+            "{shape}: the broad grant is written"
+        );
+    }
+}

@@ -31,6 +31,9 @@ pub struct AddOptions<'a> {
     pub policy: Option<&'a Path>,
     /// `--yes`: apply a policy's grants without asking.
     pub yes: bool,
+    /// `--allow-broad-grants`: a policy may grant `/`, the home directory or a directory holding
+    /// the project.
+    pub allow_broad_grants: bool,
 }
 
 /// `cordon add REF`.
@@ -73,6 +76,23 @@ pub async fn add(
     let mut document = pinned_config(&paths.config, &name, &fetched.sha256)?;
     let out = |line: &str| crate::cli::render::stdout_line(line);
     let mut from_policy = None;
+    let config_dir = paths
+        .config
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let config_dir = config_dir
+        .canonicalize()
+        .unwrap_or(config_dir.to_path_buf());
+    let mut policy = policy;
+    let mut broad_kept = Vec::new();
+    if let Some((proposed, _)) = policy.as_mut() {
+        broad_kept = crate::cli::wassette_import::hold_back_broad(
+            proposed,
+            &config_dir,
+            options.allow_broad_grants,
+        );
+    }
     if let Some((proposed, path)) = &policy {
         let shown = for_terminal(&path.display().to_string());
         out(&format!(
@@ -80,6 +100,9 @@ pub async fn add(
         ))?;
         for line in crate::cli::wassette_import::describe(proposed) {
             out(&format!("  {}", for_terminal(&line)))?;
+        }
+        for line in &broad_kept {
+            out(&format!("  warning: {}", for_terminal(line)))?;
         }
         if proposed.is_empty() {
             out("  nothing cordon can grant as narrowly")?;
@@ -91,14 +114,6 @@ pub async fn add(
         } else if options.yes
             || crate::cli::approval_prompt::confirm(&format!("? grant these to {name}? [y/N] "))
         {
-            let config_dir = paths
-                .config
-                .parent()
-                .filter(|dir| !dir.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let config_dir = config_dir
-                .canonicalize()
-                .unwrap_or(config_dir.to_path_buf());
             let loaded_before = config_text_loads(&document.to_string(), paths);
             crate::cli::wassette_import::apply(&mut document, &name, proposed, &config_dir)?;
             if let (Ok(()), Err(refused)) = (

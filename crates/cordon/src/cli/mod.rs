@@ -89,6 +89,10 @@ pub enum Command {
         /// policy.yaml beside a local file); applied with --yes or when you say yes.
         #[arg(long, value_name = "FILE")]
         policy: Option<PathBuf>,
+        /// Let the policy's grants include `/`, your home directory or a directory holding this
+        /// project (left out otherwise, even with --yes).
+        #[arg(long)]
+        allow_broad_grants: bool,
     },
     /// Install exactly the plugins cordon.lock records (their sources and sha256), e.g. in CI or
     /// a container's start.
@@ -264,6 +268,7 @@ impl Cli {
                 sha256,
                 force,
                 policy,
+                allow_broad_grants,
             } => {
                 self.add(project_commands::AddArgs {
                     reference: reference.as_deref(),
@@ -271,6 +276,7 @@ impl Cli {
                     sha256: sha256.as_deref(),
                     force: *force,
                     policy: policy.as_deref(),
+                    allow_broad_grants: *allow_broad_grants,
                 })
                 .await
             }

@@ -15,6 +15,7 @@ pub(super) struct AddArgs<'a> {
     pub sha256: Option<&'a str>,
     pub force: bool,
     pub policy: Option<&'a Path>,
+    pub allow_broad_grants: bool,
 }
 
 /// What `cordon test` was given.
@@ -85,6 +86,7 @@ impl Cli {
                     force: args.force,
                     policy: args.policy,
                     yes: self.yes,
+                    allow_broad_grants: args.allow_broad_grants,
                 };
                 install::add(&paths, reference, &options).await
             }

@@ -40,6 +40,64 @@ pub fn proposal(path: &Path) -> anyhow::Result<ProposedGrants> {
     Ok(read_policy(path)?)
 }
 
+/// What granting `host` would expose beyond what a plugin is for: the whole host, the operator's
+/// home (or a directory holding it), or a directory holding the project itself (its cordon.toml,
+/// plugins and lock). Such a grant is never applied without `--allow-broad-grants`.
+pub fn broad_exposure(host: &Path, config_dir: &Path) -> Option<String> {
+    let host = host.canonicalize().unwrap_or_else(|_| host.to_path_buf());
+    if host.parent().is_none() {
+        return Some("the whole host".to_string());
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+        .map(|home| home.canonicalize().unwrap_or(home));
+    if let Some(home) = home.filter(|home| home.starts_with(&host)) {
+        return Some(if home == host {
+            "your home directory".to_string()
+        } else {
+            format!(
+                "a directory holding your home directory ({})",
+                home.display()
+            )
+        });
+    }
+    config_dir.starts_with(&host).then(|| {
+        format!(
+            "a directory holding this project ({}): its cordon.toml, plugins and lock",
+            config_dir.display()
+        )
+    })
+}
+
+/// Takes the directories that expose too much ([`broad_exposure`]) out of `proposed`, each said
+/// in its `left_out`, unless `allowed`; returns what each broad directory kept exposes.
+pub fn hold_back_broad(
+    proposed: &mut ProposedGrants,
+    config_dir: &Path,
+    allowed: bool,
+) -> Vec<String> {
+    let mut kept_broad = Vec::new();
+    let mut held_back = Vec::new();
+    proposed.dirs.retain(|dir| {
+        let Some(exposes) = broad_exposure(&dir.host, config_dir) else {
+            return true;
+        };
+        let what = format!("{} at {}", dir.host.display(), dir.guest);
+        if allowed {
+            kept_broad.push(format!("{what} exposes {exposes} (--allow-broad-grants)"));
+            true
+        } else {
+            held_back.push(format!(
+                "storage {what}: it exposes {exposes}; --yes alone never grants that (add --allow-broad-grants if you mean it, or grant a narrower directory in cordon.toml yourself)"
+            ));
+            false
+        }
+    });
+    proposed.left_out.extend(held_back);
+    kept_broad
+}
+
 /// The proposal as lines for the terminal: each grant as cordon.toml writes it, then what was
 /// left out.
 pub fn describe(proposed: &ProposedGrants) -> Vec<String> {
