@@ -77,17 +77,21 @@ $(BUILD_VENV)/.installed: sdk/python/requirements-build.txt
 	$(BUILD_VENV)/bin/pip install --quiet --disable-pip-version-check -r sdk/python/requirements-build.txt
 	touch $@
 
-$(GUEST_DIR)/plain_py_%.wasm: tests/fixtures_plain/py_%/app.py tests/fixtures_plain/py_%/wit/world.wit $(BUILD_VENV)/.installed
-	@mkdir -p $(GUEST_DIR)
-	$(BUILD_VENV)/bin/componentize-py -d tests/fixtures_plain/py_$*/wit -w $* componentize app -p tests/fixtures_plain/py_$* -o $@
-
-# Its world may import WASI interfaces; their WIT comes from the pinned toolchain (jco's copy).
+# Its world may import WASI interfaces (or include `wasi:cli/command`: a Python command); their
+# WIT comes from a pinned toolchain (jco's copy), as for the JavaScript ones below.
 JCO_WASI_WIT := sdk/js/node_modules/@bytecodealliance/jco/lib/wit/builtin/0.2.12
+$(GUEST_DIR)/plain_py_%.wasm: tests/fixtures_plain/py_%/app.py tests/fixtures_plain/py_%/wit/world.wit $(BUILD_VENV)/.installed | $(JS_TOOLCHAIN)
+	@mkdir -p $(GUEST_DIR)
+	rm -rf $(GUEST_DIR)/plain-py-wit/$* && mkdir -p $(GUEST_DIR)/plain-py-wit/$*
+	cp tests/fixtures_plain/py_$*/wit/world.wit $(GUEST_DIR)/plain-py-wit/$*/
+	for dep in wasi-cli wasi-clocks wasi-filesystem wasi-io wasi-random wasi-sockets; do mkdir -p $(GUEST_DIR)/plain-py-wit/$*/deps/$$dep && cp $(JCO_WASI_WIT)/$$dep/package.wit $(GUEST_DIR)/plain-py-wit/$*/deps/$$dep/; done
+	$(BUILD_VENV)/bin/componentize-py -d $(GUEST_DIR)/plain-py-wit/$* -w $* componentize app -p tests/fixtures_plain/py_$* -o $@
+
 $(GUEST_DIR)/plain_js_%.wasm: tests/fixtures_plain/js_%/app.js tests/fixtures_plain/js_%/wit/world.wit | $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
 	rm -rf $(GUEST_DIR)/plain-js-wit/$* && mkdir -p $(GUEST_DIR)/plain-js-wit/$*
 	cp tests/fixtures_plain/js_$*/wit/world.wit $(GUEST_DIR)/plain-js-wit/$*/
-	for dep in wasi-filesystem wasi-io wasi-clocks; do mkdir -p $(GUEST_DIR)/plain-js-wit/$*/deps/$$dep && cp $(JCO_WASI_WIT)/$$dep/package.wit $(GUEST_DIR)/plain-js-wit/$*/deps/$$dep/; done
+	for dep in wasi-cli wasi-clocks wasi-filesystem wasi-io wasi-random wasi-sockets; do mkdir -p $(GUEST_DIR)/plain-js-wit/$*/deps/$$dep && cp $(JCO_WASI_WIT)/$$dep/package.wit $(GUEST_DIR)/plain-js-wit/$*/deps/$$dep/; done
 	sdk/js/node_modules/.bin/componentize-js tests/fixtures_plain/js_$*/app.js --wit $(GUEST_DIR)/plain-js-wit/$* -n $* -d http -d fetch-event -o $@
 
 # JavaScript and C plugins are built with `cordon build` (so the host is built first), rebuilt

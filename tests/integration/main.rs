@@ -16,6 +16,7 @@ mod bundled_session_hooks;
 mod c_sdk;
 mod cache;
 mod cli;
+mod command_programs;
 mod contract_v2;
 mod disk_limits;
 mod distribution;

@@ -120,6 +120,9 @@ pub struct PluginGrant {
     pub tools: std::collections::BTreeMap<String, ToolOverride>,
     /// The WIT a plain component was built from (`wit = "…"`), read for its doc comments.
     pub wit: Option<PathBuf>,
+    /// The granted directory (its guest path) a command starts in (`working_dir`); `None`: the
+    /// first granted directory ([`PluginGrant::working_dir`]).
+    pub working_dir: Option<String>,
 }
 
 impl PluginGrant {
@@ -146,6 +149,22 @@ impl PluginGrant {
                 Ok((dir_handle, dir.guest.clone()))
             })
             .collect()
+    }
+
+    /// `opened` with the working directory ([`PluginGrant::working_dir`]) opened a second time as
+    /// `.`, the name wasi-libc (and so Rust's std, C and CPython) resolves relative paths by: a
+    /// command's `rg TODO` then searches its working directory. The handle is the grant's own, with
+    /// its mode; a path that no other grant holds resolves inside it, as with `wasmtime run --dir .`.
+    pub(crate) fn with_working_dir(&self, opened: OpenedDirs) -> OpenedDirs {
+        let Some(working_dir) = self.working_dir() else {
+            return opened;
+        };
+        let Some((dir, _)) = opened.iter().find(|(_, guest)| guest == working_dir) else {
+            return opened;
+        };
+        let mut dirs = opened.to_vec();
+        dirs.push((dir.clone(), ".".to_string()));
+        dirs.into()
     }
 
     /// The WASI context of one call, before it is built (a `wasi:cli` command's call adds its

@@ -3,6 +3,7 @@
 //! pins what was approved, and what it says about the tools of components that cannot say it.
 
 pub mod grant;
+pub mod grant_notice;
 pub mod limits;
 pub mod lock;
 mod lock_refusal;

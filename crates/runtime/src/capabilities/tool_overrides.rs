@@ -28,4 +28,6 @@ pub struct ToolOverride {
     pub sequential: Option<bool>,
     /// Leave the function out (one whose types JSON cannot carry, or that should not be offered).
     pub skip: bool,
+    /// A command's exit statuses that mean success (`ok_exit_codes`; `None`: only 0).
+    pub ok_exit_codes: Option<Vec<i32>>,
 }

@@ -23,6 +23,7 @@ pub(super) struct RawPlugin {
     #[serde(default)]
     tools: BTreeMap<String, super::tool_section::RawToolOverride>,
     wit: Option<PathBuf>,
+    working_dir: Option<String>,
 }
 
 /// `hook = true` (every tool the hook declares), `hook = false`, or `hook = ["write_*", ...]`.
@@ -290,8 +291,25 @@ impl RawPlugin {
                 Some(full)
             }
         };
+        if let Some(working_dir) = &self.working_dir
+            && !dirs.iter().any(|dir| dir.guest == *working_dir)
+        {
+            let granted: Vec<&str> = dirs.iter().map(|dir| dir.guest.as_str()).collect();
+            return Err((
+                "working_dir".into(),
+                if granted.is_empty() {
+                    format!("{working_dir:?} is not a granted directory: this plugin is granted none; grant it in `dirs` first")
+                } else {
+                    format!(
+                        "{working_dir:?} is not a granted directory's guest path; it is one of: {}",
+                        granted.join(", ")
+                    )
+                },
+            ));
+        }
         register_credential_values(&self.env);
         Ok(PluginGrant {
+            working_dir: self.working_dir,
             tools,
             wit,
             dirs,

@@ -26,6 +26,7 @@ pub(super) struct RawToolOverride {
     execution_mode: Option<RawExecutionMode>,
     #[serde(default)]
     skip: bool,
+    ok_exit_codes: Option<Vec<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -115,6 +116,32 @@ pub(super) fn validate(
             };
             examples.push(value);
         }
+        let ok_exit_codes = match &raw.ok_exit_codes {
+            None => None,
+            Some(codes) if codes.is_empty() => {
+                return Err((
+                    key("ok_exit_codes"),
+                    "is empty: no exit status would be success; list them, as in [0, 1]".into(),
+                ));
+            }
+            Some(codes) => {
+                let mut kept = Vec::with_capacity(codes.len());
+                for code in codes {
+                    match u8::try_from(*code) {
+                        Ok(code) => kept.push(i32::from(code)),
+                        Err(_) => {
+                            return Err((
+                                key("ok_exit_codes"),
+                                format!("{code} is not an exit status: they are 0 to 255"),
+                            ));
+                        }
+                    }
+                }
+                kept.sort_unstable();
+                kept.dedup();
+                Some(kept)
+            }
+        };
         let annotations = raw.annotations.unwrap_or(RawAnnotations {
             read_only: None,
             destructive: None,
@@ -136,6 +163,7 @@ pub(super) fn validate(
                     .execution_mode
                     .map(|mode| matches!(mode, RawExecutionMode::Sequential)),
                 skip: raw.skip,
+                ok_exit_codes,
             },
         );
     }

@@ -7,7 +7,7 @@
 use super::host_terms::{
     Declared, DeclaredTool, ExecutionMode, GuestCall, GuestOutput, ToolAnnotations,
 };
-use crate::capabilities::tool_overrides::ToolOverride;
+use crate::capabilities::grant_notice::{description_sentence, failure_note};
 use crate::report::{Content, ErrorKind};
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::failure::Failure;
@@ -30,8 +30,20 @@ pub struct CommandInput {
 /// A command, linked, ready to instantiate.
 pub(crate) struct CommandPre {
     pub instance_pre: InstancePre<CallState>,
-    run: ComponentExportIndex,
+    terms: RunTerms,
     declared: DeclaredTool,
+}
+
+/// How each run of a command is made and read: its `run` function, the tool's name, and which exit
+/// statuses are success.
+#[derive(Clone)]
+pub(crate) struct RunTerms {
+    run: ComponentExportIndex,
+    tool: String,
+    /// Sorted; `[0]` unless the operator says otherwise (`ok_exit_codes`).
+    ok_exit_codes: Vec<i32>,
+    /// What a failed run's message says about the plugin's directories.
+    grants: String,
 }
 
 /// Why a command cannot be offered.
@@ -56,9 +68,9 @@ impl CommandPre {
         engine: &Engine,
         component: &Component,
         instance_pre: InstancePre<CallState>,
-        plugin: &str,
-        overrides: &std::collections::BTreeMap<String, ToolOverride>,
+        setup: &super::PlainSetup<'_>,
     ) -> Result<Self, CommandRefusal> {
+        let (plugin, overrides) = (setup.plugin, setup.overrides);
         let run = component
             .component_type()
             .exports(engine)
@@ -101,10 +113,21 @@ impl CommandPre {
             parameters["examples"] = Value::Array(operator.examples.clone());
         }
         let name = operator.name.clone().unwrap_or(derived);
+        let success = match operator.ok_exit_codes.as_deref() {
+            None | Some([0]) => "an exit status other than 0 is an error".to_string(),
+            Some(codes) => {
+                let codes: Vec<String> = codes.iter().map(i32::to_string).collect();
+                format!(
+                    "exit statuses {} are success (the status is in the result) and any other is an error",
+                    codes.join(", ")
+                )
+            }
+        };
         let declared = DeclaredTool {
             description: operator.description.clone().unwrap_or_else(|| {
                 format!(
-                    "Runs the command-line program `{plugin}` with `args` and `stdin`; its standard output is the result, and an exit status other than 0 is an error."
+                    "Runs the command-line program `{plugin}` with `args` and `stdin`; its standard output is the result, and {success}. {}",
+                    description_sentence(setup.grant, setup.grant.working_dir())
                 )
             }),
             title: operator.title.clone().unwrap_or_default(),
@@ -127,7 +150,12 @@ impl CommandPre {
         };
         Ok(Self {
             instance_pre,
-            run,
+            terms: RunTerms {
+                run,
+                tool: declared.name.clone(),
+                ok_exit_codes: operator.ok_exit_codes.clone().unwrap_or_else(|| vec![0]),
+                grants: failure_note(setup.grant),
+            },
             declared,
         })
     }
@@ -139,12 +167,8 @@ impl CommandPre {
         }
     }
 
-    pub fn tool(&self) -> &str {
-        &self.declared.name
-    }
-
-    pub fn run_export(&self) -> ComponentExportIndex {
-        self.run
+    pub fn terms(&self) -> &RunTerms {
+        &self.terms
     }
 
     /// What the call's arguments give the program (they were checked against the schema).
@@ -218,11 +242,11 @@ fn output_schema() -> Value {
 /// Runs the program to its end: it returned, or it exited (`wasi:cli/exit`).
 pub async fn run(
     instance: &wasmtime::component::Instance,
-    run: &ComponentExportIndex,
+    terms: &RunTerms,
     store: &mut Store<CallState>,
-    tool: &str,
 ) -> wasmtime::Result<Result<GuestOutput, Failure>> {
-    let Some(func) = instance.get_func(&mut *store, run) else {
+    let tool = terms.tool.as_str();
+    let Some(func) = instance.get_func(&mut *store, terms.run) else {
         return Ok(Err(Failure::trap("the command has no `run` function", "")));
     };
     let mut results = [Val::Bool(false)];
@@ -253,9 +277,16 @@ pub async fn run(
     .into_iter()
     .flatten()
     .collect();
-    if exit_code == 0 {
+    if terms.ok_exit_codes.contains(&exit_code) {
         let structured = json!({ "exit_code": exit_code, "stdout": stdout, "stderr": stderr });
         let mut content = vec![Content::Text { text: stdout }];
+        if exit_code != 0 {
+            content.push(Content::Text {
+                text: format!(
+                    "[`{tool}` exited with status {exit_code}, a success for this tool (ok_exit_codes)]"
+                ),
+            });
+        }
         content.extend(notes.into_iter().map(|text| Content::Text { text }));
         return Ok(Ok(GuestOutput {
             content,
@@ -277,6 +308,8 @@ pub async fn run(
         message.push('\n');
         message.push_str(&note);
     }
+    message.push('\n');
+    message.push_str(&terms.grants);
     let details = json!({
         "exit_code": exit_code,
         "stdout": last_bytes(&stdout, ERROR_DETAIL_BYTES),

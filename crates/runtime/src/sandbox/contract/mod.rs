@@ -127,6 +127,8 @@ pub enum WrongWorld {
 /// components, since reading them needs the file's bytes).
 pub(crate) struct PlainSetup<'a> {
     pub plugin: &'a str,
+    /// What the plugin is granted: derived descriptions end with it.
+    pub grant: &'a crate::capabilities::grant::PluginGrant,
     pub overrides: &'a BTreeMap<String, ToolOverride>,
     pub docs: &'a plain::docs::ComponentDocs,
 }
@@ -144,7 +146,7 @@ pub(crate) fn contract_of(engine: &wasmtime::Engine, component: &Component) -> C
         ContractVersion::V0_2
     } else if exports.iter().any(|name| name == v0_1::EXPORT) {
         ContractVersion::V0_1
-    } else if plain::is_command(&exports) {
+    } else if plain::is_command(engine, component) {
         ContractVersion::Command
     } else {
         ContractVersion::Plain
@@ -163,13 +165,7 @@ impl ContractPre {
         // A plain component's exports are read first: one that offers nothing says so before
         // its imports are looked at.
         let functions = match version {
-            ContractVersion::Plain => Some(Arc::new(PlainFunctions::read(
-                engine,
-                component,
-                setup.plugin,
-                setup.overrides,
-                setup.docs,
-            )?)),
+            ContractVersion::Plain => Some(Arc::new(PlainFunctions::read(engine, component, setup)?)),
             _ => None,
         };
         if version.is_cordon() && !setup.overrides.is_empty() {
@@ -215,13 +211,9 @@ impl ContractPre {
                 instance_pre,
                 functions: functions.expect("read above for a plain component"),
             }),
-            ContractVersion::Command => Self::Command(CommandPre::new(
-                engine,
-                component,
-                instance_pre,
-                setup.plugin,
-                setup.overrides,
-            )?),
+            ContractVersion::Command => {
+                Self::Command(CommandPre::new(engine, component, instance_pre, setup)?)
+            }
         };
         Ok((pre, version))
     }
@@ -255,8 +247,7 @@ impl ContractPre {
             }),
             Self::Command(pre) => Instance::Command {
                 instance: pre.instance_pre.instantiate_async(store).await?,
-                run: pre.run_export(),
-                tool: pre.tool().to_string(),
+                terms: pre.terms().clone(),
             },
         })
     }
@@ -270,8 +261,7 @@ pub(crate) enum Instance {
     Plain(PlainInstance),
     Command {
         instance: wasmtime::component::Instance,
-        run: wasmtime::component::ComponentExportIndex,
-        tool: String,
+        terms: command::RunTerms,
     },
 }
 
@@ -301,11 +291,7 @@ impl Instance {
             Self::V0_2(plugin) => v0_2::execute(plugin, store, call).await,
             Self::V0_3(plugin) => v0_3::execute(plugin, store, call).await,
             Self::Plain(plugin) => plugin.execute(store, call).await,
-            Self::Command {
-                instance,
-                run,
-                tool,
-            } => command::run(instance, run, store, tool).await,
+            Self::Command { instance, terms } => command::run(instance, terms, store).await,
         }
     }
 

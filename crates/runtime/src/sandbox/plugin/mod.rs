@@ -304,6 +304,7 @@ impl Plugin {
         };
         let setup = PlainSetup {
             plugin: &id,
+            grant: &grant,
             overrides: &grant.tools,
             docs: &docs,
         };
@@ -318,6 +319,12 @@ impl Plugin {
             .map(|(name, _)| name.to_string())
             .collect();
         let settings: Arc<str> = grant.settings.to_string().into();
+        // A command starts in its working directory (grant.rs, `with_working_dir`).
+        let preopens = if contract == ContractVersion::Command {
+            grant.with_working_dir(preopens)
+        } else {
+            preopens
+        };
         let mut plugin = Self {
             id,
             path,

@@ -80,6 +80,9 @@ impl Plugin {
                     builder
                         .args(&input.argv)
                         .stdin(MemoryInputPipe::new(input.stdin));
+                    if let Some(working_dir) = self.grant.working_dir() {
+                        builder.initial_cwd(working_dir);
+                    }
                 }
                 (
                     self.grant.limits.clone(),

@@ -17,6 +17,7 @@ mod val_to_json;
 use super::host_terms::{
     Declared, DeclaredTool, ExecutionMode, GuestCall, GuestOutput, ToolAnnotations,
 };
+use crate::capabilities::grant_notice::description_sentence;
 use crate::capabilities::tool_overrides::ToolOverride;
 use crate::report::{Content, ErrorKind};
 use crate::sandbox::call_state::CallState;
@@ -24,7 +25,6 @@ use crate::sandbox::failure::Failure;
 pub use refusal::PlainRefusal;
 use serde_json::{Value, json};
 use shape::{Shape, ShapeBudget, Unsupported, shape_of};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use tool_names::{FunctionPath, tool_names};
 use wasmtime::component::types::ComponentItem;
@@ -58,9 +58,15 @@ pub(crate) struct PlainFunctions {
     functions: Vec<PlainFunction>,
 }
 
-/// Whether the component is a `wasi:cli` command: it exports `wasi:cli/run` and nothing else.
-pub fn is_command(exports: &[String]) -> bool {
-    exports.len() == 1 && exports[0].starts_with(CLI_RUN_PREFIX)
+/// Whether the component is a `wasi:cli` command: it exports `wasi:cli/run` and no function of its
+/// own besides what its toolchain adds (componentize-py's `exports#init`), so a Python command
+/// built with `componentize-py -w wasi:cli/command` is one too.
+pub fn is_command(engine: &Engine, component: &Component) -> bool {
+    let exports_run = component
+        .component_type()
+        .exports(engine)
+        .any(|(name, _)| name.starts_with(CLI_RUN_PREFIX));
+    exports_run && exported_functions(engine, component).is_empty()
 }
 
 impl PlainFunctions {
@@ -69,10 +75,10 @@ impl PlainFunctions {
     pub fn read(
         engine: &Engine,
         component: &Component,
-        plugin: &str,
-        overrides: &BTreeMap<String, ToolOverride>,
-        docs: &docs::ComponentDocs,
+        setup: &super::PlainSetup<'_>,
     ) -> Result<Self, PlainRefusal> {
+        let (plugin, overrides, docs) = (setup.plugin, setup.overrides, setup.docs);
+        let grants = description_sentence(setup.grant, None);
         let exports = exported_functions(engine, component);
         if exports.is_empty() {
             let mut listed: Vec<String> = component
@@ -103,6 +109,15 @@ impl PlainFunctions {
                 known: known.join(", "),
             });
         }
+        if let Some((tool, _)) = overrides
+            .iter()
+            .find(|(_, operator)| operator.ok_exit_codes.is_some())
+        {
+            return Err(PlainRefusal::ExitCodesOfFunction {
+                plugin: plugin.to_string(),
+                tool: tool.clone(),
+            });
+        }
         let mut functions = Vec::new();
         let mut unsupported = Vec::new();
         let mut budget =
@@ -130,6 +145,7 @@ impl PlainFunctions {
                         result.as_ref(),
                         &operator,
                         docs,
+                        &grants,
                     );
                     functions.push(PlainFunction {
                         path: export.path,
@@ -354,6 +370,7 @@ fn declare(
     result: Option<&Shape>,
     operator: &ToolOverride,
     docs: &docs::ComponentDocs,
+    grants: &str,
 ) -> DeclaredTool {
     let mut params = params.to_vec();
     let mut result = result.cloned();
@@ -362,11 +379,14 @@ fn declare(
     if !operator.examples.is_empty() {
         parameters["examples"] = Value::Array(operator.examples.clone());
     }
-    let description = operator
-        .description
-        .clone()
-        .or_else(|| docs.function(path).map(str::to_string))
-        .unwrap_or_else(|| signature_description(path, &params, result.as_ref()));
+    // The operator's description is theirs to write; a derived one ends with the grants.
+    let description = operator.description.clone().unwrap_or_else(|| {
+        let derived = docs
+            .function(path)
+            .map(str::to_string)
+            .unwrap_or_else(|| signature_description(path, &params, result.as_ref()));
+        format!("{} {grants}", derived.trim_end())
+    });
     DeclaredTool {
         name: tool.to_string(),
         title: operator.title.clone().unwrap_or_default(),

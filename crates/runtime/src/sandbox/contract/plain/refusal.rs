@@ -29,6 +29,10 @@ pub enum PlainRefusal {
     },
     #[error("cordon.toml renames {tools} to one name, {name:?}; give each tool a name of its own")]
     RenamedTwice { tools: String, name: String },
+    #[error(
+        "cordon.toml sets `ok_exit_codes` for {tool} in [plugins.{plugin}.tools.{tool}], but only a command (a `wasi:cli/run` program) has an exit status; a function's failure is its `result`'s error"
+    )]
+    ExitCodesOfFunction { plugin: String, tool: String },
     #[error("every function it exports is left out with `skip = true`; nothing would be offered")]
     AllSkipped,
     #[error(
