@@ -64,7 +64,8 @@ static unsigned long hex4(const char *p) {
     return strtoul(digits, NULL, 16);
 }
 
-/* Decodes the JSON string at `p` (its opening quote) into a new malloc'd string. */
+/* Decodes the JSON string at `p` (its opening quote) into a new malloc'd string; an escaped NUL
+ * is decoded as U+FFFD (the replacement character). */
 static char *decode_string(const char *p) {
     const char *end = skip_string(p);
     char *out = cordon_checked(malloc((size_t)(end - p) + 1));
@@ -89,7 +90,9 @@ static char *decode_string(const char *p) {
                 code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
                 p += 6;
             }
-            put_utf8(&o, code);
+            /* A C string ends at NUL: an escaped NUL becomes U+FFFD, so what follows it is still
+             * read (a hook shown "hello\u0000 rm -rf ~" sees all of it). */
+            put_utf8(&o, code == 0 ? 0xFFFD : code);
             break;
         }
         default: *o++ = *p; break; /* \" \\ \/ */

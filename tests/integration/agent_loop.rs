@@ -395,7 +395,7 @@ fn a_server_failing_forever_is_a_clear_error_and_the_transcript_is_kept() {
                 .to_string()
         })
         .collect();
-    assert_eq!(roles, ["system", "user"]);
+    assert_eq!(roles, ["system", "turn_start", "user"]);
 }
 
 #[test]
@@ -429,7 +429,7 @@ fn a_malformed_reply_is_a_clear_error() {
                 .unwrap()
                 .lines()
                 .count(),
-            2
+            3
         );
     }
 }

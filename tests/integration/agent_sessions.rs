@@ -202,18 +202,20 @@ fn a_conversation_resumes_from_its_transcript() {
         roles,
         [
             "system",
+            "turn_start",
             "user",
             "assistant",
             "tool",
             "assistant",
             "turn_end",
+            "turn_start",
             "user",
             "assistant",
             "turn_end"
         ],
         "the resumed run appended to it, and each turn ends with its usage:\n{lines}"
     );
-    let turn: Value = serde_json::from_str(lines.lines().nth(5).unwrap()).unwrap();
+    let turn: Value = serde_json::from_str(lines.lines().nth(6).unwrap()).unwrap();
     assert_eq!(turn["model_requests"], 2);
     assert!(
         turn["usage"]["prompt_tokens"].as_u64().unwrap() > 0,
@@ -382,7 +384,7 @@ fn ctrl_c_while_waiting_for_the_model_cancels_the_request() {
         .iter()
         .map(|m| m["role"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(roles, ["system", "user"]);
+    assert_eq!(roles, ["system", "turn_start", "user"]);
 }
 
 #[test]

@@ -125,3 +125,19 @@ fn a_tool_called_against_the_route_never_runs() {
     );
     assert_mentions(&model.body(2)["messages"].to_string(), "was not offered");
 }
+
+#[test]
+fn a_route_to_a_group_under_tool_search_offers_the_groups_tools() {
+    // `tool_search = "always"` offers `search_tools` alone; a route to `words` offers its tool.
+    let model = ScriptedModel::start(json!([
+        { "text": "words" },
+        { "text": "done" }
+    ]));
+    let ws = probe().config(
+        "[agent]\ntools = [\"echo\", \"fail\", \"sleep\"]\ntool_search = \"always\"\n\n[agent.groups]\nwords = [\"echo\"]\n\n[agent.routing]\nmode = \"model\"\n\n[model]\nretries = 0\n",
+    );
+    let out = run(&ws, &model, "Repeat hello");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(routing_event(&out)["route"], "words");
+    assert_eq!(tool_names(&model.body(1)), ["echo"]);
+}

@@ -191,6 +191,37 @@ fn agent_folders_use_only_the_folders_below_them() {
     );
 }
 
+/// What a hook or a summary writes reaches the model only through the gate
+/// (`conversation/user_text.rs`): a user message's text is a `UserText`, and the two raw ways to
+/// make one are taken only where the user's own prompt is (the prompt stage) and where cordon
+/// renders older turns for a summary request.
+#[test]
+fn hook_and_summary_text_reaches_the_model_only_through_the_gate() {
+    let src = repository().join("crates/agent/src");
+    let allowed = [
+        ("Prompt::Typed(", "session/session_hooks.rs"),
+        ("UserText::typed(", "session/session_hooks.rs"),
+        ("UserText::history_to_summarise(", "context/summary.rs"),
+    ];
+    let mut stray = Vec::new();
+    for file in sources(&src) {
+        if file == Path::new("conversation/user_text.rs") {
+            continue;
+        }
+        let code = code(&src.join(&file));
+        for (raw, _) in allowed {
+            let here = file.to_string_lossy().replace('\\', "/");
+            if code.contains(raw) && !allowed.contains(&(raw, here.as_str())) {
+                stray.push(format!("{here} calls {raw}"));
+            }
+        }
+    }
+    assert!(
+        stray.is_empty(),
+        "raw text into a user message outside the gate: {stray:?}; build it with UserText::gated or UserText::prompt_with_context"
+    );
+}
+
 #[test]
 fn no_crate_has_an_import_cycle_between_its_files() {
     for krate in ["runtime", "agent", "mcp", "scaffold", "cordon"] {

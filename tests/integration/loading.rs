@@ -293,26 +293,17 @@ fn a_component_declaring_a_huge_initial_memory_is_refused_at_load() {
 }
 
 #[test]
-fn a_plugins_tool_named_like_a_group_cannot_stand_in_for_the_group() {
+fn a_plugins_tool_named_like_a_group_refuses_the_start() {
     // The probe (unconfigured, no grants) declares a tool `spin`; the operator's group `spin`
-    // names `echo` and `sleep`. `[agent] tools = ["spin"]` means the group, and the load says
-    // that a tool has the group's name.
+    // names `echo` and `sleep`. A name must mean one thing (the active set, a hook's narrowing, a
+    // route), so the start is refused, naming the group and the plugin.
     let ws = probe()
         .config("[agent]\ntools = [\"spin\"]\n[agent.groups]\nspin = [\"echo\", \"sleep\"]\n");
-    let listed = ws.cordon(&["list", "--json"]);
-    let json = listed.json();
-    let active: Vec<&str> = json["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|tool| tool["active"] == true)
-        .filter_map(|tool| tool["name"].as_str())
-        .collect();
-    assert_eq!(active, ["echo", "sleep"], "{json}");
+    let out = ws.cordon(&["call", "echo", r#"{"text": "x"}"#]);
+    assert_ne!(out.code, 0, "{}", out.stderr);
     assert!(
-        listed.stderr.contains("also a group in [agent.groups]"),
+        out.stderr.contains("a group named \"spin\"") && out.stderr.contains("plugin `probe`"),
         "{}",
-        listed.stderr
+        out.stderr
     );
-    assert_eq!(kind(&ws.call("spin", r#"{"millis": 1}"#)), "not_active");
 }

@@ -61,6 +61,7 @@ mod secret_scrubbing;
 mod serve_and_conformance_attacks;
 mod session_hook_attacks;
 mod session_hooks;
+mod session_promises;
 mod session_sdks;
 mod source_sizes;
 mod stdio_server;

@@ -114,3 +114,21 @@ fn cordon_test_runs_every_stage_an_sdk_hook_declares() {
         }
     }
 }
+
+#[test]
+fn a_nul_in_the_prompt_hides_nothing_from_a_hook_in_any_sdk() {
+    // A C string ends at NUL: the C SDK reads an escaped NUL as U+FFFD, so the hook still sees
+    // what follows it and blocks the prompt, as the other SDKs do.
+    for (component, id, lang) in HOOKS {
+        let model = ScriptedModel::start(json!([{ "text": "never" }]));
+        let ws = workspace(component, id);
+        let url = model.base_url();
+        let out = ws.cordon_stdin(
+            &["run", "--base-url", &url, "--model", "scripted"],
+            "hello\0 a forbidden plan",
+        );
+        assert_eq!(out.code, 1, "{lang}: {}", out.stderr);
+        assert_mentions(&out.stderr, "forbidden prompt");
+        assert!(model.requests().is_empty(), "{lang}");
+    }
+}

@@ -22,7 +22,10 @@ limits = { timeout = "30s" }
 hook = true
 
 [plugins.guard.settings]
-deny = [{ pattern = "forbidden", reason = "that word is not allowed" }]
+deny = [
+  { pattern = "forbidden", reason = "that word is not allowed" },
+  { pattern = "terminal", reason = "bad\u001b[2J\u0007\u202eword\r\nnext" },
+]
 
 [plugins.session]
 hook = true
@@ -167,7 +170,7 @@ async def test_questions_the_hook_cannot_take_say_what_to_send(hooks_target):
         undeclared = await client.call_tool("hook_guard", {"stage": "prompt", "payload": {"prompt": "hi"}})
         missing = await client.call_tool("hook_session", {"stage": "prompt", "payload": {}})
         unknown = await client.call_tool("hook_session", {"stage": "UserPromptSubmit"})
-    assert undeclared.is_error and "does not run at `prompt` (it declares: before-tool-call)" in text(undeclared)
+    assert undeclared.is_error and "does not run at `prompt` (it runs at: before-tool-call" in text(undeclared)
     assert missing.is_error and "`payload.prompt` is required" in text(missing)
     assert unknown.is_error and "is not a stage" in text(unknown)
 
@@ -184,3 +187,68 @@ async def test_every_answer_is_in_the_audit_log(cordon_bin, hook_workspace):
     assert asked[0]["pluginSha256"] and asked[0]["capabilities"] == {"http": [], "pathsOpened": []}
     session = [line for line in lines if line.get("sessionHook") == "session"]
     assert session and session[0]["decision"] == "block" and session[0]["callId"].startswith("hook-")
+
+
+async def test_hooks_whose_names_collide_keep_the_name_for_the_id_it_spells(cordon_bin, guest_dir, tmp_path):
+    """`g.uard` and `g_uard` both make `hook_g_uard`: it asks `g_uard`, whose id it spells, so a
+    plugin dropped in beside it can neither answer for it nor take its name away; `x.y` and `x y`,
+    neither spelled by the name, are not offered at all. A tool plugin's tool named like a hook tool
+    is not served (the hook keeps its name)."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    for name in ["g.uard", "g_uard", "x.y", "x y"]:
+        shutil.copy(guest_dir / "guard.wasm", plugins / f"{name}.wasm")
+    shutil.copy(guest_dir / "fixture_probe.wasm", plugins / "probe.wasm")
+    (tmp_path / "cordon.toml").write_text(
+        '[plugins."g.uard"]\nhook = true\n[plugins.g_uard]\nhook = true\n'
+        '[plugins."x.y"]\nhook = true\n[plugins."x y"]\nhook = true\n'
+    )
+    async with Client(server(cordon_bin, tmp_path, "--hooks-as-tools"), cache=None) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        asked = await client.call_tool("hook_g_uard", {"stage": "before-tool-call", "tool": "echo"})
+        collided = await client.call_tool("hook_x_y", {"stage": "before-tool-call", "tool": "echo"})
+    assert "hook_g_uard" in names and "hook_x_y" not in names, names
+    assert asked.structured_content["hook"] == "g_uard"
+    assert collided.is_error and (collided.meta or {}).get("cordon/errorKind") == "not_found"
+
+
+async def test_a_question_that_cannot_be_asked_fails_closed_in_claude_codes_form(hooks_target):
+    """An error result would let Claude Code go on as if no hook had spoken: in Claude Code's form a
+    question the hook cannot take is a deny before a tool call and a stop elsewhere."""
+    async with Client(hooks_target, cache=None) as client:
+        huge = await client.call_tool(
+            "hook_guard",
+            {"stage": "before-tool-call", "tool": "bash", "arguments": {"command": "x" * (1 << 20)}, "format": "claude-code"},
+        )
+        undeclared = await client.call_tool("hook_guard", {"stage": "stop", "payload": {"answer": "hi"}, "format": "claude-code"})
+    assert not huge.is_error
+    denied = json.loads(text(huge))["hookSpecificOutput"]
+    assert denied["permissionDecision"] == "deny" and "1 MiB" in denied["permissionDecisionReason"]
+    assert huge.structured_content["decision"] == "failed"
+    assert json.loads(text(undeclared))["continue"] is False
+
+
+async def test_every_text_of_the_hooks_is_escaped_as_the_terminal_escapes_it(hooks_target):
+    """A reason carrying ESC, BEL, U+202E, CR and a newline reaches the client escaped, in the
+    structured answer and in its text, as cordon's terminal shows it."""
+    async with Client(hooks_target, cache=None) as client:
+        for form in ["cordon", "claude-code"]:
+            asked = await client.call_tool(
+                "hook_guard",
+                {"stage": "before-tool-call", "tool": "echo", "arguments": {"text": "terminal"}, "format": form},
+            )
+            reason = asked.structured_content["reason"]
+            for raw in ["\x1b", "\x07", "\u202e", "\r", "\n"]:
+                assert raw not in reason and raw not in text(asked), (form, raw, reason)
+            assert "bad\\u{1b}[2J\\u{7}\\u{202e}word\\r\\nnext" in reason, reason
+
+
+async def test_a_prompt_is_cut_as_cordon_run_cuts_it_and_the_answer_says_so(cordon_bin, hook_workspace, hooks_target):
+    """The same 70 KiB prompt: the hook tool shows the hook its first 64 KiB and says `prompt` was
+    cut; `cordon run`, with that prompt hook watching, refuses to send what the hook never read."""
+    prompt = "say hi " + "x" * (70 << 10)
+    async with Client(hooks_target, cache=None) as client:
+        asked = await client.call_tool("hook_session", {"stage": "prompt", "payload": {"prompt": prompt}})
+    assert asked.structured_content["cut"] == ["prompt"], asked.structured_content
+    real = cordon(cordon_bin, hook_workspace, "run", prompt)
+    assert real.returncode == 1 and "read at most 65536" in real.stderr, real.stderr[-2000:]

@@ -16,7 +16,7 @@ pub fn digest(
     for message in folded {
         match message {
             Message::User { content } => {
-                lines.push(format!("- The user said: {}", short(content, 300)))
+                lines.push(format!("- The user said: {}", short(content.as_str(), 300)))
             }
             Message::Assistant {
                 content,
@@ -48,6 +48,7 @@ pub fn digest(
             }
             Message::System { .. }
             | Message::Compaction { .. }
+            | Message::TurnStart { .. }
             | Message::TurnEnd { .. }
             | Message::ToolsLoaded { .. }
             | Message::ToolsChanged { .. } => {}

@@ -120,9 +120,8 @@ impl TokenCounter {
     /// Tokens of one message (before calibration); session records count nothing.
     pub fn raw_message(&self, message: &Message) -> u64 {
         match message {
-            Message::System { content } | Message::User { content } => {
-                PER_MESSAGE + self.raw_text(content)
-            }
+            Message::System { content } => PER_MESSAGE + self.raw_text(content),
+            Message::User { content } => PER_MESSAGE + self.raw_text(content.as_str()),
             Message::Assistant {
                 content,
                 tool_calls,
@@ -136,6 +135,7 @@ impl TokenCounter {
                 PER_MESSAGE + self.raw_text(&outcome.tool_call_id) + self.raw_text(&outcome.content)
             }
             Message::Compaction { .. }
+            | Message::TurnStart { .. }
             | Message::TurnEnd { .. }
             | Message::ToolsLoaded { .. }
             | Message::ToolsChanged { .. } => 0,

@@ -1,10 +1,12 @@
 //! The conversation as cordon keeps it, independent of any provider: system, user, assistant and
 //! tool messages. Transcripts store exactly these, one JSON object per line; each provider module
-//! translates them to its own wire format. Four kinds of line are the session's own record and
-//! never reach a model as they are: a compaction (the summary that stands in for older turns),
-//! the end of a turn with its token usage, the tools a search loaded, and a change of the tools
-//! while the session ran (a live reload).
+//! translates them to its own wire format. Five kinds of line are the session's own record and
+//! never reach a model as they are: the start of a turn with its prompt, a compaction (the summary
+//! that stands in for older turns), the end of a turn with its token usage, the tools a search
+//! loaded, and a change of the tools while the session ran (a live reload). A user message's text
+//! is a [`UserText`]: what a hook or a summary wrote gets into one only through its gate.
 
+use super::user_text::UserText;
 use cordon_runtime::report::{ErrorKind, ToolResult};
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +18,7 @@ pub enum Message {
         content: String,
     },
     User {
-        content: String,
+        content: UserText,
     },
     Assistant {
         #[serde(default)]
@@ -31,6 +33,14 @@ pub enum Message {
     },
     /// The result of one tool call; a step's results follow its assistant message in call order.
     Tool(ToolOutcome),
+    /// A turn began with this prompt, as the user gave it (and, when a `prompt` hook rewrote it,
+    /// the rewrite): the user message after it carries it to the model. A resume of an unfinished
+    /// turn gives the prompt hooks and routing this prompt again, whatever came after it.
+    TurnStart {
+        prompt: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rewritten: Option<String>,
+    },
     /// Older turns compacted to fit the context window: from here on, the messages after the first
     /// user message and before message number `through` (counting every line of the transcript
     /// from 0) reach the model as `summary`.
@@ -75,6 +85,7 @@ impl Message {
         matches!(
             self,
             Self::Compaction { .. }
+                | Self::TurnStart { .. }
                 | Self::TurnEnd { .. }
                 | Self::ToolsLoaded { .. }
                 | Self::ToolsChanged { .. }

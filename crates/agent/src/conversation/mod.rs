@@ -11,3 +11,4 @@ mod transcript_error;
 mod transcript_file;
 mod transcript_items;
 mod transcript_shape;
+pub mod user_text;

@@ -127,7 +127,7 @@ impl<'a> StreamGate<'a> {
         let pending = std::mem::take(&mut state.pending);
         drop(state);
         if !calls_recovered {
-            let rest = held + &pending;
+            let rest = held + pending.as_str();
             if !rest.is_empty() {
                 self.inner.text_delta(&rest);
             }

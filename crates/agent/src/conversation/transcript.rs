@@ -245,7 +245,7 @@ mod tests {
         let path = dir.path().join("t.jsonl");
         let messages = [
             Message::User {
-                content: "hi".into(),
+                content: crate::conversation::user_text::UserText::typed("hi"),
             },
             Message::Assistant {
                 content: String::new(),

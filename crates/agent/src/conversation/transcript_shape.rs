@@ -74,7 +74,7 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
                     ));
                 }
             }
-            Message::TurnEnd { .. } | Message::ToolsChanged { .. } => {}
+            Message::TurnStart { .. } | Message::TurnEnd { .. } | Message::ToolsChanged { .. } => {}
             Message::ToolsLoaded { .. } => {
                 if !searched {
                     return Some((
@@ -155,7 +155,7 @@ mod tests {
 
     fn user() -> Message {
         Message::User {
-            content: "hi".into(),
+            content: crate::conversation::user_text::UserText::typed("hi"),
         }
     }
 

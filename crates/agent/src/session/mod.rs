@@ -10,7 +10,6 @@
 mod call_cap;
 mod compaction;
 pub mod contract;
-mod hook_context;
 mod model_request;
 pub(crate) mod repetition;
 pub mod routing;
@@ -24,6 +23,7 @@ use crate::context::fit::TooSmall;
 use crate::conversation::message::{Message, Usage};
 use crate::conversation::observer::AgentObserver;
 use crate::conversation::transcript::{Loaded, TranscriptError, TranscriptWriter};
+use crate::conversation::user_text::UserText;
 use crate::model::client::{ModelClient, ModelError};
 use crate::model::provider::ToolSpec;
 use crate::tool_search::{SearchSettings, ToolOffer};
@@ -64,6 +64,10 @@ pub enum AgentError {
         hook: String,
         reason: String,
     },
+    #[error(
+        "the prompt is {bytes} bytes as the prompt hooks would be shown it (configured secrets masked), and they read at most {limit} of one: a prompt longer than they can read is not sent; shorten it, or put the text in a file a tool reads"
+    )]
+    PromptTooLong { bytes: usize, limit: usize },
     #[error(transparent)]
     ContextTooSmall(#[from] TooSmall),
     #[error("cancelled")]
@@ -83,6 +87,7 @@ impl AgentError {
             Self::EmptyAnswer => "empty_answer",
             Self::CutOffBeforeAnswer { .. } => "cut_off",
             Self::Blocked { .. } => "blocked",
+            Self::PromptTooLong { .. } => "prompt_too_long",
             Self::ContextTooSmall(_) => "context_too_small",
             Self::Cancelled => "cancelled",
             Self::Transcript(_) => "transcript",
@@ -161,6 +166,16 @@ pub struct Agent {
     /// The tools the current request offers, when a session hook or routing narrowed them: a
     /// call of any other tool is refused.
     narrowed_offer: Option<std::collections::BTreeSet<String>>,
+}
+
+/// The prompt of an unfinished turn, as the transcript records it.
+struct PendingPrompt {
+    /// As the user gave it.
+    prompt: String,
+    /// As a `prompt` hook rewrote it, if one did.
+    rewritten: Option<String>,
+    /// The user message that carried it to the model (with the hooks' context).
+    sent: UserText,
 }
 
 /// What one turn has used so far.
@@ -370,30 +385,36 @@ impl Agent {
         let mut tally = TurnTally::default();
         let outcome = async {
             let context = self.start_session(&observer, cancel).await?;
-            let mut routed_prompt = None;
-            match prompt {
+            let routed_prompt = match prompt {
                 Some(prompt) => {
-                    let content = self
+                    let (content, rewritten) = self
                         .prompt_stage(prompt, context, &observer, cancel)
                         .await?;
-                    routed_prompt = Some(content.clone());
-                    self.push(Message::User { content })?;
-                }
-                None if !context.is_empty() => {
-                    let content = self.prompt_stage("", context, &observer, cancel).await?;
-                    self.push(Message::User {
-                        content: content.trim_start().to_string(),
+                    self.push(Message::TurnStart {
+                        prompt: prompt.to_string(),
+                        rewritten,
                     })?;
+                    let routed = content.clone();
+                    self.push(Message::User { content })?;
+                    Some(routed)
                 }
-                None => {
-                    // A resumed turn whose prompt is on record: the prompt hooks and the
-                    // routing see it again, so their narrowing holds across a resume.
-                    routed_prompt = self.pending_prompt();
-                    if let Some(prompt) = &routed_prompt {
-                        self.resumed_prompt_stage(prompt, &observer, cancel).await?;
+                // A resumed turn: its prompt is on record, and the prompt hooks and routing
+                // see it again whatever `session-start` added, so what they narrowed or
+                // blocked holds across a resume.
+                None => match self.pending_prompt() {
+                    Some(pending) => {
+                        self.resumed_prompt_stage(&pending, context, &observer, cancel)
+                            .await?;
+                        Some(pending.sent)
                     }
-                }
-            }
+                    None => {
+                        if let Some(content) = UserText::context(&context) {
+                            self.push(Message::User { content })?;
+                        }
+                        None
+                    }
+                },
+            };
             self.contract_failures = 0;
             if let Some(prompt) = &routed_prompt {
                 self.route(prompt, &observer, cancel, &mut tally).await?;
@@ -430,18 +451,33 @@ impl Agent {
         outcome
     }
 
-    /// The prompt of a turn the conversation ends in the middle of (no answer after it), which
-    /// a resume without a prompt continues: the first user message since the last answer.
-    fn pending_prompt(&self) -> Option<String> {
-        let mut prompt = None;
-        for message in self.messages.iter().filter(|m| m.is_conversation()) {
-            match message {
-                Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => prompt = None,
-                Message::User { content } if prompt.is_none() => prompt = Some(content.clone()),
-                _ => {}
-            }
+    /// The prompt of the turn the conversation ends in the middle of (no answer ends it), which
+    /// a resume without a prompt continues: the latest turn's prompt on record
+    /// ([`Message::TurnStart`]), whatever came after it (a reminder, a hook's continuation or
+    /// context). `None` when the conversation ends with an answer, or records no turn (a
+    /// transcript from before turns were recorded: resumed as it is, with no prompt stage).
+    fn pending_prompt(&self) -> Option<PendingPrompt> {
+        let last = self.messages.iter().rev().find(|m| m.is_conversation());
+        if matches!(last, Some(Message::Assistant { content, tool_calls, .. }) if tool_calls.is_empty() && !content.trim().is_empty())
+        {
+            return None;
         }
-        prompt
+        let start = self
+            .messages
+            .iter()
+            .rposition(|m| matches!(m, Message::TurnStart { .. }))?;
+        let Message::TurnStart { prompt, rewritten } = &self.messages[start] else {
+            unreachable!("found as a turn start");
+        };
+        let sent = self.messages[start..].iter().find_map(|m| match m {
+            Message::User { content } => Some(content.clone()),
+            _ => None,
+        })?;
+        Some(PendingPrompt {
+            prompt: prompt.clone(),
+            rewritten: rewritten.clone(),
+            sent,
+        })
     }
 
     fn push(&mut self, message: Message) -> Result<(), AgentError> {

@@ -68,7 +68,7 @@ impl Agent {
     /// did: a hook's route stands). `None` when routing is off.
     pub(super) async fn route(
         &mut self,
-        prompt: &str,
+        prompt: &UserText,
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
         tally: &mut TurnTally,
@@ -88,7 +88,7 @@ impl Agent {
                 content: routing_prompt(&groups),
             },
             Message::User {
-                content: prompt.to_string(),
+                content: prompt.clone(),
             },
         ];
         // What the routing request sends is a model request like any other to the hooks.

@@ -2,42 +2,34 @@
 //! docs/session-hooks.md states, and what the loop does with the hooks' decisions. A stage with
 //! no hook watching it costs nothing: no event is built and no sandbox starts.
 
-use super::hook_context::{defuse_headers, with_context};
 use super::*;
 use crate::context::window::Window;
 use crate::conversation::message::{Message, Reply};
+use crate::conversation::user_text::{Prompt, Source};
 use cordon_runtime::SessionStage;
 use cordon_runtime::pipeline::{StageOptions, StageOutcome};
 use serde_json::json;
 
-/// The longest prompt, reply text or answer a stage's event carries, in bytes.
-pub const MAX_EVENT_TEXT_BYTES: usize = 64 << 10;
-/// The longest text of one message in a `model-request` event, and of one call's arguments.
-pub const MAX_EVENT_MESSAGE_BYTES: usize = 4 << 10;
-/// The most recent messages a `model-request` event carries.
-pub const MAX_EVENT_MESSAGES: usize = 20;
-/// The most messages (the newest of the folded part) a `compaction` event carries.
-pub const MAX_COMPACTION_MESSAGES: usize = 200;
+use cordon_runtime::pipeline::stage_payload;
+/// The bounds of a stage's event: the runtime's, which it applies to every event whoever builds
+/// it (an MCP client asking a hook tool included); the loop cuts to them as it builds its own.
+pub use cordon_runtime::pipeline::stage_payload::{
+    MAX_COMPACTION_MESSAGES, MAX_MESSAGE_BYTES as MAX_EVENT_MESSAGE_BYTES,
+    MAX_MESSAGES as MAX_EVENT_MESSAGES, MAX_TEXT_BYTES as MAX_EVENT_TEXT_BYTES,
+};
 
-/// `text` with configured secrets masked, then cut at a character boundary to at most `limit`
-/// bytes, marked when cut. Masking comes first: a secret cut in two would match no mask.
+/// `text` with configured secrets masked, then cut as the runtime cuts an event's texts.
+/// Masking comes first: a secret cut in two would match no mask.
 fn bounded(text: &str, limit: usize) -> String {
     let text = &*cordon_runtime::report::secrets::scrub(text);
-    if text.len() <= limit {
-        return text.to_string();
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}[cut: {} bytes in all]", &text[..end], text.len())
+    stage_payload::cut(text, limit).into_owned()
 }
 
 /// One message as a `model-request` event shows it, or `None` for a record that is no message.
 fn message_view(message: &Message) -> Option<Value> {
     let (role, text) = match message {
         Message::System { content } => ("system", content.clone()),
-        Message::User { content } => ("user", content.clone()),
+        Message::User { content } => ("user", content.as_str().to_string()),
         Message::Assistant {
             content,
             tool_calls,
@@ -178,65 +170,101 @@ impl Agent {
         Ok(outcome.context)
     }
 
-    /// `prompt`: the prompt as the hooks leave it (with their context appended), or a block. A
-    /// hook's `only-tools` narrows this turn's tools.
+    /// `prompt`: the prompt as the hooks leave it, with `context` (the session start's) and
+    /// theirs after it, all through the gate; and the rewrite, if a hook rewrote it. Or a block.
+    /// A hook's `only-tools` narrows this turn's tools.
     pub(super) async fn prompt_stage(
         &mut self,
         prompt: &str,
         mut context: Vec<(String, String)>,
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
-    ) -> Result<String, AgentError> {
+    ) -> Result<(UserText, Option<String>), AgentError> {
+        self.prompt_fits_its_hooks(prompt)?;
         let payload = || json!({"prompt": bounded(prompt, MAX_EVENT_TEXT_BYTES)});
-        let mut text = prompt.to_string();
+        let mut rewrite = None;
         if let Some(outcome) = self
             .stage(SessionStage::Prompt, payload, observer, cancel)
             .await
         {
             blocked(SessionStage::Prompt, &outcome)?;
-            if let Some((_, replacement)) = outcome.replaced {
-                text = defuse_headers(&replacement);
-            }
+            rewrite = outcome.replaced;
             context.extend(outcome.context);
             self.turn_tools = outcome.only_tools;
         }
-        Ok(with_context(text, &context))
+        let text = match &rewrite {
+            Some((hook, text)) => Prompt::Rewritten { hook, text },
+            None => Prompt::Typed(prompt),
+        };
+        Ok((
+            UserText::prompt_with_context(text, &context),
+            rewrite.map(|(_, text)| text),
+        ))
     }
 
-    /// `prompt` for a resumed turn's prompt, recorded before the session stopped: the hooks see
-    /// it again (`resumed: true`), so what they narrow or block holds after a resume too. Their
-    /// context is added as a message of its own; a rewrite cannot be, the prompt being on
-    /// record already, so one stops the turn (give the prompt again to have it rewritten).
+    /// Refuses a prompt the `prompt` hooks could not read whole: one that, as they are shown it
+    /// (secrets masked, which may lengthen it), is over the event's bound. A hook that saw only
+    /// part of it would let the rest through unread.
+    fn prompt_fits_its_hooks(&self, prompt: &str) -> Result<(), AgentError> {
+        if self
+            .pipeline
+            .session_hooks(SessionStage::Prompt)
+            .next()
+            .is_none()
+        {
+            return Ok(());
+        }
+        let shown = cordon_runtime::report::secrets::scrub(prompt).len();
+        if shown > MAX_EVENT_TEXT_BYTES {
+            return Err(AgentError::PromptTooLong {
+                bytes: shown,
+                limit: MAX_EVENT_TEXT_BYTES,
+            });
+        }
+        Ok(())
+    }
+
+    /// `prompt` for a resumed turn's prompt, on record from before the session stopped: the
+    /// hooks see it again (`resumed: true`), so what they narrow or block holds after a resume
+    /// too. Their context and `context` (the session start's) are added as a message of their
+    /// own. The prompt the model has is the one on record: a hook that rewrites it otherwise
+    /// than it was rewritten then stops the turn (give the prompt again to have it rewritten).
     pub(super) async fn resumed_prompt_stage(
         &mut self,
-        prompt: &str,
+        pending: &PendingPrompt,
+        mut context: Vec<(String, String)>,
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
+        let prompt = pending.prompt.as_str();
+        self.prompt_fits_its_hooks(prompt)?;
         let payload = || json!({"prompt": bounded(prompt, MAX_EVENT_TEXT_BYTES), "resumed": true});
-        let Some(outcome) = self
+        if let Some(outcome) = self
             .stage(SessionStage::Prompt, payload, observer, cancel)
             .await
-        else {
-            return Ok(());
-        };
-        blocked(SessionStage::Prompt, &outcome)?;
-        if let Some((hook, replacement)) = &outcome.replaced
-            && replacement != prompt
         {
-            return Err(AgentError::Blocked {
-                stage: SessionStage::Prompt.as_str(),
-                hook: hook.clone(),
-                reason: "it rewrote the resumed turn's prompt, which is on record as it was; give the prompt again (cordon run --resume FILE PROMPT) to have it rewritten".into(),
-            });
+            blocked(SessionStage::Prompt, &outcome)?;
+            let on_record = pending.rewritten.as_deref().unwrap_or(prompt);
+            let now = outcome
+                .replaced
+                .as_ref()
+                .map_or(prompt, |(_, text)| text.as_str());
+            if now != on_record {
+                let hook = outcome
+                    .replaced
+                    .as_ref()
+                    .map_or("a prompt hook", |(hook, _)| hook.as_str());
+                return Err(AgentError::Blocked {
+                    stage: SessionStage::Prompt.as_str(),
+                    hook: hook.to_string(),
+                    reason: "the resumed turn's prompt is on record as it was sent, and the prompt hooks now make it something else; give the prompt again (cordon run --resume FILE PROMPT) to have it rewritten".into(),
+                });
+            }
+            self.turn_tools = outcome.only_tools;
+            context.extend(outcome.context);
         }
-        self.turn_tools = outcome.only_tools;
-        if !outcome.context.is_empty() {
-            self.push(Message::User {
-                content: with_context(String::new(), &outcome.context)
-                    .trim_start()
-                    .to_string(),
-            })?;
+        if let Some(content) = UserText::context(&context) {
+            self.push(Message::User { content })?;
         }
         Ok(())
     }
@@ -260,12 +288,8 @@ impl Agent {
             return Ok(());
         };
         blocked(SessionStage::ModelRequest, &outcome)?;
-        if !outcome.context.is_empty() {
-            messages.push(Message::User {
-                content: with_context(String::new(), &outcome.context)
-                    .trim_start()
-                    .to_string(),
-            });
+        if let Some(content) = UserText::context(&outcome.context) {
+            messages.push(Message::User { content });
         }
         Ok(())
     }
@@ -309,12 +333,8 @@ impl Agent {
             return Ok(tools);
         };
         blocked(SessionStage::ModelRequest, &outcome)?;
-        if !outcome.context.is_empty() {
-            self.push(Message::User {
-                content: with_context(String::new(), &outcome.context)
-                    .trim_start()
-                    .to_string(),
-            })?;
+        if let Some(content) = UserText::context(&outcome.context) {
+            self.push(Message::User { content })?;
         }
         let narrowing = narrowing || outcome.only_tools.is_some();
         let tools = self.narrowed(tools, outcome.only_tools);
@@ -322,14 +342,15 @@ impl Agent {
         Ok(tools)
     }
 
-    /// `model-response`: the reply as the hooks leave it (its text replaced, calls dropped).
+    /// `model-response`: the reply as the hooks leave it (its text replaced, calls dropped), and
+    /// the hook that replaced its text, if one did.
     pub(super) async fn response_stage(
         &self,
         step: u32,
         mut reply: Reply,
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
-    ) -> Result<Reply, AgentError> {
+    ) -> Result<(Reply, Option<String>), AgentError> {
         let shown = &reply;
         let payload = || {
             let calls: Vec<Value> = shown
@@ -337,8 +358,8 @@ impl Agent {
                 .iter()
                 .map(|call| {
                     json!({
-                        "id": call.id,
-                        "name": call.name,
+                        "id": stage_payload::shown_name(&call.id),
+                        "name": stage_payload::shown_name(&call.name),
                         "arguments": bounded(&call.arguments, MAX_EVENT_MESSAGE_BYTES),
                     })
                 })
@@ -349,16 +370,22 @@ impl Agent {
             .stage(SessionStage::ModelResponse, payload, observer, cancel)
             .await
         else {
-            return Ok(reply);
+            return Ok((reply, None));
         };
         blocked(SessionStage::ModelResponse, &outcome)?;
-        if let Some((_, text)) = outcome.replaced {
+        let mut replaced_by = None;
+        if let Some((hook, text)) = outcome.replaced {
             reply.text = text;
+            replaced_by = Some(hook);
         }
-        reply
-            .tool_calls
-            .retain(|call| !outcome.drop_calls.contains(&call.id));
-        Ok(reply)
+        // A hook names a call by the id it was shown (a long id is shown cut).
+        reply.tool_calls.retain(|call| {
+            !outcome
+                .drop_calls
+                .iter()
+                .any(|dropped| *dropped == stage_payload::shown_name(&call.id))
+        });
+        Ok((reply, replaced_by))
     }
 
     /// `stop`: the message to continue the turn with, if a hook asks for one and the turn has
@@ -368,7 +395,7 @@ impl Agent {
         answer: &str,
         observer: &Arc<dyn AgentObserver>,
         cancel: &CancellationToken,
-    ) -> Result<Option<String>, AgentError> {
+    ) -> Result<Option<UserText>, AgentError> {
         let continuations = self.continuations;
         let payload = || json!({"answer": bounded(answer, MAX_EVENT_TEXT_BYTES), "continuations": continuations});
         let Some(outcome) = self
@@ -389,7 +416,10 @@ impl Agent {
             return Ok(None);
         }
         self.continuations += 1;
-        Ok(Some(message))
+        Ok(Some(UserText::gated(
+            Source::Continuation { hook: &hook },
+            &message,
+        )))
     }
 
     /// `compaction`, before: the summary a hook supplies for the `folded` messages instead of
@@ -416,6 +446,7 @@ impl Agent {
             return Ok(None);
         };
         blocked(SessionStage::Compaction, &outcome)?;
+        // Kept as the hook wrote it: every request quotes it through the gate (context/fit.rs).
         Ok(outcome.replaced.map(|(_, summary)| summary))
     }
 
@@ -474,20 +505,37 @@ impl Agent {
 
     /// `tools` narrowed to the names (or groups) of `only`; all of them when `only` is `None`.
     /// The output contract's `final_result` is never taken away (a plugin tool of that name is
-    /// never offered beside it, and without a contract it is narrowed like any other).
+    /// never offered beside it, and without a contract it is narrowed like any other). Under tool
+    /// search a narrowing names what the request offers: the active tools it names are offered
+    /// themselves, without `search_tools` (a route to a group offers the group).
     fn narrowed(&self, tools: Vec<ToolSpec>, only: Option<Vec<String>>) -> Vec<ToolSpec> {
         let Some(only) = only else {
             return tools;
         };
         let allowed = self.pipeline.expand_groups(only);
         let contract_set = self.options.contract.is_some();
-        tools
+        let mut narrowed: Vec<ToolSpec> = tools
             .into_iter()
             .filter(|tool| {
                 allowed.contains(&tool.name)
                     || (contract_set && tool.name == contract::FINAL_RESULT)
             })
-            .collect()
+            .collect();
+        if self.searching_tools() {
+            for name in &allowed {
+                if narrowed.iter().any(|tool| tool.name == *name) || !self.pipeline.is_active(name)
+                {
+                    continue;
+                }
+                if let Some((_, tool)) = self.pipeline.registry().tool(name) {
+                    narrowed.push(crate::tool_search::spec_for_model(
+                        tool,
+                        self.options.tool_search.send_examples,
+                    ));
+                }
+            }
+        }
+        narrowed
     }
 }
 

@@ -31,13 +31,24 @@ impl Agent {
             let reply = self
                 .request(window, &tools, &streamed_to, cancel, tally)
                 .await?;
-            let reply = self.response_stage(step, reply, observer, cancel).await?;
-            let (reply, over_cap) = call_cap::apply(reply, self.options.max_calls_per_reply);
+            // The cap first: a `model-response` hook sees exactly the calls that may run (not the
+            // one past the cap, answered with the cap's error, nor the dropped ones after it).
+            let (mut reply, over_cap) = call_cap::apply(reply, self.options.max_calls_per_reply);
+            let past_cap = over_cap.as_ref().and_then(|_| reply.tool_calls.pop());
+            let (mut reply, replaced_by) =
+                self.response_stage(step, reply, observer, cancel).await?;
+            reply.tool_calls.extend(past_cap);
             if let Some(over) = &over_cap {
                 observer.warning(&over.warning());
             }
             observer.model_reply(&reply);
-            self.push(reply.clone().into_message())?;
+            // The user reads a replaced reply as the hook wrote it; the model, in the turns after,
+            // reads it quoted under the hook's header, never as its own words.
+            let mut message = reply.clone().into_message();
+            if let (Some(hook), Message::Assistant { content, .. }) = (&replaced_by, &mut message) {
+                *content = crate::conversation::user_text::replaced_reply(hook, content);
+            }
+            self.push(message)?;
             if reply.tool_calls.is_empty() {
                 if let Some(contract) = &self.options.contract {
                     // What a small model writes instead of calling final_result: the answer as
@@ -64,7 +75,7 @@ impl Agent {
                     }
                     reminded = true;
                     self.push(Message::User {
-                        content: EMPTY_ANSWER_REMINDER.into(),
+                        content: UserText::reminder(EMPTY_ANSWER_REMINDER),
                     })?;
                     continue;
                 }
@@ -148,9 +159,10 @@ impl Agent {
         self.contract_failures += 1;
         self.check_contract_failures()?;
         self.push(Message::User {
-            content: "You answered in text, but this session must end with a call to the \
-                      `final_result` tool whose arguments match its schema. Call it now."
-                .into(),
+            content: UserText::reminder(
+                "You answered in text, but this session must end with a call to the \
+                 `final_result` tool whose arguments match its schema. Call it now.",
+            ),
         })
     }
 

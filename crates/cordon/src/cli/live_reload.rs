@@ -26,6 +26,9 @@ pub struct PipelineLoader {
     pub lock_path: PathBuf,
     pub no_cache: bool,
     pub tools: Option<Vec<String>>,
+    /// `--allow-missing-hooks`, or a command that runs nothing (`list`, `describe`), which
+    /// shows a refused hook rather than refusing to start.
+    pub allow_missing_hooks: bool,
     /// Files of the host's own beside the config's (a chat's transcripts): no grant of any
     /// config loaded, at start or on a reload, may reach them.
     pub host_files: Vec<(&'static str, PathBuf)>,
@@ -63,7 +66,12 @@ impl PipelineLoader {
     }
 
     /// A pipeline over `config`, checked against `lock`.
-    pub async fn build(&self, config: Config, lock: Option<Lockfile>) -> anyhow::Result<Pipeline> {
+    pub async fn build(
+        &self,
+        mut config: Config,
+        lock: Option<Lockfile>,
+    ) -> anyhow::Result<Pipeline> {
+        config.allow_missing_hooks |= self.allow_missing_hooks;
         let cache = if self.no_cache {
             CompileCache::disabled()
         } else {
@@ -204,7 +212,11 @@ pub async fn reload_while_running(
 /// One reload: load in full, then swap, or keep the running set and say why.
 pub async fn reload(loader: &PipelineLoader, target: &impl ReloadTarget, cause: &str) {
     let before = target.current();
-    match loader.load().await {
+    let loaded = loader.load().await.and_then(|pipeline| {
+        hooks_keep_watching(&before, &pipeline)?;
+        Ok(pipeline)
+    });
+    match loaded {
         Ok(pipeline) => {
             let plugins = plugin_changes(&before, &pipeline);
             let tools = target.replace(pipeline.clone()).await;
@@ -237,6 +249,47 @@ pub async fn reload(loader: &PipelineLoader, target: &impl ReloadTarget, cause: 
             }));
         }
     }
+}
+
+/// Where a hook runs: `before`, `after` and the session stages it is granted.
+fn watched_points(plugin: &cordon_runtime::Plugin) -> std::collections::BTreeSet<&'static str> {
+    cordon_runtime::pipeline::hook_questions::stages_of(plugin)
+        .into_iter()
+        .collect()
+}
+
+/// Refuses a reload in which a granted hook, its grant unchanged, would watch less than it does
+/// (its file replaced by one that declares fewer stages, or no hook): what it guards would run
+/// unguarded from then on, with nothing but a log line to say so. When the operator changed the
+/// grant, the reload applies and a warning says what the hook no longer watches.
+fn hooks_keep_watching(before: &Pipeline, after: &Pipeline) -> anyhow::Result<()> {
+    for old in before.hooks() {
+        let now = after.hooks().iter().find(|plugin| plugin.id == old.id);
+        let watched_now = now.map(|plugin| watched_points(plugin)).unwrap_or_default();
+        let lost: Vec<&str> = watched_points(old)
+            .difference(&watched_now)
+            .copied()
+            .collect();
+        if lost.is_empty() {
+            continue;
+        }
+        let grant_changed = now.is_none_or(|plugin| plugin.grant.hook != old.grant.hook);
+        if grant_changed {
+            tracing::warn!(
+                hook = %old.id,
+                "after this reload hook `{}` no longer watches {} (its grant in cordon.toml changed)",
+                old.id,
+                lost.join(", ")
+            );
+            continue;
+        }
+        anyhow::bail!(
+            "hook `{}` would no longer watch {}: its plugin file changed and declares less; restore it, or change its grant in cordon.toml if that is what you mean",
+            old.id,
+            lost.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// The plugins added, replaced (another file), removed and refused, with their digests.

@@ -101,6 +101,11 @@ impl Cli {
             lock_path: self.lock_path(),
             no_cache: self.no_cache,
             tools: self.tools.clone(),
+            allow_missing_hooks: self.allow_missing_hooks
+                || matches!(
+                    self.command,
+                    Command::List { .. } | Command::Describe { .. }
+                ),
             host_files: self.session_files(),
         }
     }

@@ -40,6 +40,11 @@ pub struct Cli {
     /// Load only the plugins approved in the lockfile (also `[host] locked = true`).
     #[arg(long, global = true)]
     pub locked: bool,
+    /// Start even when a plugin granted a hook is missing or refused (also `[host]
+    /// allow_missing_hooks = true`); by default that refuses the start, since what the hook
+    /// guards would run unguarded.
+    #[arg(long, global = true)]
+    pub allow_missing_hooks: bool,
     /// The lockfile [default: cordon.lock beside the config file, or in the current directory].
     #[arg(long, global = true, value_name = "FILE")]
     pub lock_file: Option<PathBuf>,

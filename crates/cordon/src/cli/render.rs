@@ -126,8 +126,13 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
             let granted = plugin.grant.hook.as_ref().map_or(&[][..], |g| &g.tools[..]);
             let narrowed = if granted.is_empty() {
                 String::new()
-            } else {
+            } else if hook.stages.is_empty() {
                 format!(", as granted: {}", one_line(&granted.join(", ")))
+            } else {
+                format!(
+                    ", as granted: {}; not at its session stages (a grant for some tools is not one for the session: hook = true grants them)",
+                    one_line(&granted.join(", "))
+                )
             };
             out.push_str(&format!(
                 "  {} ({}) watches {}{narrowed}\n",

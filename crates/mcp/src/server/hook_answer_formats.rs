@@ -40,7 +40,9 @@ pub fn answer_schema() -> Value {
     })
 }
 
-/// The answer as a Claude Code hook's JSON output for the matching event.
+/// The answer as a Claude Code hook's JSON output for the matching event. What Claude Code's hook
+/// output cannot carry (a narrowing of a request's tools, dropped calls, a replaced model reply or
+/// summary) stops the session rather than letting more through than the hook decided.
 pub fn claude_code(answer: &HookAnswer) -> Value {
     let reason = || {
         answer
@@ -56,6 +58,7 @@ pub fn claude_code(answer: &HookAnswer) -> Value {
         )
     };
     match (answer.stage, answer.decision) {
+        (_, "allow" | "keep" | "proceed") => json!({}),
         ("before-tool-call", "block" | "failed" | "ask" | "rewrite") => {
             let (permission, why) = match answer.decision {
                 "block" => ("deny", reason()),
@@ -77,18 +80,28 @@ pub fn claude_code(answer: &HookAnswer) -> Value {
             }
             json!({ "hookSpecificOutput": output })
         }
-        ("after-tool-call", "replace") => json!({
-            "decision": "block",
-            "reason": format!(
-                "cordon hook `{}` replaced the tool's result with: {}",
-                answer.hook,
-                replacement_text(answer)
-            ),
-        }),
-        ("after-tool-call" | "prompt" | "stop", "failed") => {
-            json!({ "decision": "block", "reason": failed() })
+        // The result is already in Claude's context: the model is told it is withdrawn, and an
+        // MCP tool's output is replaced where Claude Code takes that.
+        ("after-tool-call", "replace") => {
+            let mut output = json!({
+                "decision": "block",
+                "reason": format!(
+                    "cordon hook `{}` replaced the tool's result with: {}",
+                    answer.hook,
+                    replacement_text(answer)
+                ),
+            });
+            if let Some(result) = &answer.result {
+                output["hookSpecificOutput"] = json!({
+                    "hookEventName": "PostToolUse",
+                    "updatedMCPToolOutput": result.get("content").cloned().unwrap_or(Value::Null),
+                });
+            }
+            output
         }
+        ("after-tool-call", "failed") => json!({ "decision": "block", "reason": failed() }),
         ("prompt", "block") => json!({ "decision": "block", "reason": reason() }),
+        ("prompt", "failed") => json!({ "decision": "block", "reason": failed() }),
         // Claude Code cannot rewrite a prompt: it is refused with the rewrite as the reason.
         ("prompt", "replace") => json!({
             "decision": "block",
@@ -98,7 +111,7 @@ pub fn claude_code(answer: &HookAnswer) -> Value {
                 answer.replace.clone().unwrap_or_default()
             ),
         }),
-        ("prompt" | "session-start", _) => match context(answer) {
+        ("prompt" | "session-start", "add_context" | "narrow") => match context(answer) {
             Some(text) => json!({
                 "hookSpecificOutput": {
                     "hookEventName": if answer.stage == "prompt" { "UserPromptSubmit" } else { "SessionStart" },
@@ -112,9 +125,33 @@ pub fn claude_code(answer: &HookAnswer) -> Value {
             "decision": "block",
             "reason": answer.replace.clone().unwrap_or_default(),
         }),
-        (_, "block") => json!({ "continue": false, "stopReason": reason() }),
         (_, "failed") => json!({ "continue": false, "stopReason": failed() }),
-        _ => json!({}),
+        (_, "block") => json!({ "continue": false, "stopReason": reason() }),
+        (stage, decision) => json!({
+            "continue": false,
+            "stopReason": format!(
+                "cordon hook `{}` decided `{decision}` at `{stage}`, which Claude Code's hook output cannot carry, so this stops; ask with format \"cordon\" to read the decision itself",
+                answer.hook
+            ),
+        }),
+    }
+}
+
+/// What a question the hook could not be asked answers in Claude Code's form: it fails closed, as
+/// a hook that cannot run does in cordon (a deny before a tool call, a block of a prompt or after a
+/// call, a stop elsewhere), never an error Claude Code would pass over.
+pub fn claude_code_refusal(stage: Option<&str>, message: &str) -> Value {
+    let why = format!("cordon could not ask the hook, so this stops: {message}");
+    match stage {
+        Some("before-tool-call") => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": why,
+            }
+        }),
+        Some("after-tool-call" | "prompt") => json!({ "decision": "block", "reason": why }),
+        _ => json!({ "continue": false, "stopReason": why }),
     }
 }
 
@@ -182,8 +219,67 @@ mod tests {
         );
         let output = claude_code(&answer("before-tool-call", "failed"));
         assert_eq!(output["hookSpecificOutput"]["permissionDecision"], "deny");
-        let output = claude_code(&answer("stop", "failed"));
-        assert_eq!(output["decision"], "block");
+    }
+
+    #[test]
+    fn every_failure_fails_closed_and_a_stop_is_never_turned_into_going_on() {
+        for stage in [
+            "before-tool-call",
+            "after-tool-call",
+            "session-start",
+            "prompt",
+            "model-request",
+            "model-response",
+            "compaction",
+            "stop",
+            "session-end",
+        ] {
+            let output = claude_code(&answer(stage, "failed"));
+            assert_ne!(output, json!({}), "{stage}");
+            let denies = output["hookSpecificOutput"]["permissionDecision"] == "deny";
+            let blocks = output["decision"] == "block";
+            let stops = output["continue"] == false;
+            assert!(denies || blocks || stops, "{stage}: {output}");
+            if matches!(stage, "stop" | "session-start") {
+                assert!(
+                    stops,
+                    "{stage}: a failure must not continue the session: {output}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_decision_claude_code_cannot_carry_stops_rather_than_lets_through() {
+        let mut narrowed = answer("model-request", "narrow");
+        narrowed.only_tools = Some(vec!["read_file".into()]);
+        let mut dropped = answer("model-response", "drop_calls");
+        dropped.drop_calls = vec!["call_1".into()];
+        for output in [
+            claude_code(&narrowed),
+            claude_code(&dropped),
+            claude_code(&answer("compaction", "replace")),
+            claude_code(&answer("model-response", "replace")),
+        ] {
+            assert_eq!(output["continue"], false, "{output}");
+            assert!(
+                output["stopReason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("cannot carry")
+            );
+        }
+    }
+
+    #[test]
+    fn a_refused_question_fails_closed_in_the_stage_form() {
+        let denied = claude_code_refusal(Some("before-tool-call"), "too big");
+        assert_eq!(denied["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert_eq!(
+            claude_code_refusal(Some("prompt"), "x")["decision"],
+            "block"
+        );
+        assert_eq!(claude_code_refusal(None, "x")["continue"], false);
     }
 
     #[test]

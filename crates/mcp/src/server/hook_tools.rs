@@ -9,9 +9,12 @@
 
 use super::hook_answer_formats::{self, AnswerFormat};
 use cordon_runtime::Pipeline;
+use cordon_runtime::Plugin;
 use cordon_runtime::SessionStage;
+use cordon_runtime::capabilities::grant::Access;
+use cordon_runtime::pipeline::HookAnswer;
 use cordon_runtime::pipeline::hook_questions::{HookQuestion, stages_of};
-use cordon_runtime::report::{Content, ToolResult};
+use cordon_runtime::report::{Content, ToolResult, terminal_text};
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -24,30 +27,69 @@ const PREFIX: &str = "hook_";
 /// bounded (docs/session-hooks.md), and so is what a client may.
 pub const MAX_QUESTION_BYTES: usize = 1 << 20;
 
+/// The longest tool name model APIs and MCP clients take.
+const MAX_TOOL_NAME: usize = 64;
+
 /// One hook as a tool.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 pub struct HookTool {
     pub tool: Tool,
     /// The plugin whose hook it asks.
     pub hook: String,
+    /// That plugin's file, so a reload that swaps it is a change clients are told of.
+    pub sha256: [u8; 32],
 }
 
-/// The hook tools of `pipeline`'s granted hooks, by hook order. A hook whose tool name would be an
-/// active tool's is left out (the tool keeps its name) with a warning.
+/// The hook tools of `pipeline`'s granted hooks, by hook order. A hook tool keeps its name over a
+/// loaded tool of the same name (which is then not served, [`crate::server::served_set`]): a tool
+/// plugin cannot take a hook's place. Of hooks whose ids make the same name (`g.uard` and
+/// `g_uard`), the one whose id is the name as written keeps it; when none is, none is offered. A
+/// name over 64 characters is not offered either (clients drop such tools). Each is a warning.
 pub fn tools(pipeline: &Pipeline) -> Vec<HookTool> {
-    let mut tools = Vec::new();
+    let mut by_name: Vec<(String, Vec<_>)> = Vec::new();
     for plugin in pipeline.hooks() {
         let name = tool_name(&plugin.id);
-        if pipeline.registry().tool(&name).is_some() {
+        match by_name.iter_mut().find(|(taken, _)| *taken == name) {
+            Some((_, plugins)) => plugins.push(plugin),
+            None => by_name.push((name, vec![plugin])),
+        }
+    }
+    let mut tools = Vec::new();
+    for (name, plugins) in by_name {
+        let plugin = match plugins.as_slice() {
+            [one] => *one,
+            _ => {
+                let ids: Vec<&str> = plugins.iter().map(|plugin| &*plugin.id).collect();
+                let Some(clean) = plugins
+                    .iter()
+                    .find(|plugin| tool_name(&plugin.id) == format!("{PREFIX}{}", plugin.id))
+                else {
+                    tracing::warn!(
+                        "no hook is offered as the tool `{name}`: the hooks {} all make that name; rename all but one plugin",
+                        ids.join(", ")
+                    );
+                    continue;
+                };
+                tracing::warn!(
+                    hook = %clean.id,
+                    "the hooks {} all make the tool name `{name}`; it asks `{}`, whose id it is, and the others are not offered: rename them",
+                    ids.join(", "),
+                    clean.id
+                );
+                *clean
+            }
+        };
+        if name.len() > MAX_TOOL_NAME {
             tracing::warn!(
                 hook = %plugin.id,
-                "the hook is not offered as the tool `{name}`: a loaded tool has that name"
+                "the hook is not offered as a tool: `{name}` is over {MAX_TOOL_NAME} characters, which clients refuse; give the plugin a shorter file name"
             );
             continue;
         }
         tools.push(HookTool {
-            tool: definition(&name, &plugin.id, &stages_of(plugin)),
+            tool: definition(&name, plugin),
             hook: plugin.id.to_string(),
+            sha256: plugin.sha256,
         });
     }
     tools
@@ -68,8 +110,12 @@ fn tool_name(id: &str) -> String {
     format!("{PREFIX}{safe}")
 }
 
-/// The tool as listed: its stages in the schema, the answer's shape as its output schema.
-fn definition(name: &str, hook: &str, stages: &[&'static str]) -> Tool {
+/// The tool as listed: its stages in the schema, the answer's shape as its output schema, and
+/// hints that follow the hook's grants (asking a hook that may write or reach the network is not
+/// read-only).
+fn definition(name: &str, plugin: &Plugin) -> Tool {
+    let hook = &*plugin.id;
+    let stages = stages_of(plugin);
     let schema = json!({
         "type": "object",
         "properties": {
@@ -116,12 +162,18 @@ fn definition(name: &str, hook: &str, stages: &[&'static str]) -> Tool {
         Arc::new(schema),
     );
     tool.title = Some(format!("Hook {hook}"));
+    let writes = plugin
+        .grant
+        .dirs
+        .iter()
+        .any(|dir| dir.access == Access::ReadWrite);
+    let reaches = !plugin.grant.http.is_empty();
     tool.annotations = Some(ToolAnnotations::from_raw(
         Some(format!("Hook {hook}")),
-        Some(true),
+        Some(!writes && !reaches),
         Some(false),
-        Some(true),
-        Some(false),
+        None,
+        Some(reaches),
     ));
     if let Value::Object(output) = hook_answer_formats::answer_schema() {
         tool.output_schema = Some(Arc::new(output));
@@ -138,40 +190,100 @@ pub async fn answer(
     cancel: &CancellationToken,
 ) -> CallToolResult {
     let arguments = arguments.unwrap_or_default();
-    let size = Value::Object(arguments.clone()).to_string().len();
+    // A question that cannot be asked fails closed in Claude Code's form, whatever was wrong
+    // with it: an error there would let the call through.
+    let claude_code = arguments.get("format").and_then(Value::as_str) == Some("claude-code");
+    let stage = arguments.get("stage").and_then(Value::as_str);
+    let refuse = |message: String| refused(hook, message, claude_code.then_some(stage));
+    let size = question_bytes(&arguments);
     if size > MAX_QUESTION_BYTES {
-        return refused(format!(
+        return refuse(format!(
             "the question is {size} bytes of JSON, over the {} MiB a hook tool takes; send less (the agent loop cuts a prompt at 64 KiB and a message at 4 KiB)",
             MAX_QUESTION_BYTES >> 20
         ));
     }
     let (question, format) = match read_question(&arguments) {
         Ok(read) => read,
-        Err(message) => return refused(message),
+        Err(message) => return refuse(message),
     };
     let sandbox_id = format!("hook-{call_id}");
     let answer = match pipeline
         .ask_hook(hook, &sandbox_id, question, None, cancel)
         .await
     {
-        Ok(answer) => answer,
-        Err(refusal) => return refused(refusal.to_string()),
+        Ok(answer) => shown(answer),
+        Err(refusal) => return refuse(refusal.to_string()),
     };
     let structured = serde_json::to_value(&answer).unwrap_or(Value::Null);
     let text = match format {
         AnswerFormat::Cordon => structured.to_string(),
         AnswerFormat::ClaudeCode => hook_answer_formats::claude_code(&answer).to_string(),
     };
+    // What is left unsafe inside the JSON values (a rewrite's arguments, a replaced result, which
+    // the client passes on as they are) is escaped in the text, the value unchanged.
+    let text = terminal_text::json_text(&text).into_owned();
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
     result
 }
 
-/// A question the hook could not be asked.
-fn refused(message: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "The hook was not asked: {message}."
-    ))])
+/// The answer with every text of the hook's shown as the terminal shows it: a reason, a name or
+/// an id on one line, a replacement or context with its own line breaks, and in each every
+/// control, bidirectional and invisible character escaped, so a hook cannot drive the client's
+/// terminal or reorder what a person reads there.
+fn shown(mut answer: HookAnswer) -> HookAnswer {
+    let one_line = |text: &mut String| *text = terminal_text::one_line(text).into_owned();
+    let lines = |text: &mut String| *text = terminal_text::lines(text).into_owned();
+    one_line(&mut answer.hook);
+    answer.reason.iter_mut().for_each(one_line);
+    answer.replace.iter_mut().for_each(lines);
+    answer.add_context.iter_mut().for_each(lines);
+    answer.only_tools.iter_mut().flatten().for_each(one_line);
+    answer.drop_calls.iter_mut().for_each(one_line);
+    answer
+}
+
+/// A question `hook` could not be asked: an error that says what to send, or, asked for Claude
+/// Code's form (`claude_code`: the stage asked, if any), that form's refusal for the stage, with
+/// `failed` as cordon's answer.
+fn refused(hook: &str, message: String, claude_code: Option<Option<&str>>) -> CallToolResult {
+    let text = format!(
+        "The hook was not asked: {}.",
+        terminal_text::one_line(&message)
+    );
+    match claude_code {
+        None => CallToolResult::error(vec![ContentBlock::text(text)]),
+        Some(stage) => {
+            let output =
+                hook_answer_formats::claude_code_refusal(stage, &terminal_text::one_line(&message));
+            let mut result = CallToolResult::success(vec![ContentBlock::text(output.to_string())]);
+            // cordon's form of the same: the hook did not decide, so it counts as failed.
+            result.structured_content = Some(json!({
+                "hook": hook,
+                "stage": stage.unwrap_or_default(),
+                "decision": "failed",
+                "reason": text,
+                "watched": false,
+                "duration_ms": 0,
+            }));
+            result
+        }
+    }
+}
+
+/// How big a question is: its JSON, with a string-valued argument counted as its own text (the
+/// JSON text a template sends as `arguments` is not counted a second time for its escapes).
+fn question_bytes(arguments: &Map<String, Value>) -> usize {
+    arguments
+        .iter()
+        .map(|(key, value)| {
+            key.len()
+                + match value {
+                    Value::String(text) => text.len(),
+                    other => other.to_string().len(),
+                }
+        })
+        .sum()
 }
 
 /// The question and the answer's format a call's arguments give.

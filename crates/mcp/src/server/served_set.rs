@@ -21,15 +21,28 @@ pub struct ServedSet {
 
 impl ServedSet {
     pub fn new(pipeline: Pipeline, tool_search: bool, hooks_as_tools: bool) -> Self {
-        let tools: Vec<Tool> = pipeline
-            .active_tools()
-            .map(|(_, tool)| results::tool(tool))
-            .collect();
         let hook_tools = if hooks_as_tools {
             hook_tools::tools(&pipeline)
         } else {
             Vec::new()
         };
+        // A hook tool's name is the hook's: a loaded tool of that name is not served, so no tool
+        // plugin can answer a client that asks the hook.
+        let tools: Vec<Tool> = pipeline
+            .active_tools()
+            .filter(|(_, tool)| {
+                let taken = hook_tools.iter().any(|hook| hook.tool.name == tool.name);
+                if taken {
+                    tracing::warn!(
+                        tool = %tool.name,
+                        "the tool is not served: `{}` is a hook tool's name (--hooks-as-tools); rename the tool",
+                        tool.name
+                    );
+                }
+                !taken
+            })
+            .map(|(_, tool)| results::tool(tool))
+            .collect();
         let mut listed = if tool_search {
             vec![tool_search::tool(&pipeline)]
         } else {
@@ -82,8 +95,33 @@ impl LiveSet {
             .0
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let changes = ToolChanges::between(&current.pipeline, &set.pipeline);
+        let mut changes = ToolChanges::between(&current.pipeline, &set.pipeline);
+        hook_tool_changes(&current.hook_tools, &set.hook_tools, &mut changes);
         *current = Arc::new(set);
         changes
+    }
+}
+
+/// Adds to `changes` the hook tools added, removed, or now listed differently or asking another
+/// plugin or file: a client that listed `hook_x` must hear that it now asks something else.
+fn hook_tool_changes(
+    before: &[hook_tools::HookTool],
+    after: &[hook_tools::HookTool],
+    changes: &mut ToolChanges,
+) {
+    let find = |set: &[hook_tools::HookTool], name: &str| {
+        set.iter().find(|hook| hook.tool.name == name).cloned()
+    };
+    for hook in after {
+        match find(before, &hook.tool.name) {
+            None => changes.added.push(hook.tool.name.to_string()),
+            Some(previous) if previous != *hook => changes.changed.push(hook.tool.name.to_string()),
+            Some(_) => {}
+        }
+    }
+    for hook in before {
+        if find(after, &hook.tool.name).is_none() {
+            changes.removed.push(hook.tool.name.to_string());
+        }
     }
 }

@@ -27,7 +27,7 @@ pub mod watch;
 use crate::capabilities::lock::Lockfile;
 use crate::config::{Config, ConfigError};
 use crate::pipeline::audit::AuditLog;
-use crate::pipeline::{Pipeline, UnknownActiveTool};
+use crate::pipeline::{Pipeline, ToolSetError};
 use crate::registry::{Registry, RegistryError, RegistryOptions};
 use crate::sandbox::cache::CompileCache;
 use std::path::{Path, PathBuf};
@@ -53,9 +53,9 @@ pub enum BuildError {
         source: std::io::Error,
     },
     /// A tool to offer (`[agent] tools` or `RuntimeBuilder::active_tools`) is not among the loaded
-    /// ones.
+    /// ones, or a group has a tool's name.
     #[error(transparent)]
-    UnknownActiveTool(#[from] UnknownActiveTool),
+    ToolSet(#[from] ToolSetError),
 }
 
 /// Where the configuration comes from.

@@ -68,6 +68,13 @@ impl HookGrant {
     pub fn covers(&self, tool: &str) -> bool {
         tool_glob::any_matches(&self.tools, tool)
     }
+
+    /// Whether the grant lets the hook watch the session stages it declares. Only `hook = true`
+    /// does: a session stage sees every tool's calls and results (in the model's messages), so a
+    /// grant for some tools (`hook = ["write_*"]`) is a grant for their calls alone.
+    pub fn covers_session(&self) -> bool {
+        self.tools.is_empty()
+    }
 }
 
 /// A granted directory, opened: what each call's preopen is cloned from.
@@ -126,6 +133,14 @@ pub struct PluginGrant {
 }
 
 impl PluginGrant {
+    /// Whether it is granted a secret: a host env var, a fixed env value, or an HTTP header the
+    /// host adds (which a server may echo back to it).
+    pub fn holds_secrets(&self) -> bool {
+        !self.env.is_empty()
+            || !self.env_set.is_empty()
+            || self.http.iter().any(|http| !http.headers.is_empty())
+    }
+
     /// Whether the plugin may read host variable `name`.
     pub fn allows_env(&self, name: &str) -> bool {
         self.env.iter().any(|granted| granted == name)

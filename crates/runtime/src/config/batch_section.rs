@@ -96,6 +96,16 @@ impl RawBatches {
             if globs.is_empty() {
                 return Err((format!("groups.{name}"), "lists no tools".into()));
             }
+            // A route word and a hook's only-tools read `none` and `all` as routes: a group may
+            // not take their names.
+            if ["none", "all"].contains(&name.to_ascii_lowercase().as_str()) {
+                return Err((
+                    format!("groups.{name}"),
+                    format!(
+                        "{name:?} is a route of its own (intent routing's `none` and `all`); give the group another name"
+                    ),
+                ));
+            }
             if let Some(bad) = globs
                 .iter()
                 .find(|glob| !crate::capabilities::tool_glob::is_valid(glob))

@@ -100,6 +100,9 @@ pub const DEFAULT_MAX_HTTP_CONNECTIONS: usize = 256;
 pub struct Config {
     /// Load only the plugins approved in cordon.lock (`[host] locked = true`).
     pub locked: bool,
+    /// Start even when a plugin granted a hook is missing or refused (`[host]
+    /// allow_missing_hooks = true`, or `--allow-missing-hooks`); otherwise that refuses the start.
+    pub allow_missing_hooks: bool,
     /// Sandboxes that may exist at once (`[host] max_sandboxes`); calls beyond it queue.
     pub max_sandboxes: u32,
     /// Outgoing HTTP connections open at once in the process (`[host] max_http_connections`).
@@ -128,6 +131,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             locked: false,
+            allow_missing_hooks: false,
             max_sandboxes: DEFAULT_MAX_SANDBOXES,
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             max_open_files: DEFAULT_MAX_OPEN_FILES,
@@ -233,6 +237,7 @@ impl Config {
             .map_err(|(key, message)| invalid(key, message))?;
         Ok(Self {
             locked: raw.host.locked,
+            allow_missing_hooks: raw.host.allow_missing_hooks,
             max_sandboxes,
             max_http_connections,
             max_open_files,
@@ -362,6 +367,8 @@ struct RawAudit {
 struct RawHost {
     #[serde(default)]
     locked: bool,
+    #[serde(default)]
+    allow_missing_hooks: bool,
     max_sandboxes: Option<u32>,
     max_http_connections: Option<usize>,
     max_open_files: Option<usize>,

@@ -298,7 +298,9 @@ impl RawPlugin {
             return Err((
                 "working_dir".into(),
                 if granted.is_empty() {
-                    format!("{working_dir:?} is not a granted directory: this plugin is granted none; grant it in `dirs` first")
+                    format!(
+                        "{working_dir:?} is not a granted directory: this plugin is granted none; grant it in `dirs` first"
+                    )
                 } else {
                     format!(
                         "{working_dir:?} is not a granted directory's guest path; it is one of: {}",

@@ -126,6 +126,9 @@ fn agent_and_hook_settings() {
             "agent.groups.files",
         ),
         ("[hooks]\nsequence = []", "sequence"),
+        // Routes of their own: a group may not take `none` or `all`, in any case.
+        ("[agent.groups]\nnone = [\"echo\"]", "agent.groups.none"),
+        ("[agent.groups]\nALL = [\"echo\"]", "agent.groups.ALL"),
     ] {
         let err = parse(text).expect_err(text).to_string();
         assert!(err.contains(key), "{err}");

@@ -124,7 +124,10 @@ impl Pipeline {
                         _ => {
                             let reason = format!(
                                 "it rewrote the arguments to something that is not a JSON object: {}",
-                                crate::report::budget::cut(&text, 1_024)
+                                crate::report::budget::cut(
+                                    &crate::report::secrets::scrub(&text),
+                                    1_024
+                                )
                             );
                             emit("failed", Some(reason.clone()));
                             return BeforeOutcome::Done(hook_failed(

@@ -97,6 +97,10 @@ pub struct HookAnswer {
     pub drop_calls: Vec<String>,
     /// How long the hook's sandbox ran, in milliseconds.
     pub duration_ms: u64,
+    /// The fields of the event that were cut before the hook saw them (as a session cuts them:
+    /// docs/session-hooks.md), so the asker knows what the hook decided on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cut: Vec<String>,
 }
 
 /// Why a question could not be put to a hook at all.
@@ -110,8 +114,14 @@ pub enum HookQuestionError {
         /// The granted hooks' ids, comma-separated (`none` when there are none).
         available: String,
     },
-    /// The hook does not declare the stage asked about.
-    #[error("hook `{hook}` does not run at `{stage}` (it declares: {declared})")]
+    /// The event cannot be shown whole enough (a reply of too many calls).
+    #[error("{0}")]
+    Unbounded(String),
+    /// The hook does not run at the stage asked about (it does not declare it, or a grant for
+    /// some tools only keeps it from the session stages).
+    #[error(
+        "hook `{hook}` does not run at `{stage}` (it runs at: {declared}; a hook runs at its session stages only with `hook = true`)"
+    )]
     StageNotDeclared {
         /// The hook asked.
         hook: String,
@@ -137,7 +147,7 @@ pub fn stages_of(plugin: &Plugin) -> Vec<&'static str> {
     stages.extend(
         SessionStage::ALL
             .iter()
-            .filter(|stage| hook.stages.contains(stage))
+            .filter(|stage| plugin.watches_session() && hook.stages.contains(stage))
             .map(|stage| stage.as_str()),
     );
     stages
@@ -184,6 +194,9 @@ impl Pipeline {
         match question {
             HookQuestion::Session { stage, mut payload } => {
                 secrets::scrub_json(&mut payload);
+                // The same view as in a session: what is cut is cut the same way, and said.
+                answer.cut = super::stage_payload::bound(&mut payload)
+                    .map_err(HookQuestionError::Unbounded)?;
                 let started = Instant::now();
                 let decided = self
                     .run_session_hook(hook, stage, &payload, call_id, &emitter, cancel)
@@ -244,7 +257,10 @@ impl Pipeline {
                                 answer.decision = "failed";
                                 answer.reason = Some(format!(
                                     "it rewrote the arguments to something that is not a JSON object: {}",
-                                    crate::report::budget::cut(&text, 1_024)
+                                    crate::report::budget::cut(
+                                        &crate::report::secrets::scrub(&text),
+                                        1_024
+                                    )
                                 ));
                             }
                         }

@@ -25,6 +25,7 @@ mod prepare;
 mod replacement_output;
 mod reports;
 pub mod session_stages;
+pub mod stage_payload;
 mod tool_changes;
 mod tool_index;
 pub mod tool_search;
@@ -45,6 +46,25 @@ pub use hook_questions::{HookAnswer, HookQuestion, HookQuestionError};
 pub use input::{BatchInputError, CallRequest, parse_batch};
 pub use session_stages::{StageOptions, StageOutcome};
 pub use tool_changes::ToolChanges;
+
+/// Why the tools and groups cannot be assembled into a pipeline.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolSetError {
+    /// The active set names a tool that no plugin provides and no group.
+    #[error(transparent)]
+    UnknownActiveTool(#[from] UnknownActiveTool),
+    /// A group has a loaded tool's name: a name means one thing (in the active set, a
+    /// narrowing, a route), so the two cannot share one.
+    #[error(
+        "[agent.groups] has a group named {name:?}, and plugin `{plugin}` declares a tool of that name; a name must mean one thing (in `[agent] tools`, a hook's only-tools, a route), so rename the group"
+    )]
+    GroupNamedLikeTool {
+        /// The name both have.
+        name: String,
+        /// The plugin whose tool has it.
+        plugin: String,
+    },
+}
 
 /// The active set names a tool that no plugin provides and no group.
 #[derive(Debug, thiserror::Error)]
@@ -93,7 +113,7 @@ impl Pipeline {
         registry: Arc<Registry>,
         settings: BatchSettings,
         hook_order: &[String],
-    ) -> Result<Self, UnknownActiveTool> {
+    ) -> Result<Self, ToolSetError> {
         Self::assemble(registry, settings, hook_order, None)
     }
 
@@ -103,25 +123,27 @@ impl Pipeline {
         settings: BatchSettings,
         hook_order: &[String],
         audit: Option<AuditLog>,
-    ) -> Result<Self, UnknownActiveTool> {
+    ) -> Result<Self, ToolSetError> {
+        if let Some((name, (plugin, _))) = settings
+            .groups
+            .keys()
+            .find_map(|name| Some((name, registry.tool(name)?)))
+        {
+            return Err(ToolSetError::GroupNamedLikeTool {
+                name: name.clone(),
+                plugin: plugin.id.to_string(),
+            });
+        }
         let active = match &settings.tools {
             Some(names) => {
                 let mut active = BTreeSet::new();
                 for name in names {
-                    // The operator's group wins over a plugin's tool of the same name: a plugin
-                    // cannot stand in for a whole group by naming a tool after it.
                     if let Some(globs) = settings.groups.get(name) {
-                        if let Some((plugin, _)) = registry.tool(name) {
-                            tracing::warn!(
-                                "plugin `{}` declares a tool named {name:?}, which is also a group in [agent.groups]; {name:?} means the group (the tool is active only if the group's globs match it)",
-                                plugin.id
-                            );
-                        }
                         active.extend(group_members(&registry, globs));
                     } else if registry.tool(name).is_some() {
                         active.insert(name.clone());
                     } else {
-                        return Err(UnknownActiveTool {
+                        return Err(ToolSetError::UnknownActiveTool(UnknownActiveTool {
                             name: name.clone(),
                             available: registry.tool_names().join(", "),
                             groups: settings
@@ -130,7 +152,7 @@ impl Pipeline {
                                 .cloned()
                                 .collect::<Vec<_>>()
                                 .join(", "),
-                        });
+                        }));
                     }
                 }
                 Some(active)
@@ -138,6 +160,21 @@ impl Pipeline {
             None => None,
         };
         let hooks = HookChain::new(registry.plugins(), hook_order);
+        for plugin in hooks.all() {
+            if plugin.watches_session()
+                && plugin
+                    .hook
+                    .as_ref()
+                    .is_some_and(|hook| !hook.stages.is_empty())
+                && plugin.grant.holds_secrets()
+            {
+                tracing::warn!(
+                    hook = %plugin.id,
+                    "hook `{}` sees the conversation at its session stages and is granted secrets (env vars or HTTP headers): the mask catches a secret written as it is, not one it encodes; keep secrets away from session hooks (docs/session-hooks.md, \"Secrets\")",
+                    plugin.id
+                );
+            }
+        }
         Ok(Self {
             inner: Arc::new(Inner {
                 registry,

@@ -18,10 +18,16 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-/// The longest text a decision may carry (a replacement, a context, a reason).
+/// The most bytes a decision's texts (a replacement, a context, a reason) and names (only-tools,
+/// drop-calls) may come to together.
 pub const MAX_DECISION_TEXT_BYTES: usize = 64 << 10;
 /// The most tool names a decision may list (`only-tools`, `drop-calls`).
 pub const MAX_DECISION_NAMES: usize = 1024;
+/// How much of a hook's reason a `session_hook` event quotes.
+const MAX_EVENT_REASON_BYTES: usize = 1 << 10;
+/// The longest one of those names may be: a tool name is at most 64 bytes, a call id a model
+/// wrote rarely more than 100.
+pub const MAX_DECISION_NAME_BYTES: usize = 256;
 
 /// What the hooks at one stage decided, together.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -75,13 +81,14 @@ fn fails_closed(stage: SessionStage, payload: &Value) -> bool {
 }
 
 impl Pipeline {
-    /// The granted hooks that watch `stage`, in order.
+    /// The hooks granted the session stages (`hook = true`) that watch `stage`, in order.
     pub fn session_hooks(&self, stage: SessionStage) -> impl Iterator<Item = &Arc<Plugin>> {
         self.hooks().iter().filter(move |plugin| {
-            plugin
-                .hook
-                .as_ref()
-                .is_some_and(|h| h.stages.contains(&stage))
+            plugin.watches_session()
+                && plugin
+                    .hook
+                    .as_ref()
+                    .is_some_and(|h| h.stages.contains(&stage))
         })
     }
 
@@ -99,6 +106,18 @@ impl Pipeline {
         secrets::scrub_json(&mut payload);
         let emitter = Emitter::new(self.audited(options.events.clone()));
         let hooks: Vec<Arc<Plugin>> = self.session_hooks(stage).cloned().collect();
+        // Secrets are masked first: a secret cut in two would match no mask.
+        if let Err(message) = super::stage_payload::bound(&mut payload)
+            && let Some(first) = hooks.first()
+        {
+            outcome.blocked = Some((
+                first.id.to_string(),
+                format!(
+                    "the {stage} hooks cannot be shown the event, so the session stops: {message}"
+                ),
+            ));
+            return outcome;
+        }
         for (index, hook) in hooks.iter().enumerate() {
             let call_id = format!("{stage}-{}", index + 1);
             let hook_id = hook.id.to_string();
@@ -196,9 +215,12 @@ impl Pipeline {
             Err(_) => "failed",
         };
         crate::trace_spans::record_decision(&span, summary);
+        // The event (and so the audit log and the live view) quotes at most 1 KiB of a reason;
+        // the stage's error keeps it whole.
+        let quoted = |text: &str| crate::report::budget::cut(text, MAX_EVENT_REASON_BYTES);
         let (reason, effects) = match &decided {
-            Ok(decision) => (decision.block.clone(), effects(decision)),
-            Err(message) => (Some(message.clone()), serde_json::Map::new()),
+            Ok(decision) => (decision.block.as_deref().map(quoted), effects(decision)),
+            Err(message) => (Some(quoted(message)), serde_json::Map::new()),
         };
         emitter.emit(|| Event::SessionHook {
             call_id: call_id.to_string(),
@@ -214,19 +236,19 @@ impl Pipeline {
 }
 
 impl Pipeline {
-    /// `names` (tool and `[agent.groups]` group names) with every group name among them joined
-    /// by the group's tools, sorted and without repeats. A name that is a loaded tool's means
-    /// that tool alone, even where a group has the same name: a hook that narrows to one tool
-    /// is never widened by the operator's naming.
+    /// `names` (tool and `[agent.groups]` group names) with every group name among them replaced
+    /// by the group's tools, sorted and without repeats. A group name means the operator's group
+    /// even where a plugin's tool has the same name (as in tool search): a plugin cannot take over
+    /// a route by naming a tool after a group; that tool is offered only where the group holds it.
     pub fn expand_groups(&self, names: Vec<String>) -> Vec<String> {
         let mut expanded = BTreeSet::new();
         for name in names {
-            if self.registry().tool(&name).is_none()
-                && let Some(members) = self.group_tools(&name)
-            {
-                expanded.extend(members);
+            match self.group_tools(&name) {
+                Some(members) => expanded.extend(members),
+                None => {
+                    expanded.insert(name);
+                }
             }
-            expanded.insert(name);
         }
         expanded.into_iter().collect()
     }
@@ -268,13 +290,18 @@ pub(crate) fn checked(
     if !decision.drop_calls.is_empty() && !drop {
         return refuse("drop-calls");
     }
-    let texts = [&decision.block, &decision.replace, &decision.add_context];
-    if texts.iter().any(|text| {
-        text.as_ref()
-            .is_some_and(|t| t.len() > MAX_DECISION_TEXT_BYTES)
-    }) {
+    // One bound for everything the decision says, names included: what it writes into events,
+    // the audit log and the conversation is never more than this.
+    let bytes: usize = [&decision.block, &decision.replace, &decision.add_context]
+        .into_iter()
+        .flatten()
+        .chain(decision.only_tools.iter().flatten())
+        .chain(decision.drop_calls.iter())
+        .map(String::len)
+        .sum();
+    if bytes > MAX_DECISION_TEXT_BYTES {
         return Err(format!(
-            "its decision carries a text over {} KiB",
+            "its decision says {bytes} bytes (texts and names together), over the {} KiB a decision may",
             MAX_DECISION_TEXT_BYTES >> 10
         ));
     }
@@ -282,6 +309,18 @@ pub(crate) fn checked(
     if names > MAX_DECISION_NAMES {
         return Err(format!(
             "its decision lists {names} names, over {MAX_DECISION_NAMES}"
+        ));
+    }
+    if let Some(long) = decision
+        .only_tools
+        .iter()
+        .flatten()
+        .chain(decision.drop_calls.iter())
+        .find(|name| name.len() > MAX_DECISION_NAME_BYTES)
+    {
+        return Err(format!(
+            "its decision lists a name of {} bytes, over the {MAX_DECISION_NAME_BYTES} a tool name or call id may have",
+            long.len()
         ));
     }
     Ok(decision)

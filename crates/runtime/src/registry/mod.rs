@@ -43,6 +43,17 @@ pub enum RegistryError {
     /// cache, the lockfile, or a plugin's file or WIT.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// A plugin granted a hook is missing or was refused: the calls or the session it guards
+    /// would run unguarded.
+    #[error(
+        "plugin `{id}` is granted a hook in cordon.toml, but {why}; without it, what it guards would run unguarded. Fix or restore the plugin, remove its `hook` grant, or start without it on purpose with --allow-missing-hooks ([host] allow_missing_hooks = true)"
+    )]
+    GrantedHookMissing {
+        /// The plugin's id.
+        id: String,
+        /// What became of it.
+        why: String,
+    },
     /// Loading is locked and the deployment is not the approved one.
     #[error("loading is locked and the deployment is not the one approved in cordon.lock: {0}")]
     Locked(#[from] crate::capabilities::lock::DeploymentRefusal),
@@ -249,6 +260,10 @@ impl Registry {
             lock.check_deployment(&deployment, &loaded, &refused)
                 .map_err(RegistryError::Locked)?;
         }
+        // After the lock's check, whose refusal names what was approved.
+        if !options.config.allow_missing_hooks {
+            granted_hooks_loaded(&options.config, &sources, &registry)?;
+        }
         Ok(registry)
     }
 
@@ -367,6 +382,38 @@ fn register_header_secrets(config: &Config) {
             crate::report::secrets::register_header_value(value);
         }
     }
+}
+
+/// Refuses a start where a plugin granted a hook has none: no file of that id, a file refused, or
+/// a plugin that declares no hook (the first such plugin, by id).
+fn granted_hooks_loaded(
+    config: &Config,
+    sources: &[PluginSource],
+    registry: &Registry,
+) -> Result<(), RegistryError> {
+    for (id, grant) in &config.plugins {
+        if grant.hook.is_none() {
+            continue;
+        }
+        let why = match registry.rejected.iter().find(|r| plugin_id(&r.file) == *id) {
+            Some(refused) => format!("{} was refused: {}", refused.file.display(), refused.reason),
+            None if !sources.iter().any(|source| source.id == *id) => {
+                format!("there is no {id}.wasm in the plugins directory")
+            }
+            None if registry
+                .plugin(id)
+                .is_some_and(|plugin| plugin.hook.is_none()) =>
+            {
+                format!("{id}.wasm declares no hook (is it the plugin that was granted?)")
+            }
+            None => continue,
+        };
+        return Err(RegistryError::GrantedHookMissing {
+            id: id.clone(),
+            why,
+        });
+    }
+    Ok(())
 }
 
 fn warn_about_unused_grants(config: &Config, sources: &[PluginSource]) {

@@ -24,12 +24,16 @@ pub fn request_body(request: &Request<'_>) -> Value {
         let (role, blocks) = match message {
             Message::System { .. }
             | Message::Compaction { .. }
+            | Message::TurnStart { .. }
             | Message::TurnEnd { .. }
             | Message::ToolsLoaded { .. }
             | Message::ToolsChanged { .. } => {
                 continue;
             }
-            Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),
+            Message::User { content } => (
+                "user",
+                vec![json!({"type": "text", "text": content.as_str()})],
+            ),
             Message::Assistant {
                 content,
                 tool_calls,
@@ -312,6 +316,7 @@ fn block_index(data: &Value) -> Result<usize, String> {
 mod tests {
     use super::*;
     use crate::conversation::message::ToolOutcome;
+    use crate::conversation::user_text::UserText;
     use crate::settings::ModelSettings;
 
     #[test]
@@ -321,7 +326,7 @@ mod tests {
                 content: "sys".into(),
             },
             Message::User {
-                content: "hi".into(),
+                content: UserText::typed("hi"),
             },
             Message::Assistant {
                 content: String::new(),

@@ -63,7 +63,7 @@ pub fn request_body(request: &Request<'_>) -> Value {
 fn message(message: &Message) -> Value {
     match message {
         Message::System { content } => json!({ "role": "system", "content": content }),
-        Message::User { content } => json!({ "role": "user", "content": content }),
+        Message::User { content } => json!({ "role": "user", "content": content.as_str() }),
         Message::Assistant {
             content,
             tool_calls,
@@ -93,6 +93,7 @@ fn message(message: &Message) -> Value {
             "content": outcome.content_with_error_prefix(),
         }),
         Message::Compaction { .. }
+        | Message::TurnStart { .. }
         | Message::TurnEnd { .. }
         | Message::ToolsLoaded { .. }
         | Message::ToolsChanged { .. } => {

@@ -165,7 +165,9 @@ impl ContractPre {
         // A plain component's exports are read first: one that offers nothing says so before
         // its imports are looked at.
         let functions = match version {
-            ContractVersion::Plain => Some(Arc::new(PlainFunctions::read(engine, component, setup)?)),
+            ContractVersion::Plain => {
+                Some(Arc::new(PlainFunctions::read(engine, component, setup)?))
+            }
             _ => None,
         };
         if version.is_cordon() && !setup.overrides.is_empty() {

@@ -74,6 +74,13 @@ pub(super) fn tool_info(spec: DeclaredTool) -> Result<ToolInfo, LoadError> {
             "tool names must match ^[a-zA-Z0-9_-]{1,64}$".into(),
         ));
     }
+    // `none` and `all` are routes (intent routing, a hook's narrowing): a name means one thing.
+    if ["none", "all"].contains(&spec.name.to_ascii_lowercase().as_str()) {
+        return Err(invalid(format!(
+            "{:?} is a route of cordon's own (`none`: no tools, `all`: every tool), never a tool's name; rename the tool ([plugins.ID.tools.NAME] name = ... for a component that cannot)",
+            spec.name
+        )));
+    }
     let schema_json: serde_json::Value = serde_json::from_str(&spec.parameters)
         .map_err(|err| invalid(format!("the parameters schema is not JSON: {err}")))?;
     let schema = ArgumentSchema::compile(schema_json).map_err(invalid)?;

@@ -361,6 +361,15 @@ impl Plugin {
         self.tools.iter().find(|tool| tool.name == name)
     }
 
+    /// Whether its hook is granted the session stages it declares (`hook = true`; see
+    /// [`crate::capabilities::grant::HookGrant::covers_session`]).
+    pub fn watches_session(&self) -> bool {
+        self.grant
+            .hook
+            .as_ref()
+            .is_some_and(|grant| grant.covers_session())
+    }
+
     /// `describe`, with nothing granted and a short time limit; for a plain component or a
     /// command, what cordon derived from its types.
     async fn describe(&self) -> Result<Declared, LoadError> {
