@@ -1,7 +1,8 @@
 //! `cordon chat` follows live reloads: a plugin dropped into plugins/ between two prompts is
 //! offered to the model from the next request on, and the transcript records the change; a config
 //! edit that would grant a plugin the transcript's directory read-write is refused on reload as it
-//! is at start, and the conversation keeps its tools.
+//! is at start, and the conversation keeps its tools; a reload that would leave a granted hook
+//! watching less is refused.
 
 use crate::agent_loop::tool_names as offered;
 use crate::model_server::ScriptedModel;
@@ -192,4 +193,27 @@ fn a_reloaded_config_cannot_grant_a_plugin_the_transcript() {
             .iter()
             .any(|line| line["role"] == "tools_changed")
     );
+}
+
+#[test]
+fn a_reload_that_would_leave_a_hook_watching_less_is_refused() {
+    // The session hook's file is replaced by a tool hook with no session stages, its grant
+    // unchanged: the reload is refused and the running set keeps guarding.
+    let model = ScriptedModel::start(json!([{ "text": "One." }]));
+    let ws = workspace()
+        .plugin("fixture_session_hook", "session")
+        .config("[plugins.session]\nhook = true\n");
+    let mut chat = Chat::start(&ws, &model, "t.jsonl");
+    assert_eq!(chat.say("first"), "One.\n");
+    std::fs::copy(
+        guest_dir().join("fixture_hook.wasm"),
+        ws.plugin_path("session"),
+    )
+    .unwrap();
+    let line = chat.log_line("reload refused");
+    assert!(
+        line.contains("hook `session` would no longer watch"),
+        "{line}"
+    );
+    assert_eq!(chat.finish(), 0);
 }

@@ -269,3 +269,45 @@ fn a_tool_may_not_take_a_routes_name() {
         assert!(said.contains("is a route of cordon's own"), "{said}");
     }
 }
+
+#[test]
+fn an_edited_or_older_transcript_still_shows_the_prompt_hooks_what_the_model_got() {
+    // The first run leaves its turn unfinished (a tool call at the step limit).
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [call("c1", "echo", json!({"text": "x"}))] },
+        { "text": "one" },
+        { "text": "two" }
+    ]));
+    let ws = workspace("", "", "");
+    let out = run(
+        &ws,
+        &model,
+        &[
+            "--transcript",
+            "t.jsonl",
+            "--max-steps",
+            "1",
+            "the forbidden plan",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let transcript = std::fs::read_to_string(ws.path().join("t.jsonl")).unwrap();
+    let record = r#"{"role":"turn_start","prompt":"the forbidden plan"}"#;
+    assert!(transcript.contains(record), "{transcript}");
+    for edited in [
+        transcript.replace(record, r#"{"role":"turn_start","prompt":"hello there"}"#),
+        transcript.replace(&format!("{record}\n"), ""),
+    ] {
+        let ws2 = workspace("prompt = { echo = true }", "", "").file("t.jsonl", &edited);
+        let out = run(&ws2, &model, &["--resume", "t.jsonl"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let sent = contents(&model, model.requests().len() - 1);
+        let seen = sent
+            .iter()
+            .rev()
+            .find_map(|m| m.strip_prefix("[context from hook `session`]\n> "))
+            .expect("the resume's context");
+        let seen: Value = serde_json::from_str(seen).unwrap();
+        assert_eq!(seen["prompt"], "the forbidden plan", "{edited}");
+    }
+}

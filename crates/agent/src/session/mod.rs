@@ -168,6 +168,11 @@ pub struct Agent {
     narrowed_offer: Option<std::collections::BTreeSet<String>>,
 }
 
+/// Whether `message` is a `stop` hook's continuation (the gate's header for one).
+fn is_continuation(message: &Message) -> bool {
+    matches!(message, Message::User { content } if content.as_str().lines().next().is_some_and(|line| line.starts_with("[hook `") && line.ends_with("` asks to go on with this]")))
+}
+
 /// The prompt of an unfinished turn, as the transcript records it.
 struct PendingPrompt {
     /// As the user gave it.
@@ -454,28 +459,49 @@ impl Agent {
     /// The prompt of the turn the conversation ends in the middle of (no answer ends it), which
     /// a resume without a prompt continues: the latest turn's prompt on record
     /// ([`Message::TurnStart`]), whatever came after it (a reminder, a hook's continuation or
-    /// context). `None` when the conversation ends with an answer, or records no turn (a
-    /// transcript from before turns were recorded: resumed as it is, with no prompt stage).
+    /// context). `None` when the conversation ends with an answer. A transcript with no record of
+    /// that turn (written before turns were recorded, or with the line removed) gives its first
+    /// user message after the last answer instead, and one whose record does not match the
+    /// message sent gives the message: the prompt hooks always see what the model got.
     fn pending_prompt(&self) -> Option<PendingPrompt> {
+        let is_answer = |m: &Message| matches!(m, Message::Assistant { content, tool_calls, .. } if tool_calls.is_empty() && !content.trim().is_empty());
         let last = self.messages.iter().rev().find(|m| m.is_conversation());
-        if matches!(last, Some(Message::Assistant { content, tool_calls, .. }) if tool_calls.is_empty() && !content.trim().is_empty())
-        {
+        if last.is_some_and(is_answer) {
             return None;
         }
-        let start = self
+        // The turn began after the last answer a stop hook did not continue.
+        let conversation: Vec<(usize, &Message)> = self
             .messages
             .iter()
-            .rposition(|m| matches!(m, Message::TurnStart { .. }))?;
-        let Message::TurnStart { prompt, rewritten } = &self.messages[start] else {
-            unreachable!("found as a turn start");
-        };
-        let sent = self.messages[start..].iter().find_map(|m| match m {
+            .enumerate()
+            .filter(|(_, m)| m.is_conversation())
+            .collect();
+        let answered = conversation
+            .windows(2)
+            .filter(|pair| is_answer(pair[0].1) && !is_continuation(pair[1].1))
+            .map(|pair| pair[0].0)
+            .next_back();
+        let after = answered.map_or(0, |index| index + 1);
+        let start = self.messages[after..]
+            .iter()
+            .rposition(|m| matches!(m, Message::TurnStart { .. }))
+            .map(|index| index + after);
+        let from = start.unwrap_or(after);
+        let sent = self.messages[from..].iter().find_map(|m| match m {
             Message::User { content } => Some(content.clone()),
             _ => None,
         })?;
+        let (prompt, rewritten) = match start.map(|index| &self.messages[index]) {
+            Some(Message::TurnStart { prompt, rewritten })
+                if rewritten.is_some() || sent.as_str().starts_with(prompt.as_str()) =>
+            {
+                (prompt.clone(), rewritten.clone())
+            }
+            _ => (sent.as_str().to_string(), None),
+        };
         Some(PendingPrompt {
-            prompt: prompt.clone(),
-            rewritten: rewritten.clone(),
+            prompt,
+            rewritten,
             sent,
         })
     }

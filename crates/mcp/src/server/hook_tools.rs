@@ -192,7 +192,10 @@ pub async fn answer(
     let arguments = arguments.unwrap_or_default();
     // A question that cannot be asked fails closed in Claude Code's form, whatever was wrong
     // with it: an error there would let the call through.
-    let claude_code = arguments.get("format").and_then(Value::as_str) == Some("claude-code");
+    let claude_code = arguments
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|format| format.eq_ignore_ascii_case("claude-code"));
     let stage = arguments.get("stage").and_then(Value::as_str);
     let refuse = |message: String| refused(hook, message, claude_code.then_some(stage));
     let size = question_bytes(&arguments);
@@ -297,7 +300,10 @@ fn read_question(arguments: &Map<String, Value>) -> Result<(HookQuestion, Answer
     }
     let format = match arguments.get("format").map(|format| format.as_str()) {
         None | Some(Some("cordon")) => AnswerFormat::Cordon,
-        Some(Some("claude-code")) => AnswerFormat::ClaudeCode,
+        // In any case: a client that means Claude Code's form gets it, refusals included.
+        Some(Some(format)) if format.eq_ignore_ascii_case("claude-code") => {
+            AnswerFormat::ClaudeCode
+        }
         Some(_) => return Err("`format` is \"cordon\" or \"claude-code\"".to_string()),
     };
     let Some(stage) = arguments.get("stage").and_then(Value::as_str) else {
