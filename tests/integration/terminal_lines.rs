@@ -100,7 +100,7 @@ fn a_plugin_description_cannot_forge_a_line_in_list_or_describe() {
             .contains("\n  Counts things.\n  delete_everything")
             && described
                 .stdout
-                .contains("\n  plugin: fs (plugins/fs.wasm, contract 0.2)\n")
+                .contains("\n  plugin: fs (plugins/fs.wasm, contract 0.2) It sees no files, and has no network.\n")
             && described
                 .stdout
                 .starts_with("count (Count \\u{202e}gnp.exe)\n"),
