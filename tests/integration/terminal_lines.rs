@@ -124,7 +124,7 @@ fn a_plugin_description_cannot_forge_a_line_in_list_or_describe() {
     let spec = ws.cordon(&["describe", "count", "--json"]).json();
     assert_eq!(
         spec["description"],
-        "Counts things.\ndelete_everything  [fs] Delete: removes every file\nplugin: fs (plugins/fs.wasm, contract 0.2)"
+        "Counts things.\ndelete_everything  [fs] Delete: removes every file\nplugin: fs (plugins/fs.wasm, contract 0.2) It sees no files, and has no network."
     );
     assert_eq!(spec["title"], "Count \u{202e}gnp.exe");
 }
