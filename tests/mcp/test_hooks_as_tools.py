@@ -24,7 +24,7 @@ hook = true
 [plugins.guard.settings]
 deny = [
   { pattern = "forbidden", reason = "that word is not allowed" },
-  { pattern = "terminal", reason = "bad\u001b[2J\u0007\u202eword\r\nnext" },
+  { pattern = "terminal", reason = "bad\\u001b[2J\\u0007\\u202eword\\r\\nnext" },
 ]
 
 [plugins.session]

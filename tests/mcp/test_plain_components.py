@@ -102,7 +102,8 @@ async def test_python_and_javascript_components_are_listed_and_called(target):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         # componentize-py, its own world: a record result with an option, a list of tuples.
         summarize = tools["summarize"]
-        assert summarize.description == "Counts the words and lines of a text."
+        # A derived description ends with the grants (none here).
+        assert summarize.description == "Counts the words and lines of a text. It sees no files, and has no network."
         assert summarize.input_schema["required"] == ["text"]
         assert summarize.output_schema["required"] == ["words", "lines", "longest"]
         assert summarize.output_schema["properties"]["longest"]["description"] == "Its longest word, if it has any."
@@ -119,7 +120,7 @@ async def test_python_and_javascript_components_are_listed_and_called(target):
         slugify = tools["slugify"]
         # Without doc comments (componentize-js keeps none, and no wit = was given), a readable
         # signature describes it.
-        assert slugify.description == "Calls `slugify(text: string, options: record) -> string`."
+        assert slugify.description == "Calls `slugify(text: string, options: record) -> string`. It sees no files, and has no network."
         options = slugify.input_schema["properties"]["options"]
         assert options["required"] == ["separator", "max_words"]
         assert options["properties"]["separator"]["maxLength"] == 1
