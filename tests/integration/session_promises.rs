@@ -21,6 +21,18 @@ fn prompt_events(out: &Run) -> Vec<Value> {
         .collect()
 }
 
+/// The event the hook echoed last into request `index` (a message of its context alone, as a
+/// resume sends), parsed.
+fn last_echo(model: &ScriptedModel, index: usize) -> Value {
+    let sent = contents(model, index);
+    let echoed = sent
+        .iter()
+        .rev()
+        .find_map(|m| m.strip_prefix("[context from hook `session`]\n> "))
+        .expect("a message of the hook's context alone");
+    serde_json::from_str(echoed).expect("the echo is the event's JSON")
+}
+
 #[test]
 fn a_resumed_turn_takes_its_prompt_on_record_even_when_session_start_adds_context() {
     // The first run: session-start adds context, the prompt hook narrows to no tools, and the
@@ -113,13 +125,7 @@ fn a_resume_after_an_empty_reply_shows_the_prompt_hooks_the_prompt_not_the_remin
     assert_eq!(out.code, 1, "{}", out.stderr);
     let out = run(&ws, &model, &["--resume", "t.jsonl"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let sent = contents(&model, 1);
-    let resumed = sent
-        .iter()
-        .rev()
-        .find_map(|m| m.strip_prefix("[context from hook `session`]\n> "))
-        .expect("the resume's context message");
-    let seen: Value = serde_json::from_str(resumed).expect("the echo is the event's JSON");
+    let seen = last_echo(&model, 1);
     assert_eq!(seen["prompt"], "count the files", "{seen}");
     assert_eq!(seen["resumed"], true, "{seen}");
 }
@@ -301,13 +307,7 @@ fn an_edited_or_older_transcript_still_shows_the_prompt_hooks_what_the_model_got
         let ws2 = workspace("prompt = { echo = true }", "", "").file("t.jsonl", &edited);
         let out = run(&ws2, &model, &["--resume", "t.jsonl"]);
         assert_eq!(out.code, 0, "{}", out.stderr);
-        let sent = contents(&model, model.requests().len() - 1);
-        let seen = sent
-            .iter()
-            .rev()
-            .find_map(|m| m.strip_prefix("[context from hook `session`]\n> "))
-            .expect("the resume's context");
-        let seen: Value = serde_json::from_str(seen).unwrap();
+        let seen = last_echo(&model, model.requests().len() - 1);
         assert_eq!(seen["prompt"], "the forbidden plan", "{edited}");
     }
 }

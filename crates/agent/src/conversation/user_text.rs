@@ -37,6 +37,17 @@ pub enum Source<'a> {
 /// How a compaction summary reaches the model: the header of its quoted lines.
 pub const SUMMARY_HEADING: &str = "[Earlier in this session, summarised to fit the context window. The full record is kept in the transcript.]";
 
+/// A continuation's header, before and after the hook's name.
+const CONTINUATION_HEADER: (&str, &str) = ("[hook `", "` asks to go on with this]");
+
+/// Whether `text` is a `stop` hook's continuation, as the gate writes one: its first line is a
+/// continuation's header.
+pub fn is_continuation(text: &UserText) -> bool {
+    text.as_str().lines().next().is_some_and(|line| {
+        line.starts_with(CONTINUATION_HEADER.0) && line.ends_with(CONTINUATION_HEADER.1)
+    })
+}
+
 /// The start of a context header, before the hook's name.
 pub const CONTEXT_HEADER: &str = "[context from hook";
 
@@ -127,7 +138,12 @@ fn gate(source: Source<'_>, text: &str) -> String {
             format!("[the prompt, as hook `{}` rewrote it]", shown_name(hook))
         }
         Source::Continuation { hook } => {
-            format!("[hook `{}` asks to go on with this]", shown_name(hook))
+            format!(
+                "{}{}{}",
+                CONTINUATION_HEADER.0,
+                shown_name(hook),
+                CONTINUATION_HEADER.1
+            )
         }
         Source::Summary => SUMMARY_HEADING.to_string(),
         Source::ReplacedReply { hook } => {
@@ -153,7 +169,7 @@ fn shown_line(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let chars: Vec<char> = line.chars().collect();
     for (index, &c) in chars.iter().enumerate() {
-        if c != '\t' && (terminal_text::is_unsafe(c) || is_invisible(c)) {
+        if c != '\t' && is_invisible(c) {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
             continue;
         }

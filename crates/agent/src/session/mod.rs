@@ -168,11 +168,6 @@ pub struct Agent {
     narrowed_offer: Option<std::collections::BTreeSet<String>>,
 }
 
-/// Whether `message` is a `stop` hook's continuation (the gate's header for one).
-fn is_continuation(message: &Message) -> bool {
-    matches!(message, Message::User { content } if content.as_str().lines().next().is_some_and(|line| line.starts_with("[hook `") && line.ends_with("` asks to go on with this]")))
-}
-
 /// The prompt of an unfinished turn, as the transcript records it.
 struct PendingPrompt {
     /// As the user gave it.
@@ -478,7 +473,10 @@ impl Agent {
             .collect();
         let answered = conversation
             .windows(2)
-            .filter(|pair| is_answer(pair[0].1) && !is_continuation(pair[1].1))
+            .filter(|pair| {
+                is_answer(pair[0].1)
+                    && !matches!(pair[1].1, Message::User { content } if crate::conversation::user_text::is_continuation(content))
+            })
             .map(|pair| pair[0].0)
             .next_back();
         let after = answered.map_or(0, |index| index + 1);

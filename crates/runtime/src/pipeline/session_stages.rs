@@ -25,9 +25,9 @@ pub const MAX_DECISION_TEXT_BYTES: usize = 64 << 10;
 pub const MAX_DECISION_NAMES: usize = 1024;
 /// How much of a hook's reason a `session_hook` event quotes.
 const MAX_EVENT_REASON_BYTES: usize = 1 << 10;
-/// The longest one of those names may be: a tool name is at most 64 bytes, a call id a model
-/// wrote rarely more than 100.
-pub const MAX_DECISION_NAME_BYTES: usize = 256;
+/// The longest one of those names may be: as long as an event shows a name or call id (a tool
+/// name is at most 64 bytes, a call id a model wrote rarely more than 100).
+pub const MAX_DECISION_NAME_BYTES: usize = super::stage_payload::MAX_NAME_BYTES;
 
 /// What the hooks at one stage decided, together.
 #[derive(Debug, Clone, Default, PartialEq)]
