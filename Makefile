@@ -2,6 +2,10 @@
 # Cargo's target dir lives outside the clone so repeated runs (and CI on the same machine) reuse it.
 
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/cordon-target
+# The checkout `cordon new`/`cordon build` take the contract and SDKs from: this one. Without it the
+# binary uses the checkout it was compiled in, and with the target dir shared by several checkouts
+# cargo may reuse a build made in another (its sources compare as unchanged), whose path is baked in.
+export CORDON_SOURCE_ROOT ?= $(CURDIR)
 GUEST_DIR := $(CARGO_TARGET_DIR)/wasm32-wasip2/guest
 CORDON := $(CARGO_TARGET_DIR)/debug/cordon
 # Python environment for the MCP client tests, kept outside the clone like the target dir.
