@@ -6,15 +6,17 @@
 //! or a classified error, in call order. [`RuntimeBuilder`] assembles both from a plugins
 //! directory and a config.
 //!
-//! The folders, from the bottom up: `report/` (what a call tells the host: results, logs,
-//! progress, the bounds on them, and `report::terminal_text`, the one sanitiser for untrusted text
-//! shown on a terminal or in a log line), `schema/` (argument validation), `capabilities/` (what an
-//! operator grants: directories, HTTP, env vars, limits, hook rights, the lock), `config/`
-//! (cordon.toml), `sandbox/` (wasmtime: the engine, the contract versions and their generated
-//! bindings, one call's store,
-//! loading and running a plugin), `registry/` (the plugins of a directory), `pipeline/` (a batch
-//! of calls through hooks and sandboxes), `builder/` (all of it assembled from a config),
-//! `conformance/` (`cordon test`: one plugin checked against the contract).
+//! The modules, from the bottom up (each uses only those before it; `tests/integration/layering.rs`
+//! checks): `report/` (what a call tells the host: results, logs, progress, the bounds on them, and
+//! `report::terminal_text`, the one sanitiser for untrusted text shown on a terminal or in a log
+//! line), `trace_spans` (the spans exported over OpenTelemetry), `schema/` (argument validation),
+//! `capabilities/` (what an operator grants: directories, HTTP, env vars, limits, hook rights, the
+//! lock), `config/` (cordon.toml), `sandbox/` (wasmtime: the engine, one call's store, a folder per
+//! capability with its gate (`fs/`, `http/`), the contracts (`contract/`, `plain/`), loading and
+//! running a plugin), `registry/` (the plugins of a directory), `pipeline/` (a batch of calls
+//! through hooks and sandboxes), `tool_search/` (the `search_tools` contract and its index),
+//! `conformance/` (`cordon test`: one plugin checked against the contract), `builder/` (all of it
+//! assembled from a config).
 
 #![warn(missing_docs)]
 
@@ -27,6 +29,7 @@ pub mod registry;
 pub mod report;
 mod sandbox;
 pub mod schema;
+pub mod tool_search;
 pub mod trace_spans;
 
 pub use builder::{BuildError, RuntimeBuilder, watch};

@@ -33,7 +33,7 @@ pub fn first_problem(messages: &[(usize, Message)]) -> Option<(usize, String)> {
                 open = tool_calls.iter().map(OpenCall::new).collect();
                 searched = tool_calls
                     .iter()
-                    .any(|call| call.name == cordon_runtime::pipeline::tool_search::SEARCH_TOOL);
+                    .any(|call| call.name == cordon_runtime::tool_search::SEARCH_TOOL);
             }
             Message::Tool(outcome) => {
                 let id = outcome.tool_call_id.as_str();

@@ -11,9 +11,9 @@ use crate::model::provider::ToolSpec;
 use crate::settings::ToolSearch;
 use cordon_runtime::Pipeline;
 use cordon_runtime::ToolInfo;
-use cordon_runtime::pipeline::tool_search as search;
-pub use cordon_runtime::pipeline::tool_search::SEARCH_TOOL;
 use cordon_runtime::report::ErrorKind;
+use cordon_runtime::tool_search as search;
+pub use cordon_runtime::tool_search::SEARCH_TOOL;
 use serde_json::Value;
 use std::collections::BTreeSet;
 

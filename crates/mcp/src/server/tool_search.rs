@@ -2,12 +2,12 @@
 //! `tools/list` offers one tool, `search_tools`, whose result names the active tools that match a
 //! query (the same search the agent loop uses, or a group of `[agent.groups]`) with their input
 //! schemas; the client's model then calls them by name (every active tool stays callable). The
-//! tool's contract is the runtime's (`cordon_runtime::pipeline::tool_search`); this is its MCP
+//! tool's contract is the runtime's (`cordon_runtime::tool_search`); this is its MCP
 //! adapter.
 
 use cordon_runtime::Pipeline;
-use cordon_runtime::pipeline::tool_search as search;
-pub use cordon_runtime::pipeline::tool_search::SEARCH_TOOL;
+use cordon_runtime::tool_search as search;
+pub use cordon_runtime::tool_search::SEARCH_TOOL;
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::{Value, json};
 use std::sync::Arc;

@@ -158,7 +158,7 @@ impl PluginGrant {
                     reason,
                 })?;
                 // Filesystem calls run on the calling thread instead of a hop to a blocking-pool
-                // thread and back (most of a walk's cost otherwise); fs_gate.rs refuses to open
+                // thread and back (most of a walk's cost otherwise); fs/gate.rs refuses to open
                 // anything that could block a thread (a FIFO, a device).
                 let dir_handle = Dir::new(handle, dir.access.perms(), dir.access.open_mode(), true);
                 Ok((dir_handle, dir.guest.clone()))

@@ -1,6 +1,5 @@
 //! Per-plugin resource limits and their defaults.
 
-use crate::capabilities::net::HttpLimits;
 use std::time::Duration;
 
 /// What one call of a plugin may consume. Every call gets the whole budget afresh.
@@ -60,3 +59,30 @@ pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Files and directories one call may hold open at once. With the default `[host] max_sandboxes`
 /// of 64, every sandbox's share fits the default process bound, so no call can starve another.
 pub const MAX_OPEN_FILES_PER_CALL: usize = 256;
+
+/// Bounds on a call's outgoing requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// How long connecting may take (`http_connect_timeout`; default 10 s).
+    pub connect_timeout: Duration,
+    /// From sending the request to the end of the response body.
+    pub total_timeout: Duration,
+    /// The most bytes of one response body the guest may read (`http_response`; default 16 MiB).
+    pub max_response_bytes: u64,
+    /// Requests of one call waiting for their response at once.
+    pub max_concurrent: usize,
+    /// Connections one call may have open at once, a held response body included.
+    pub max_open: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(10),
+            total_timeout: Duration::from_secs(30),
+            max_response_bytes: 16 << 20,
+            max_concurrent: 8,
+            max_open: 32,
+        }
+    }
+}

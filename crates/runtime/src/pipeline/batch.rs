@@ -4,9 +4,9 @@
 //! another in call order, and exactly one result per call returned in call order.
 
 use super::audit::AuditRecorder;
-use super::budget;
 use super::events::{Emitter, Event, EventSink};
 use super::prepare::Prepared;
+use super::result_budget;
 use super::{BatchOptions, CallRequest, Pipeline};
 use crate::config::Execution;
 use crate::report::ToolResult;
@@ -127,7 +127,7 @@ impl Pipeline {
                             .unwrap_or_else(|_| request.arguments.clone().into()),
                     });
                     crate::report::secrets::scrub_result(&mut result);
-                    budget::apply(&mut result, &self.inner.settings);
+                    result_budget::apply(&mut result, &self.inner.settings);
                     self.end(&result, started, &emitter);
                     crate::trace_spans::record_result(&span, &result);
                     results[index] = Some(result);

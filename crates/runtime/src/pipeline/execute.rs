@@ -7,7 +7,7 @@ use super::events::{Emitter, Event, HookStage};
 use super::hooks::hook_failed;
 use super::prepare::ReadyCall;
 use super::reports::{self, Reporter};
-use super::{Pipeline, budget, replacement_output};
+use super::{Pipeline, replacement_output, result_budget};
 use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::contract::ContractVersion;
 use crate::sandbox::plugin::{AfterDecision, CallOptions};
@@ -57,7 +57,7 @@ impl Pipeline {
         };
         // Masked before it is cut: a cut inside a secret would leave the rest of it unmasked.
         crate::report::secrets::scrub_result(&mut result);
-        budget::apply(&mut result, &self.inner.settings);
+        result_budget::apply(&mut result, &self.inner.settings);
         self.end(&result, started, emitter);
         crate::trace_spans::record_result(&span, &result);
         result

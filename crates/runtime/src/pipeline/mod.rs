@@ -14,7 +14,6 @@ mod approval_text;
 pub mod audit;
 mod batch;
 mod before;
-mod budget;
 pub mod events;
 mod execute;
 pub mod hook_questions;
@@ -24,11 +23,10 @@ pub mod lock_keys;
 mod prepare;
 mod replacement_output;
 mod reports;
+mod result_budget;
 pub mod session_stages;
 pub mod stage_payload;
 mod tool_changes;
-mod tool_index;
-pub mod tool_search;
 
 use crate::config::BatchSettings;
 use crate::registry::Registry;
@@ -242,34 +240,6 @@ impl Pipeline {
     /// The tool groups of `[agent.groups]`, by name, with their globs.
     pub fn groups(&self) -> &std::collections::BTreeMap<String, Vec<String>> {
         &self.inner.settings.groups
-    }
-
-    /// The active tools that best match `query` (their names, titles, descriptions and parameter
-    /// names; BM25), best first, at most `limit`; or, when `query` is a group's name, the group's
-    /// active tools.
-    pub fn search_tools(&self, query: &str, limit: usize) -> Vec<String> {
-        if let Some(group) = self.group_tools(query.trim()) {
-            return group;
-        }
-        let index = tool_index::ToolIndex::new(self.active_tools().map(|(_, tool)| {
-            tool_index::Entry {
-                name: &tool.name,
-                title: &tool.title,
-                description: &tool.description,
-                parameters: tool
-                    .schema
-                    .as_json()
-                    .get("properties")
-                    .and_then(serde_json::Value::as_object)
-                    .map(|properties| properties.keys().map(String::as_str).collect())
-                    .unwrap_or_default(),
-            }
-        }));
-        index
-            .search(query, limit)
-            .into_iter()
-            .map(str::to_string)
-            .collect()
     }
 
     /// The active tools of group `name`, sorted; `None` when there is no such group.

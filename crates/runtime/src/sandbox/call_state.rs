@@ -1,11 +1,10 @@
 //! The state of one sandboxed call (the wasmtime `Store` data): its WASI context and granted
 //! directory handles, memory limiter, captured stdio, deadline, the record of the files it opens,
-//! the bound on what it makes the host record, its disk budget, and the host functions the plugin imports (`log`,
+//! the bound on what it makes the host record, its disk quota, and the host functions the plugin imports (`log`,
 //! `progress`, `cancelled`, `settings`).
 
 use crate::capabilities::grant::OpenedDirs;
 use crate::capabilities::limits::MAX_TABLE_ELEMENTS;
-use crate::capabilities::net::HttpGate;
 use crate::report::budget::{
     MAX_LOG_LINE_BYTES, MESSAGE_OVERHEAD_BYTES, RecordKind, ReportBudget, cut, without_controls,
 };
@@ -13,7 +12,8 @@ use crate::report::{
     Content, GuestReport, LogLevel, LogLine, OmittedRecords, ProgressUpdate, ReportSink,
 };
 use crate::sandbox::capture::OutputCapture;
-use crate::sandbox::open_files::{OpenFiles, OpenedPaths};
+use crate::sandbox::fs::open_files::{OpenFiles, OpenedPaths};
+use crate::sandbox::http::HttpGate;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -135,7 +135,7 @@ pub struct CallState {
     push_budget: u64,
     pub push_dropped: bool,
     /// What the call may still write and create through its read-write grants.
-    disk: Arc<crate::sandbox::disk_budget::DiskBudget>,
+    disk: Arc<crate::sandbox::fs::disk_quota::DiskQuota>,
     /// The host memory its result may take while lifted and converted (set by the runner).
     pub lift: Option<crate::sandbox::result_memory::LiftBudget>,
 }
@@ -157,7 +157,7 @@ pub struct CallSetup {
     pub cancelled: CancellationToken,
     pub deadline: Instant,
     pub push_budget: u64,
-    pub disk: Arc<crate::sandbox::disk_budget::DiskBudget>,
+    pub disk: Arc<crate::sandbox::fs::disk_quota::DiskQuota>,
 }
 
 impl CallState {
@@ -196,8 +196,8 @@ impl CallState {
         }
     }
 
-    /// The call's disk budget (disk_budget.rs).
-    pub(crate) fn disk(&self) -> &Arc<crate::sandbox::disk_budget::DiskBudget> {
+    /// The call's disk quota (fs/disk_quota.rs).
+    pub(crate) fn disk(&self) -> &Arc<crate::sandbox::fs::disk_quota::DiskQuota> {
         &self.disk
     }
 

@@ -142,8 +142,8 @@ fn out_of_memory(limits: &Limits, what: &str) -> Failure {
     )
 }
 
-fn out_of_disk(limit: crate::sandbox::disk_budget::DiskLimit, what: &str) -> Failure {
-    use crate::sandbox::disk_budget::DiskLimit;
+fn out_of_disk(limit: crate::sandbox::fs::disk_quota::DiskLimit, what: &str) -> Failure {
+    use crate::sandbox::fs::disk_quota::DiskLimit;
     let (bound, key, details) = match limit {
         DiskLimit::Bytes { limit } => (
             format!(

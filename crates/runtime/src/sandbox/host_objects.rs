@@ -1,6 +1,6 @@
 //! What a call's store counts of the objects the host holds for its guest (`wasi:http` header
 //! maps, request parts, bodies, directory listings): each object's charge against the call's
-//! memory limit, by handle. resource_budget.rs charges and gives back.
+//! memory limit, by handle. How a charge is taken and given back is `host_charges.rs`.
 
 use std::collections::HashMap;
 

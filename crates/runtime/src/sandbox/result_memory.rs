@@ -10,7 +10,7 @@
 //!   host during the call);
 //!   (wasmtime charges a whole value per list element and field, so the host's memory stays
 //!   within a small factor of the budget; a plain result whose type holds flags, charged a few
-//!   bytes each, gets a budget divided by what they cost, see `contract::plain::lift_weight`);
+//!   bytes each, gets a budget divided by what they cost, see `plain::lift_weight`);
 //! - a plain component's conversion to JSON is charged against the same number of bytes again;
 //! - and the lift budgets of all calls running in the process come out of one pool of
 //!   [`POOL_BYTES`], taken without waiting: under heavy concurrency a call gets what is left (never

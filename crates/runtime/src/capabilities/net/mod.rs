@@ -1,17 +1,8 @@
-//! Outbound HTTP for plugins: standard `wasi:http`, so each language's own client works, with every
-//! request passing the plugin's HTTP grants before any connection is made (`gate.rs`). Grants name
-//! origins (`grant.rs`), and a path must read the same to every server (`request_path.rs`);
-//! resolved addresses in non-public ranges need an explicit grant
-//! (`address.rs`); the host adds secret headers the guest never sees; responses are bounded
-//! (`body.rs`).
+//! What an operator grants a plugin of outbound HTTP: origins, path prefixes, methods and secret
+//! headers (`grant.rs`), and the one reading of a path every server shares (`request_path.rs`).
+//! The gate that enforces them on each request is the sandbox's (`sandbox/http/`).
 
-mod address;
-mod body;
-mod gate;
 pub mod grant;
 pub mod request_path;
 
-pub use body::BODY_CHUNK_BYTES;
-pub use gate::HttpLimits;
-pub(crate) use gate::{ConnectionPool, GateSetup, HttpGate};
 pub use grant::HttpGrant;

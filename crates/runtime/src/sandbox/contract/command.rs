@@ -68,7 +68,7 @@ impl CommandPre {
         engine: &Engine,
         component: &Component,
         instance_pre: InstancePre<CallState>,
-        setup: &super::PlainSetup<'_>,
+        setup: &crate::sandbox::plain::PlainSetup<'_>,
     ) -> Result<Self, CommandRefusal> {
         let (plugin, overrides) = (setup.plugin, setup.overrides);
         let run = component

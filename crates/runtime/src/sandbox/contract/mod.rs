@@ -1,8 +1,8 @@
 //! The contracts the host speaks, side by side: cordon's own WIT (`wit/plugin-0.1.0`,
 //! `wit/plugin-0.2.0`, `wit/plugin-0.3.0`), plain components that export functions of a WIT world of their own, and
 //! `wasi:cli` commands. Which one a component follows, its host functions in the linker, and its
-//! exports called through one interface in host terms. The generated bindings, and every
-//! conversion between WIT values and JSON, stay in this folder.
+//! exports called through one interface in host terms. The generated bindings stay in this folder;
+//! plain components (their WIT values to and from JSON) are `sandbox/plain/`.
 
 pub mod command;
 pub(crate) mod content;
@@ -12,19 +12,18 @@ mod same_in_every_version;
 mod same_since_0_2;
 pub mod host_terms;
 mod imports;
-pub(crate) mod plain;
 mod v0_1;
 mod v0_2;
 mod v0_3;
 
-use crate::capabilities::tool_overrides::ToolOverride;
 use crate::report::ToolResult;
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::failure::Failure;
+use crate::sandbox::plain::{
+    self, PlainFunctions, PlainInstance, PlainPre, PlainRefusal, PlainSetup,
+};
 use command::{CommandPre, CommandRefusal};
 use host_terms::{BeforeDecision, Declared, GuestCall, GuestOutput, SessionDecision, SessionStage};
-use plain::{PlainFunctions, PlainInstance, PlainPre, PlainRefusal};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::{Component, InstancePre, Linker};
@@ -120,17 +119,6 @@ pub enum WrongWorld {
     /// A plain component's or a command's imports exist here but with other types.
     #[error("its imports do not match what this host provides: {0}")]
     ImportMismatch(String),
-}
-
-/// What loading a plain component or a command needs besides the component: the plugin's id, what
-/// the operator says about its tools, and the doc comments it carries (read only for plain
-/// components, since reading them needs the file's bytes).
-pub(crate) struct PlainSetup<'a> {
-    pub plugin: &'a str,
-    /// What the plugin is granted: derived descriptions end with it.
-    pub grant: &'a crate::capabilities::grant::PluginGrant,
-    pub overrides: &'a BTreeMap<String, ToolOverride>,
-    pub docs: &'a plain::docs::ComponentDocs,
 }
 
 /// Which contract a component follows, from its exports alone.

@@ -2,11 +2,11 @@
 //! contract's host functions and cordon's own gates shadowing some of them, the compile cache, and
 //! the process-wide bounds on sandboxes, HTTP connections and open files.
 
-use crate::capabilities::net::ConnectionPool;
 use crate::sandbox::cache::CompileCache;
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::engine::{EngineError, EngineSettings};
-use crate::sandbox::open_files::ProcessFiles;
+use crate::sandbox::fs::open_files::ProcessFiles;
+use crate::sandbox::http::ConnectionPool;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 use wasmtime::Engine;
@@ -39,20 +39,20 @@ impl PluginHost {
         // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
         // through it is decided by its WASI context (see grant.rs): sockets are always off.
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        // Outgoing HTTP passes each call's gate (see net/gate.rs).
+        // Outgoing HTTP passes each call's gate (see sandbox/http/gate.rs).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        // Preopens from handles, file opens bounded and recorded, closes counted (see fs_gate.rs).
-        crate::sandbox::fs_gate::shadow_in_linker(&mut linker)?;
+        // Preopens from handles, file opens bounded and recorded, closes counted (see fs/gate.rs).
+        crate::sandbox::fs::gate::shadow_in_linker(&mut linker)?;
         // What the guest makes the host hold (header maps, request lines, body buffers, directory
-        // listings) is charged to its memory limit (see resource_budget.rs).
-        crate::sandbox::resource_budget::shadow_in_linker(&mut linker)?;
-        // File streams read and write on the calling thread (see file_streams.rs).
-        crate::sandbox::file_streams::shadow_in_linker(&mut linker)?;
-        // Writes and creations charged to the call's disk budget, syncs off the async workers
-        // (see fs_writes.rs).
-        crate::sandbox::fs_writes::shadow_in_linker(&mut linker)?;
-        // Directory listings read with their types from the directory (see dir_listing.rs).
-        crate::sandbox::dir_listing::shadow_in_linker(&mut linker)?;
+        // listings) is charged to its memory limit (see http/host_memory.rs).
+        crate::sandbox::http::host_memory::shadow_in_linker(&mut linker)?;
+        // File streams read and write on the calling thread (see fs/streams.rs).
+        crate::sandbox::fs::streams::shadow_in_linker(&mut linker)?;
+        // Writes and creations charged to the call's disk quota, syncs off the async workers
+        // (see fs/writes.rs).
+        crate::sandbox::fs::writes::shadow_in_linker(&mut linker)?;
+        // Directory listings read with their types from the directory (see fs/listing.rs).
+        crate::sandbox::fs::listing::shadow_in_linker(&mut linker)?;
         // The contract's host functions, for every version the host speaks.
         crate::sandbox::contract::add_to_linker(&mut linker)?;
         Ok(Self {

@@ -5,14 +5,14 @@
 use super::{CallOptions, Plugin};
 use crate::capabilities::grant::OpenedDirs;
 use crate::capabilities::limits::{DESCRIBE_TIMEOUT, Limits};
-use crate::capabilities::net::{GateSetup, HttpGate};
 use crate::report::budget::ReportBudget;
 use crate::sandbox::call_state::{CallSetup, CallState};
 use crate::sandbox::capture::OutputCapture;
 use crate::sandbox::contract::Instance;
 use crate::sandbox::contract::command::CommandInput;
 use crate::sandbox::failure::{self, Failure};
-use crate::sandbox::open_files::OpenFiles;
+use crate::sandbox::fs::open_files::OpenFiles;
+use crate::sandbox::http::{GateSetup, HttpGate};
 use crate::sandbox::result_memory::LiftBudget;
 use std::future::Future;
 use std::pin::Pin;
@@ -149,7 +149,7 @@ impl Plugin {
             cancelled: options.cancel.clone(),
             deadline: started + limits.timeout,
             push_budget: limits.output_bytes,
-            disk: Arc::new(crate::sandbox::disk_budget::DiskBudget::new(
+            disk: Arc::new(crate::sandbox::fs::disk_quota::DiskQuota::new(
                 limits.disk_write_bytes,
                 limits.files_created,
             )),

@@ -56,7 +56,7 @@ pub fn lift_divisor(shape: &Shape) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sandbox::contract::plain::shape::Part;
+    use crate::sandbox::plain::shape::Part;
 
     fn flags(names: &[&str]) -> Shape {
         Shape::Flags {

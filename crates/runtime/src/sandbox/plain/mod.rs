@@ -14,17 +14,18 @@ mod shape;
 mod tool_names;
 mod val_to_json;
 
-use super::host_terms::{
-    Declared, DeclaredTool, ExecutionMode, GuestCall, GuestOutput, ToolAnnotations,
-};
 use crate::capabilities::grant_notice::description_sentence;
 use crate::capabilities::tool_overrides::ToolOverride;
 use crate::report::{Content, ErrorKind};
 use crate::sandbox::call_state::CallState;
+use crate::sandbox::contract::host_terms::{
+    Declared, DeclaredTool, ExecutionMode, GuestCall, GuestOutput, ToolAnnotations,
+};
 use crate::sandbox::failure::Failure;
 pub use refusal::PlainRefusal;
 use serde_json::{Value, json};
 use shape::{Shape, ShapeBudget, Unsupported, shape_of};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use tool_names::{FunctionPath, tool_names};
 use wasmtime::component::types::ComponentItem;
@@ -32,6 +33,17 @@ use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Val};
 use wasmtime::{Engine, Store};
 
 pub use shape::MAX_SHAPE_DEPTH;
+
+/// What loading a plain component or a command needs besides the component: the plugin's id, what
+/// the operator says about its tools, and the doc comments it carries (read only for plain
+/// components, since reading them needs the file's bytes).
+pub(crate) struct PlainSetup<'a> {
+    pub plugin: &'a str,
+    /// What the plugin is granted: derived descriptions end with it.
+    pub grant: &'a crate::capabilities::grant::PluginGrant,
+    pub overrides: &'a BTreeMap<String, ToolOverride>,
+    pub docs: &'a docs::ComponentDocs,
+}
 
 /// The WIT interface a command exports; any 0.2 version.
 const CLI_RUN_PREFIX: &str = "wasi:cli/run@0.2";
@@ -75,7 +87,7 @@ impl PlainFunctions {
     pub fn read(
         engine: &Engine,
         component: &Component,
-        setup: &super::PlainSetup<'_>,
+        setup: &PlainSetup<'_>,
     ) -> Result<Self, PlainRefusal> {
         let (plugin, overrides, docs) = (setup.plugin, setup.overrides, setup.docs);
         let grants = description_sentence(setup.grant, None);

@@ -8,7 +8,7 @@
 //!   `quota`, so no plugin can exhaust the host's file descriptors) and reported for the audit log
 //!   and events: the path as the guest sees it (cut to a length), what it asked for, and whether the
 //!   host opened or refused it, up to a number of records per sandbox (the rest are counted);
-//! - an open with `create` is charged to the call's entry budget (disk_budget.rs);
+//! - an open with `create` is charged to the call's entry budget (fs/disk_quota.rs);
 //! - dropping a descriptor gives its slot back.
 //!
 //! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
@@ -16,7 +16,7 @@
 use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, cut};
 use crate::report::{GuestReport, PathOpen};
 use crate::sandbox::call_state::CallState;
-use crate::sandbox::nonblocking_open::{self, Refused};
+use crate::sandbox::fs::nonblocking_open::{self, Refused};
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceType};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
@@ -95,7 +95,7 @@ async fn open_at(
             MAX_RECORDED_PATH_BYTES,
         )
     });
-    // Creating counts against the call's entry budget (disk_budget.rs); past it the call ends.
+    // Creating counts against the call's entry budget (fs/disk_quota.rs); past it the call ends.
     if open_flags.contains(OpenFlags::CREATE) {
         state.disk().charge_entry(0)?;
     }

@@ -2,8 +2,8 @@
 //! linker around wasmtime-wasi's own implementation:
 //! - `write` (a write past the end counts the gap as well) and `set-size` (growing a file
 //!   counts, sparse or not) are charged to the call's
-//!   disk budget, `create-directory-at`, `link-at` and `symlink-at` to its entry budget (a
-//!   directory's block and a link's target to its disk budget too; disk_budget.rs), before
+//!   disk quota, `create-directory-at`, `link-at` and `symlink-at` to its entry budget (a
+//!   directory's block and a link's target to its disk quota too; fs/disk_quota.rs), before
 //!   anything reaches the disk; past either the call ends as `out_of_disk`;
 //! - `sync`, `sync-data` and writes of more than [`INLINE_WRITE_BYTES`], which can block for
 //!   seconds behind other dirty data, run on a blocking thread, never on an async worker: the
@@ -13,10 +13,10 @@
 //!   finishes keeps its thread and its slot; the calls after it wait for a slot, within their own
 //!   deadlines).
 //!
-//! Opens with `create` are charged in fs_gate.rs, stream writes in file_streams.rs.
+//! Opens with `create` are charged in fs/gate.rs, stream writes in fs/streams.rs.
 
-use crate::sandbox::blocking_ops::{off_thread, stop_of};
 use crate::sandbox::call_state::CallState;
+use crate::sandbox::fs::blocking_ops::{off_thread, stop_of};
 use std::os::unix::fs::FileExt;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource};

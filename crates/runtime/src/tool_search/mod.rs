@@ -1,9 +1,12 @@
-//! The `search_tools` tool's contract, one for the agent loop and for `cordon serve
-//! --tool-search`: its name, its input schema, how a query is read, what a search finds, and the
-//! listing of what it found. Each side keeps only its adapter: the agent loads what a search found
-//! into the session, the MCP server answers a `tools/call` with it.
+//! Tool search, a layer over the pipeline: the `search_tools` tool's contract, one for the agent
+//! loop and for `cordon serve --tool-search` (its name, its input schema, how a query is read, what
+//! a search finds, and the listing of what it found), over a lexical index of the active tools
+//! (`index.rs`). Each side keeps only its adapter: the agent loads what a search found into the
+//! session, the MCP server answers a `tools/call` with it.
 
-use super::Pipeline;
+mod index;
+
+use crate::pipeline::Pipeline;
 use serde_json::{Value, json};
 
 /// The tool a model searches with.
@@ -84,10 +87,37 @@ pub fn read_request(arguments: &Value) -> Result<SearchRequest, String> {
 /// The active tools a search finds, best first (a group's tools, when the query names one):
 /// never `search_tools` itself, which is the searcher's own while it searches.
 pub fn find(pipeline: &Pipeline, query: &str, limit: usize) -> Vec<String> {
-    pipeline
-        .search_tools(query, limit)
+    search_active_tools(pipeline, query, limit)
         .into_iter()
         .filter(|tool| tool != SEARCH_TOOL)
+        .collect()
+}
+
+/// The active tools that best match `query` (their names, titles, descriptions and parameter
+/// names; BM25), best first, at most `limit`; or, when `query` is a group's name, the group's
+/// active tools.
+fn search_active_tools(pipeline: &Pipeline, query: &str, limit: usize) -> Vec<String> {
+    if let Some(group) = pipeline.group_tools(query.trim()) {
+        return group;
+    }
+    let index = index::ToolIndex::new(pipeline.active_tools().map(|(_, tool)| {
+        index::Entry {
+            name: &tool.name,
+            title: &tool.title,
+            description: &tool.description,
+            parameters: tool
+                .schema
+                .as_json()
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|properties| properties.keys().map(String::as_str).collect())
+                .unwrap_or_default(),
+        }
+    }));
+    index
+        .search(query, limit)
+        .into_iter()
+        .map(str::to_string)
         .collect()
 }
 

@@ -2,7 +2,7 @@
 //! entries are read once with their types from the directory itself (`getdents`), where
 //! wasmtime-wasi's own listing stats every entry, which was a fifth of the cost of walking a tree.
 //! The listing is read whole when the guest asks for it, as wasmtime-wasi does, and what it holds
-//! is charged to the guest's memory limit (see resource_budget.rs); reading stops as soon as it
+//! is charged to the guest's memory limit (see http/host_memory.rs); reading stops as soon as it
 //! would not fit under that limit, so a huge directory costs the host no more than the limit. The
 //! first [`INLINE_ENTRIES`] entries are read on the calling thread (most directories end there);
 //! the rest of a bigger one on a blocking thread (blocking_ops.rs), so listing a huge directory
@@ -11,8 +11,8 @@
 //! process's slow-operation slots. The resource, the call that makes
 //! it and the call that reads it are all defined here, shadowing wasmtime-wasi's in the linker.
 
-use crate::sandbox::blocking_ops::{Stop, off_thread, stop_of};
 use crate::sandbox::call_state::CallState;
+use crate::sandbox::fs::blocking_ops::{Stop, off_thread, stop_of};
 use rustix::fs::FileType;
 use std::collections::VecDeque;
 use std::os::fd::AsFd;

@@ -1,6 +1,6 @@
 //! What one call's store holds of its guest's files: the descriptors it has open (counted against
 //! the call's and the process's bounds) and where each directory descriptor points, for the audit
-//! log and events. The gate that fills them in is fs_gate.rs.
+//! log and events. The gate that fills them in is fs/gate.rs.
 
 use crate::capabilities::limits::MAX_OPEN_FILES_PER_CALL;
 use crate::report::ReportSink;

@@ -11,8 +11,9 @@
 
 use super::address::is_non_public;
 use super::body::BoundedBody;
-use super::grant::{HttpGrant, RequestTarget, Scheme};
-use super::request_path::{ambiguous_segment, is_never_sent};
+use crate::capabilities::limits::HttpLimits;
+use crate::capabilities::net::grant::{HttpGrant, RequestTarget, Scheme};
+use crate::capabilities::net::request_path::{ambiguous_segment, is_never_sent};
 use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
 use crate::report::{GuestReport, HttpAttempt, ReportSink};
 use http_body_util::BodyExt;
@@ -32,33 +33,6 @@ type SendFuture =
 
 /// How long a connection may outlive its request's deadline before the host closes it.
 const CONNECTION_GRACE: Duration = Duration::from_secs(1);
-
-/// Bounds on a call's outgoing requests.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpLimits {
-    /// How long connecting may take (`http_connect_timeout`; default 10 s).
-    pub connect_timeout: Duration,
-    /// From sending the request to the end of the response body.
-    pub total_timeout: Duration,
-    /// The most bytes of one response body the guest may read (`http_response`; default 16 MiB).
-    pub max_response_bytes: u64,
-    /// Requests of one call waiting for their response at once.
-    pub max_concurrent: usize,
-    /// Connections one call may have open at once, a held response body included.
-    pub max_open: usize,
-}
-
-impl Default for HttpLimits {
-    fn default() -> Self {
-        Self {
-            connect_timeout: Duration::from_secs(10),
-            total_timeout: Duration::from_secs(30),
-            max_response_bytes: 16 << 20,
-            max_concurrent: 8,
-            max_open: 32,
-        }
-    }
-}
 
 /// Outgoing connections open at once in the whole process (`[host] max_http_connections`), shared
 /// by every call's gate. Cheap to clone.
@@ -382,7 +356,7 @@ impl HttpGate {
 
 impl WasiHttpHooks for HttpGate {
     /// A request or response body buffers one chunk of this size (charged to the guest's memory
-    /// limit when the body is made; see resource_budget.rs), not wasmtime's 1 MiB.
+    /// limit when the body is made; see http/host_memory.rs), not wasmtime's 1 MiB.
     fn p2_outgoing_body_chunk_size(&mut self) -> usize {
         super::body::BODY_CHUNK_BYTES
     }

@@ -1,15 +1,14 @@
-//! What a guest makes the host hold in memory on its behalf counts against its memory limit, like
-//! its own linear memory: the bytes it puts into `wasi:http` objects (header maps, request
-//! methods, schemes, authorities and paths, the buffer behind each request or response body, the
-//! copy of a header map every `headers()` call makes) and the directory listings it asks for
-//! (dir_listing.rs reads a directory whole and charges it here). The functions that make those objects are
-//! shadowed in the linker by wrappers that call wasmtime's own implementation unchanged and charge
-//! what the new object holds to the call's memory limit, keyed by the object's handle; a handle the
-//! guest gave up (dropped, or passed on: headers moved into a request carry their charge with them)
-//! is given back when the limit is next reached. Past the limit the guest traps and the call ends
-//! as `out_of_memory`.
+//! What a guest makes the host hold in `wasi:http` objects counts against its memory limit, like
+//! its own linear memory: header maps, request methods, schemes, authorities and paths, the buffer
+//! behind each request or response body, the copy of a header map every `headers()` call makes.
+//! The functions that make those objects are shadowed in the linker by wrappers that call
+//! wasmtime's own implementation unchanged and charge what the new object holds to the call's
+//! memory limit, keyed by the object's handle (`sandbox/host_charges.rs`); a handle the guest gave
+//! up (dropped, or passed on: headers moved into a request carry their charge with them) is given
+//! back when the limit is next reached. Past the limit the guest traps and the call ends as
+//! `out_of_memory`. Directory listings are charged the same way (`fs/listing.rs`).
 
-use crate::capabilities::net::BODY_CHUNK_BYTES;
+use super::BODY_CHUNK_BYTES;
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::host_objects::Object;
 use wasmtime::StoreContextMut;
@@ -39,131 +38,6 @@ const REQUEST_PARTS: [Object; 5] = [
     Object::RequestScheme,
     Object::RequestAuthority,
 ];
-
-impl CallState {
-    /// Sets the charge of part `kind` of object `rep` to `bytes` (giving back what it held). When
-    /// the memory limit is reached, the charges of objects that no longer exist are given back
-    /// first.
-    fn charge(&mut self, kind: Object, rep: u32, bytes: u64, what: &str) -> wasmtime::Result<()> {
-        if let Some(old) = self.host_objects.charged.remove(&(kind, rep)) {
-            self.give_back_host_bytes(old);
-        }
-        if self.take_host_bytes(bytes).is_err() {
-            self.give_back_dead_objects();
-            if self.take_host_bytes(bytes).is_err() {
-                self.limiter.denied = true;
-                wasmtime::bail!(
-                    "the plugin made the host hold more memory in {what} than its memory limit allows"
-                );
-            }
-        }
-        self.host_objects.charged.insert((kind, rep), bytes);
-        Ok(())
-    }
-
-    /// Adds `bytes` to the charge of part `kind` of object `rep` (an entry added to a header map).
-    fn add_charge(
-        &mut self,
-        kind: Object,
-        rep: u32,
-        bytes: u64,
-        what: &str,
-    ) -> wasmtime::Result<()> {
-        let held = self
-            .host_objects
-            .charged
-            .get(&(kind, rep))
-            .copied()
-            .unwrap_or(0);
-        self.charge(kind, rep, held + bytes, what)
-    }
-
-    /// How many bytes a directory listing may still take before the memory limit (after giving back
-    /// the charges of objects that are gone): the listing stops reading there.
-    pub(crate) fn listing_headroom(&mut self) -> u64 {
-        self.give_back_dead_objects();
-        self.limiter.headroom() as u64
-    }
-
-    /// A listing outgrew [`CallState::listing_headroom`]: the call ends out of memory.
-    pub(crate) fn listing_over_limit(&mut self) -> wasmtime::Error {
-        self.limiter.denied = true;
-        wasmtime::format_err!(
-            "the plugin made the host hold more memory in directory listings than its memory limit allows"
-        )
-    }
-
-    /// Charges a directory listing the guest asked for (see dir_listing.rs).
-    pub(crate) fn charge_listing(&mut self, rep: u32, bytes: u64) -> wasmtime::Result<()> {
-        self.charge(Object::Listing, rep, bytes, "directory listings")
-    }
-
-    /// A new object took handle `rep`: whatever was charged to an earlier object of that handle
-    /// (which is gone) is given back.
-    fn new_object(&mut self, kinds: &[Object], rep: u32) {
-        for kind in kinds {
-            if let Some(old) = self.host_objects.charged.remove(&(*kind, rep)) {
-                self.give_back_host_bytes(old);
-            }
-        }
-    }
-
-    /// Moves the charge of `from` to `to` (headers moved into a request).
-    fn move_charge(&mut self, from: (Object, u32), to: (Object, u32)) {
-        if let Some(bytes) = self.host_objects.charged.remove(&from) {
-            self.host_objects.charged.insert(to, bytes);
-        }
-    }
-
-    fn give_back_dead_objects(&mut self) {
-        let charged = std::mem::take(&mut self.host_objects.charged);
-        let mut freed = 0;
-        for ((kind, rep), bytes) in charged {
-            if self.object_alive(kind, rep) {
-                self.host_objects.charged.insert((kind, rep), bytes);
-            } else {
-                freed += bytes;
-            }
-        }
-        self.give_back_host_bytes(freed);
-    }
-
-    fn object_alive(&mut self, kind: Object, rep: u32) -> bool {
-        let table = self.table();
-        match kind {
-            Object::Fields => table.get(&Resource::<Fields>::new_borrow(rep)).is_ok(),
-            Object::RequestHeaders
-            | Object::RequestMethod
-            | Object::RequestPath
-            | Object::RequestScheme
-            | Object::RequestAuthority => table
-                .get(&Resource::<OutgoingRequest>::new_borrow(rep))
-                .is_ok(),
-            Object::Response => table
-                .get(&Resource::<OutgoingResponse>::new_borrow(rep))
-                .is_ok(),
-            Object::RequestBody(request) => {
-                table
-                    .get(&Resource::<OutgoingBody>::new_borrow(rep))
-                    .is_ok()
-                    || table
-                        .get(&Resource::<OutgoingRequest>::new_borrow(request))
-                        .is_ok()
-            }
-            Object::ResponseBody(response) => {
-                table
-                    .get(&Resource::<OutgoingBody>::new_borrow(rep))
-                    .is_ok()
-                    || table
-                        .get(&Resource::<OutgoingResponse>::new_borrow(response))
-                        .is_ok()
-            }
-            Object::Listing => table
-                .get(&Resource::<crate::sandbox::dir_listing::Listing>::new_borrow(rep))
-                .is_ok(),
-        }
-    }
-}
 
 /// Bytes of a header map's entries (names, values and per-entry overhead).
 fn header_bytes(entries: &[(String, Vec<u8>)]) -> u64 {

@@ -27,7 +27,7 @@ pub enum DiskLimit {
 
 /// One call's disk use so far, against its limits.
 #[derive(Debug)]
-pub struct DiskBudget {
+pub struct DiskQuota {
     max_bytes: u64,
     max_entries: u64,
     written: AtomicU64,
@@ -35,7 +35,7 @@ pub struct DiskBudget {
     exceeded: OnceLock<DiskLimit>,
 }
 
-impl DiskBudget {
+impl DiskQuota {
     pub fn new(max_bytes: u64, max_entries: u64) -> Self {
         Self {
             max_bytes,
@@ -92,7 +92,7 @@ mod tests {
 
     #[test]
     fn charges_stop_at_the_limit_and_say_which() {
-        let budget = DiskBudget::new(2 * ENTRY_BYTES + 100, 3);
+        let budget = DiskQuota::new(2 * ENTRY_BYTES + 100, 3);
         assert_eq!(budget.charge_bytes(60), Ok(()));
         assert_eq!(budget.charge_bytes(40), Ok(()));
         assert_eq!(budget.charge_entry(0), Ok(()), "an entry costs its block");

@@ -2,13 +2,13 @@
 //! streams hand every non-blocking read (and the poll behind a blocking one, 4 KiB at a time) to a
 //! blocking-pool thread and back, which was most of the cost of a guest reading many files (the
 //! way language runtimes read: a stream, polled). A granted file is a regular file on a local
-//! disk (fs_gate.rs refuses to open FIFOs and devices), so a read of at most 64 KiB returns at
+//! disk (fs/gate.rs refuses to open FIFOs and devices), so a read of at most 64 KiB returns at
 //! once: `read-via-stream`, `write-via-stream` and `append-via-stream` are shadowed in the linker
 //! to hand out these streams instead, with the same permission checks; every byte a stream writes
-//! is charged to the call's disk budget first (disk_budget.rs).
+//! is charged to the call's disk quota first (fs/disk_quota.rs).
 
 use crate::sandbox::call_state::CallState;
-use crate::sandbox::disk_budget::DiskBudget;
+use crate::sandbox::fs::disk_quota::DiskQuota;
 use bytes::Bytes;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -132,7 +132,7 @@ enum Position {
 struct FileOutput {
     file: Arc<std::fs::File>,
     position: Position,
-    disk: Arc<DiskBudget>,
+    disk: Arc<DiskQuota>,
 }
 
 #[wasmtime_wasi::async_trait]

@@ -2,7 +2,7 @@
 //! holds its connection's slots (of the call and of the process) until it ends or is dropped.
 
 /// The chunk a request or response body buffers (wasmtime's default is 1 MiB); a body holds at
-/// most two, and their bytes count against the guest's memory limit (sandbox/resource_budget.rs).
+/// most two, and their bytes count against the guest's memory limit (sandbox/http/host_memory.rs).
 pub const BODY_CHUNK_BYTES: usize = 64 << 10;
 
 use bytes::Bytes;
