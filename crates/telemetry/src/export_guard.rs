@@ -8,6 +8,7 @@
 //! carry a configured secret to the collector nor make the export queue hold megabytes, whatever
 //! the code that recorded it forgot.
 
+use cordon_runtime::report::text_cut::{self, CutMark};
 use opentelemetry::trace::{SpanContext, TraceState};
 use opentelemetry::{Array, KeyValue, StringValue, Value};
 use opentelemetry_sdk::trace::SpanData;
@@ -23,9 +24,6 @@ pub const MAX_EXPORTED_BYTES: usize = 1 << 10;
 pub const MAX_CONTENT_BYTES: usize = 8 << 10;
 /// The longest `tracestate` exported (the W3C Trace Context limit); a longer one is dropped.
 pub const MAX_TRACE_STATE_BYTES: usize = 512;
-/// Added where a value was cut.
-const CUT_MARK: &str = "…";
-
 /// Content attributes, allowed [`MAX_CONTENT_BYTES`].
 const CONTENT_KEYS: &[&str] = &["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"];
 
@@ -158,14 +156,10 @@ impl ExportGuard {
 
 /// `text` cut to at most `limit` bytes on a character boundary, marked when cut.
 fn cut(text: String, limit: usize) -> String {
-    if text.len() <= limit {
-        return text;
+    match text_cut::cut_within(&text, limit, CutMark::Ellipsis) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(cut) => cut,
     }
-    let end = text.floor_char_boundary(limit.saturating_sub(CUT_MARK.len()));
-    let mut out = String::with_capacity(end + CUT_MARK.len());
-    out.push_str(&text[..end]);
-    out.push_str(CUT_MARK);
-    out
 }
 
 #[cfg(test)]
@@ -225,7 +219,7 @@ mod tests {
         let guard = ExportGuard::bounding_only();
         let out = guard.label(&"é".repeat(5_000));
         assert!(out.len() <= MAX_EXPORTED_BYTES);
-        assert!(out.ends_with(CUT_MARK));
+        assert!(out.ends_with('…'));
         assert_eq!(guard.label("short"), "short");
     }
 

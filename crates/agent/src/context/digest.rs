@@ -4,6 +4,7 @@
 
 use super::token_count::TokenCounter;
 use crate::conversation::message::Message;
+use cordon_runtime::report::text_cut::{self, CutMark};
 
 /// The digest of `folded` after the `previous` summary, in at most `allowance` raw tokens.
 pub fn digest(
@@ -87,10 +88,7 @@ pub fn digest(
 /// `text` on one line, at most `chars` characters.
 pub fn short(text: &str, chars: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match flat.char_indices().nth(chars) {
-        Some((cut, _)) => format!("{}…", &flat[..cut]),
-        None => flat,
-    }
+    text_cut::cut_chars(&flat, chars, CutMark::Ellipsis).into_owned()
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use crate::conversation::observer::{AgentObserver, CompactionReport, Unobserved}
 use crate::model::client::{ModelError, read_whole};
 use crate::model::provider::ToolSpec;
 use crate::settings::Compaction;
+use cordon_runtime::report::text_cut::{self, CutMark};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -203,9 +204,6 @@ fn within(
     if tokens <= allowance {
         return text.to_string();
     }
-    let mut end = (text.len() as u64 * allowance / tokens) as usize * 9 / 10;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    let end = (text.len() as u64 * allowance / tokens) as usize * 9 / 10;
+    text_cut::cut(text, end, CutMark::Ellipsis).into_owned()
 }

@@ -6,6 +6,7 @@
 //! view of the same event in `cordon run` and over MCP, and what it is shown is stated
 //! (docs/session-hooks.md).
 
+use crate::report::text_cut::{self, CutMark};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -31,15 +32,7 @@ const TEXTS: [&str; 5] = ["prompt", "text", "answer", "summary", "previous_summa
 /// ended with `[cut: N bytes in all]`, the whole still within `limit`. Cutting a cut text again
 /// leaves it as it is.
 pub fn cut(text: &str, limit: usize) -> Cow<'_, str> {
-    if text.len() <= limit {
-        return Cow::Borrowed(text);
-    }
-    let marker = format!("[cut: {} bytes in all]", text.len());
-    let mut end = limit.saturating_sub(marker.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    Cow::Owned(format!("{}{marker}", &text[..end]))
+    text_cut::cut_within(text, limit, CutMark::BytesInAll)
 }
 
 /// A call id or a name as events show it (and as a hook names it back): cut to

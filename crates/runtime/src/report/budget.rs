@@ -5,6 +5,7 @@
 //! audit lines or stderr.
 
 use crate::report::terminal_text;
+use crate::report::text_cut::{self, CutMark};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Records of each kind one sandbox may produce (events, audit entries).
@@ -149,13 +150,10 @@ pub fn one_line(text: &str) -> String {
 }
 
 /// `text` cut to at most `max` bytes (on a character boundary), with a marker saying how much was
-/// cut when it was.
+/// cut when it was: how records, log lines and previews are cut ([`text_cut::cut`] with
+/// [`CutMark::MoreBytes`]).
 pub fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let end = text.floor_char_boundary(max);
-    format!("{}…[{} more bytes]", &text[..end], text.len() - end)
+    text_cut::cut(text, max, CutMark::MoreBytes).into_owned()
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! the records a running guest reports (log lines, progress, file opens, HTTP attempts), and the
 //! bounds that keep any of them from growing without limit, and the one scrubber every output
 //! passes through (secrets.rs), and the one sanitiser for untrusted text put on a terminal or log
-//! line (terminal_text.rs). Nothing here knows about wasmtime.
+//! line (terminal_text.rs), and the one way a text is shortened (text_cut.rs). Nothing here knows
+//! about wasmtime.
 
 pub mod budget;
 mod guest_report;
@@ -10,6 +11,7 @@ pub mod json_lines;
 mod result;
 pub mod secrets;
 pub mod terminal_text;
+pub mod text_cut;
 pub mod utc_time;
 
 pub use guest_report::{

@@ -19,6 +19,7 @@ pub mod strict_form;
 pub use model_form::without_examples;
 pub mod work;
 
+use crate::report::text_cut::{self, CutMark};
 use crate::schema::work::{
     CONCURRENT_CHECKS, INLINE_WORK, MAX_PATTERN_BYTES, MAX_WORK, SchemaWork,
 };
@@ -277,11 +278,7 @@ pub(crate) fn pointer_or_root(pointer: &str) -> &str {
 }
 
 fn shorten(text: &str) -> String {
-    if text.len() <= 120 {
-        text.to_string()
-    } else {
-        format!("{}…", &text[..text.floor_char_boundary(120)])
-    }
+    text_cut::cut(text, 120, CutMark::Ellipsis).into_owned()
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod openai;
 use crate::conversation::message::{Message, Reply, ToolCall, Usage};
 use crate::model::sse::SseEvent;
 use crate::settings::{ModelSettings, Provider};
+use cordon_runtime::report::text_cut::{self, CutMark};
 use serde_json::Value;
 
 /// The most bytes of arguments one tool call may carry; a reply with a call past it is refused.
@@ -207,10 +208,7 @@ pub fn preview(text: &str) -> String {
     if text.is_empty() {
         return "(empty body)".into();
     }
-    match text.char_indices().nth(300) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
+    text_cut::cut_chars(text, 300, CutMark::Ellipsis).into_owned()
 }
 
 /// A tool call's arguments as a JSON object, for protocols that carry objects (Anthropic): text
