@@ -25,7 +25,7 @@ mod tool_search;
 
 pub use tool_pages::DEFAULT_PAGE_SIZE;
 
-use crate::metrics::{Metrics, UNKNOWN_TOOL};
+use crate::metrics::Metrics;
 use cordon_runtime::pipeline::{Approver, BatchOptions, CallRequest, Pipeline};
 use logging::LogThreshold;
 use rmcp::model::SubscriptionFilter;
@@ -142,7 +142,9 @@ impl McpServer {
         self
     }
 
-    /// `tools/call`, inside its request's span.
+    /// `tools/call`, inside its request's span: routed by the served set's table
+    /// ([`served_set::ServedSet::route`]), and every route's outcome counted and recorded on the
+    /// span in one place.
     async fn run_call(
         &self,
         request: CallToolRequestParams,
@@ -151,31 +153,47 @@ impl McpServer {
         let started = std::time::Instant::now();
         // The set this call runs on, from start to end, whatever a reload does meanwhile.
         let served = self.served.current();
-        if served.searching() && request.name == tool_search::SEARCH_TOOL {
-            let arguments = request.arguments.map(serde_json::Value::Object);
-            let result = tool_search::answer(&served.pipeline, &served.tools, arguments.as_ref());
-            self.metrics
-                .record_call(tool_search::SEARCH_TOOL, "ok", started.elapsed());
-            return Ok(result.into());
-        }
-        if let Some(hook) = served.hook_for(&request.name) {
-            let result = hook_tools::answer(
-                &served.pipeline,
-                hook,
-                &context.id.to_string(),
-                request.arguments,
-                &context.ct,
-            )
-            .await;
-            let outcome = if result.is_error == Some(true) {
-                "invalid_arguments"
-            } else {
-                "ok"
-            };
-            self.metrics
-                .record_call(&request.name, outcome, started.elapsed());
-            return Ok(result.into());
-        }
+        let tool = request.name.to_string();
+        let (response, outcome) = match served.route(&tool) {
+            served_set::Route::Search => {
+                let arguments = request.arguments.map(serde_json::Value::Object);
+                let result =
+                    tool_search::answer(&served.pipeline, &served.tools, arguments.as_ref());
+                (result.into(), "ok")
+            }
+            served_set::Route::Hook(hook) => {
+                let result = hook_tools::answer(
+                    &served.pipeline,
+                    &hook,
+                    &context.id.to_string(),
+                    request.arguments,
+                    &context.ct,
+                )
+                .await;
+                // A question the hook could not be asked is the client's mistake.
+                let outcome = if result.is_error == Some(true) {
+                    "invalid_arguments"
+                } else {
+                    "ok"
+                };
+                (result.into(), outcome)
+            }
+            served_set::Route::Plugin => self.call_plugin(&served, request, context).await,
+        };
+        self.metrics
+            .record_call(served.metric_label(&tool), outcome, started.elapsed());
+        request_span::record_outcome(&tracing::Span::current(), outcome);
+        Ok(response)
+    }
+
+    /// A call through the pipeline: its response (the approval question instead of the result
+    /// when this round stopped at one) and its outcome (`ok`, `input_required` or an error kind).
+    async fn call_plugin(
+        &self,
+        served: &served_set::ServedSet,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> (CallToolResponse, &'static str) {
         let asking = self.asking(&context, &request);
         let arguments = request
             .arguments
@@ -194,58 +212,37 @@ impl McpServer {
             });
         let token = context.meta.get_progress_token();
         let log_level = self.log_level.for_request(&context.meta);
-        if token.is_none() && !log_level.enabled() {
+        let result = if token.is_none() && !log_level.enabled() {
             // Nothing to stream: no forwarding task.
             let options = BatchOptions {
                 cancel,
                 events: None,
                 approver: asking.approver(),
             };
+            served.pipeline.call(call, &options).await
+        } else {
+            let reviewed = served.pipeline.results_reviewed(&request.name);
+            let (sink, sending) =
+                notifications::forwarder(context.peer.clone(), token, log_level, reviewed);
+            let options = BatchOptions {
+                cancel,
+                events: Some(sink),
+                approver: asking.approver(),
+            };
             let result = served.pipeline.call(call, &options).await;
-            return Ok(self.answered(&request.name, started, result, &asking));
-        }
-        let reviewed = served.pipeline.results_reviewed(&request.name);
-        let (sink, sending) =
-            notifications::forwarder(context.peer.clone(), token, log_level, reviewed);
-        let options = BatchOptions {
-            cancel,
-            events: Some(sink),
-            approver: asking.approver(),
+            // Notifications go out before the response: once every sender is gone the task
+            // drains.
+            drop(options);
+            let _ = tokio::time::timeout(NOTIFICATION_DRAIN, sending).await;
+            result
         };
-        let result = served.pipeline.call(call, &options).await;
-        // Notifications go out before the response: once every sender is gone the task drains.
-        drop(options);
-        let _ = tokio::time::timeout(NOTIFICATION_DRAIN, sending).await;
-        Ok(self.answered(&request.name, started, result, &asking))
-    }
-
-    /// The response to a `tools/call`, the call counted and timed: the approval question instead of
-    /// the result when this round stopped at one (outcome `input_required`).
-    fn answered(
-        &self,
-        tool: &str,
-        started: std::time::Instant,
-        result: cordon_runtime::ToolResult,
-        asking: &approval::Asking,
-    ) -> CallToolResponse {
-        // Only the names the server offers become label values: a client cannot add series.
-        let served = self.served.current();
-        let offered = served
-            .tools
-            .iter()
-            .chain(served.listed.iter())
-            .any(|offered| offered.name == tool);
-        let tool = if offered { tool } else { UNKNOWN_TOOL };
-        let (response, outcome) = match asking.input_required() {
+        match asking.input_required() {
             Some(question) => (question.into(), "input_required"),
             None => {
                 let outcome = result.error_kind.map_or("ok", |kind| kind.as_str());
                 (results::call_tool_result(result).into(), outcome)
             }
-        };
-        self.metrics.record_call(tool, outcome, started.elapsed());
-        request_span::record_outcome(&tracing::Span::current(), outcome);
-        response
+        }
     }
 
     /// The calls being served over HTTP (the transport routes cancellations to them).

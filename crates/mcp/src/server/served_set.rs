@@ -3,6 +3,7 @@
 //! old set or entirely on the new one, and calls in flight finish on what they started with.
 
 use super::{hook_tools, results, tool_search};
+use crate::metrics::UNKNOWN_TOOL;
 use cordon_runtime::pipeline::{Pipeline, ToolChanges};
 use rmcp::model::Tool;
 use std::sync::{Arc, RwLock};
@@ -63,13 +64,38 @@ impl ServedSet {
             && self.listed[0].name == tool_search::SEARCH_TOOL
     }
 
-    /// The hook a hook tool of this name asks.
-    pub fn hook_for(&self, tool: &str) -> Option<&str> {
-        self.hook_tools
-            .iter()
-            .find(|hook| hook.tool.name == tool)
-            .map(|hook| hook.hook.as_str())
+    /// Where a `tools/call` of `tool` goes: every name the server answers is in this one table.
+    pub fn route(&self, tool: &str) -> Route {
+        if self.searching() && tool == tool_search::SEARCH_TOOL {
+            return Route::Search;
+        }
+        if let Some(hook) = self.hook_tools.iter().find(|hook| hook.tool.name == tool) {
+            return Route::Hook(hook.hook.clone());
+        }
+        Route::Plugin
     }
+
+    /// The name a call of `tool` is counted under: the name itself when the server offers it,
+    /// else one label for every unknown name (a client cannot add series).
+    pub fn metric_label<'a>(&self, tool: &'a str) -> &'a str {
+        let offered = self
+            .tools
+            .iter()
+            .chain(self.listed.iter())
+            .any(|offered| offered.name == tool);
+        if offered { tool } else { UNKNOWN_TOOL }
+    }
+}
+
+/// Who answers a `tools/call`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `search_tools` (`--tool-search`): the tool index answers.
+    Search,
+    /// A hook tool (`--hooks-as-tools`): the named hook alone answers.
+    Hook(String),
+    /// Anything else goes through the pipeline, which answers `not_found` for an unknown name.
+    Plugin,
 }
 
 /// The current set, shared by every clone of a server.
