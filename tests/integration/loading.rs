@@ -37,6 +37,56 @@ fn garbage_beside_good_plugins_is_reported_and_the_good_ones_work() {
 }
 
 #[test]
+fn a_refused_file_fails_the_listing_and_is_named_when_its_tool_is_called() {
+    let ws = probe().raw_plugin("greet", b"this is not wasm at all");
+    // The listing shows everything, and says last why it fails.
+    let listed = ws.cordon(&["list"]);
+    assert_eq!(listed.code, 1, "{}{}", listed.stdout, listed.stderr);
+    assert!(
+        listed
+            .stdout
+            .contains("greet.wasm: it is not a WebAssembly file"),
+        "{}",
+        listed.stdout
+    );
+    let last = listed.stderr.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("1 plugin file was refused") && last.contains("--allow-refused"),
+        "{}",
+        listed.stderr
+    );
+    let as_json = ws.cordon(&["list", "--json"]);
+    assert_eq!(as_json.code, 1);
+    assert!(
+        as_json.json()["rejected"][0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("greet.wasm")
+    );
+    let allowed = ws.cordon(&["list", "--allow-refused"]);
+    assert_eq!(allowed.code, 0, "{}", allowed.stderr);
+    assert!(allowed.stdout.contains("Rejected plugins (1):"));
+    // A call of a tool the refused file might hold says the file was refused, and why.
+    let result = ws.call("greet", r#"{"name": "Ada"}"#);
+    assert_eq!(kind(&result), "not_found");
+    let said = text(&result);
+    assert!(
+        said.contains("Unknown tool \"greet\"")
+            && said.contains("echo")
+            && said.contains("1 plugin file was refused")
+            && said.contains("greet.wasm (it is not a WebAssembly file"),
+        "{said}"
+    );
+    // With nothing loaded at all, it says so instead of listing nothing.
+    let empty = Workspace::new().raw_plugin("greet", b"this is not wasm at all");
+    let said = text(&empty.call("greet", "{}"));
+    assert!(
+        said.starts_with("Unknown tool \"greet\": no tool is available. 1 plugin file was refused"),
+        "{said}"
+    );
+}
+
+#[test]
 fn a_core_module_and_a_broken_component_are_refused() {
     let mut truncated =
         std::fs::read(crate::support::guest_dir().join("fixture_twin.wasm")).unwrap();

@@ -8,7 +8,7 @@ use crate::support::{Workspace, probe, text};
 /// printed, which must name the file.
 pub fn reason(ws: &Workspace, file: &str, args: &[&str]) -> Option<String> {
     let mut all = args.to_vec();
-    all.extend(["list", "--json"]);
+    all.extend(["list", "--json", "--allow-refused"]);
     let run = ws.cordon(&all);
     if run.code != 0 {
         assert!(

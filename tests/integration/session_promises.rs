@@ -215,11 +215,12 @@ fn a_granted_hook_that_is_missing_or_refused_stops_the_start() {
     assert_ne!(out.code, 0, "{}", out.stdout);
     assert_mentions(&out.stderr, "guard.wasm was refused");
 
-    // On purpose, it starts; and `cordon list` always starts, to say why.
+    // On purpose, it starts; and `cordon list` always starts, to say why (exiting 1, since a
+    // file was refused).
     let out = ws.cordon(&["--allow-missing-hooks", "call", "echo", r#"{"text": "x"}"#]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let listed = ws.cordon(&["list"]);
-    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert_eq!(listed.code, 1, "{}", listed.stderr);
     assert!(listed.stdout.contains("guard"), "{}", listed.stdout);
 }
 

@@ -139,7 +139,7 @@ fn a_plugin_file_named_with_escape_sequences_reaches_no_terminal_raw() {
     )
     .unwrap();
     let listed = ws.cordon(&["list"]);
-    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert_eq!(listed.code, 1, "the file was refused: {}", listed.stderr);
     for (stream, text) in [("stderr", &listed.stderr), ("stdout", &listed.stdout)] {
         assert!(
             !text.contains(['\u{1b}', '\u{7}']),

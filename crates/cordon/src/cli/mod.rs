@@ -67,11 +67,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List the tools and hooks of every loaded plugin, and the plugins that were refused.
+    /// List the tools and hooks of every loaded plugin, and the plugins that were refused. Exits 1
+    /// when a plugin file was refused (its reason is listed), unless --allow-refused.
     List {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Exit 0 even when plugin files were refused (they are still listed, with why).
+        #[arg(long)]
+        allow_refused: bool,
     },
     /// Approve the plugins as they are now: write their sha256 and grants to the lockfile.
     Lock,
@@ -305,9 +309,22 @@ impl Cli {
                 .await
             }
             Command::Lock => self.lock().await,
-            Command::List { json } => {
-                render::list(&self.load(false).await?.pipeline, *json)?;
-                Ok(ExitCode::SUCCESS)
+            Command::List {
+                json,
+                allow_refused,
+            } => {
+                let pipeline = self.load(false).await?.pipeline;
+                render::list(&pipeline, *json)?;
+                let refused = pipeline.registry().rejected().len();
+                if refused == 0 || *allow_refused {
+                    return Ok(ExitCode::SUCCESS);
+                }
+                crate::cli::stdio_output::stderr_line(&format!(
+                    "error: {refused} plugin file{} refused (listed with why under \"Rejected plugins\"); fix or remove {}, or pass --allow-refused to exit 0",
+                    if refused == 1 { " was" } else { "s were" },
+                    if refused == 1 { "it" } else { "them" }
+                ));
+                Ok(ExitCode::from(1))
             }
             Command::Describe { tool, json } => {
                 let pipeline = self.load(false).await?.pipeline;

@@ -40,15 +40,19 @@ impl Pipeline {
         let registry = &self.inner.registry;
         let Some((plugin, tool)) = registry.tool(name) else {
             let available = self.active_tool_names();
+            let refused = registry.rejected();
             return Prepared::Done(ToolResult::error(
                 id,
                 name,
                 ErrorKind::NotFound,
-                format!(
-                    "Unknown tool {name:?}. Available tools: {}.",
-                    available.join(", ")
-                ),
-                json!({ "available": available }),
+                unknown_tool_message(name, &available, refused),
+                json!({
+                    "available": available,
+                    "refused": refused.iter().map(|rejected| json!({
+                        "file": rejected.file.display().to_string(),
+                        "reason": crate::report::budget::cut(&rejected.reason, MAX_REFUSAL_BYTES),
+                    })).collect::<Vec<_>>(),
+                }),
             ));
         };
         if !self.is_active(name) {
@@ -222,6 +226,58 @@ fn parse_arguments(text: &str) -> Result<Value, String> {
             "The arguments are not valid JSON ({err}). Received: {text}. Send a JSON object."
         )),
     }
+}
+
+/// The most bytes of one refused file's reason an unknown-tool result quotes.
+const MAX_REFUSAL_BYTES: usize = 512;
+/// The most refused files an unknown-tool result names.
+const MAX_REFUSALS_NAMED: usize = 5;
+
+/// What a call of a tool no loaded plugin provides is told: the tools there are, and the plugin
+/// files that were refused (the tool may be in one), each with why.
+fn unknown_tool_message(
+    name: &str,
+    available: &[String],
+    refused: &[crate::registry::Rejected],
+) -> String {
+    let mut message = if available.is_empty() {
+        format!("Unknown tool {name:?}: no tool is available.")
+    } else {
+        format!(
+            "Unknown tool {name:?}. Available tools: {}.",
+            available.join(", ")
+        )
+    };
+    if !refused.is_empty() {
+        let named: Vec<String> = refused
+            .iter()
+            .take(MAX_REFUSALS_NAMED)
+            .map(|rejected| {
+                format!(
+                    "{} ({})",
+                    rejected.file.file_name().map_or_else(
+                        || rejected.file.display().to_string(),
+                        |file| { file.to_string_lossy().into_owned() }
+                    ),
+                    crate::report::budget::cut(&rejected.reason, MAX_REFUSAL_BYTES)
+                )
+            })
+            .collect();
+        let more = refused.len().saturating_sub(MAX_REFUSALS_NAMED);
+        message.push_str(&format!(
+            " {} plugin file{} refused, so {} tools are not offered: {}{}.",
+            refused.len(),
+            if refused.len() == 1 { " was" } else { "s were" },
+            if refused.len() == 1 { "its" } else { "their" },
+            named.join("; "),
+            if more > 0 {
+                format!("; and {more} more (`cordon list` shows all)")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    message
 }
 
 #[cfg(test)]
