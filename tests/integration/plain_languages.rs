@@ -238,3 +238,41 @@ pub fn strict_forms(report: &str) -> (usize, usize) {
         .count();
     (passed, strict.len() - passed)
 }
+
+/// A component written for Wassette reads its configuration through `wasi:config/store`: here
+/// its plugin's own `settings` table, and no other plugin's.
+#[test]
+fn a_component_reading_wasi_config_gets_its_own_settings_and_no_other_plugins() {
+    let ws = Workspace::new()
+        .plugin("plain_js_forecast", "weather")
+        .plugin("fixture_probe", "probe")
+        .config(
+            r#"
+[plugins.weather]
+settings = { unit = "celsius", retries = 3, region = { name = "north" } }
+
+[plugins.probe]
+settings = { unit = "kelvin", api_key = "other-plugins-key" }
+"#,
+        );
+    let listed = ws.cordon(&["list", "--json"]);
+    assert_eq!(listed.code, 0, "{}{}", listed.stdout, listed.stderr);
+    let forecast = ws.call("forecast", r#"{"city": "Oslo"}"#);
+    assert_eq!(
+        text(&forecast),
+        "Oslo: sunny, 21 degrees (celsius)",
+        "{forecast}"
+    );
+    let settings = text(&ws.call("settings", "{}"));
+    assert_eq!(
+        settings, "region={\"name\":\"north\"}\nretries=3\nunit=celsius",
+        "strings as written, the rest as JSON, only this plugin's"
+    );
+    // Without settings, a key is absent, not an error.
+    let bare = Workspace::new().plugin("plain_js_forecast", "weather");
+    assert_eq!(
+        text(&bare.call("forecast", r#"{"city": "Oslo"}"#)),
+        "Oslo: sunny, 21 degrees (unset)"
+    );
+    assert_eq!(text(&bare.call("settings", "{}")), "");
+}

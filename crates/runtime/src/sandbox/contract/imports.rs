@@ -1,6 +1,7 @@
 //! Which of a component's imports the host does not provide, all of them at once (wasmtime names
-//! only the first it cannot link). The host links WASI 0.2 (every 0.2.x), `wasi:http` and
-//! `cordon:plugin/host`; the integration tests check this list against a component importing an
+//! only the first it cannot link). The host links WASI 0.2 (every 0.2.x), `wasi:http`,
+//! `wasi:config/store` (its draft and release candidate) and `cordon:plugin/host`; the
+//! integration tests check this list against a component importing an
 //! interface nobody offers.
 
 /// The packages the linker provides (any 0.2 version), and cordon's own host interfaces.
@@ -37,6 +38,9 @@ fn is_provided(name: &str) -> bool {
     if PROVIDED_CORDON.contains(&name) {
         return true;
     }
+    if let Some(version) = name.strip_prefix("wasi:config/store@") {
+        return crate::sandbox::settings::VERSIONS.contains(&version);
+    }
     PROVIDED_WASI_PACKAGES.iter().any(|package| {
         name.strip_prefix(package)
             .and_then(|rest| rest.split_once('@'))
@@ -55,7 +59,9 @@ mod tests {
             ("wasi:http/outgoing-handler@0.2.0", true),
             ("cordon:plugin/host@0.2.0", true),
             ("cordon:plugin/types@0.1.0", true),
-            ("wasi:config/store@0.2.0-draft", false),
+            ("wasi:config/store@0.2.0-draft", true),
+            ("wasi:config/store@0.2.0-rc.1", true),
+            ("wasi:config/store@0.3.0", false),
             ("wasi:filesystem/types@0.3.0", false),
             ("wasi:keyvalue/store@0.2.0-draft", false),
             ("test:foreign/gadget", false),

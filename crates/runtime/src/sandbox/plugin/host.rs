@@ -53,6 +53,8 @@ impl PluginHost {
         crate::sandbox::fs::writes::shadow_in_linker(&mut linker)?;
         // Directory listings read with their types from the directory (see fs/listing.rs).
         crate::sandbox::fs::listing::shadow_in_linker(&mut linker)?;
+        // The plugin's settings as `wasi:config/store` (see settings/).
+        crate::sandbox::settings::add_to_linker(&mut linker)?;
         // The contract's host functions, for every version the host speaks.
         crate::sandbox::contract::add_to_linker(&mut linker)?;
         Ok(Self {
