@@ -69,6 +69,11 @@ fn a_refused_file_fails_the_listing_and_is_named_when_its_tool_is_called() {
     // A call of a tool the refused file might hold says the file was refused, and why.
     let result = ws.call("greet", r#"{"name": "Ada"}"#);
     assert_eq!(kind(&result), "not_found");
+    assert_eq!(result["details"]["refused_count"], 1, "{result}");
+    assert_eq!(
+        result["details"]["refused"][0]["file"], "greet.wasm",
+        "{result}"
+    );
     let said = text(&result);
     assert!(
         said.contains("Unknown tool \"greet\"")
@@ -76,6 +81,20 @@ fn a_refused_file_fails_the_listing_and_is_named_when_its_tool_is_called() {
             && said.contains("1 plugin file was refused")
             && said.contains("greet.wasm (it is not a WebAssembly file"),
         "{said}"
+    );
+    // However many files were refused, a result names five of them and counts the rest.
+    let mut many = probe();
+    for n in 0..7 {
+        many = many.raw_plugin(&format!("broken{n}"), b"not wasm");
+    }
+    let result = many.call("greet", "{}");
+    assert_eq!(result["details"]["refused_count"], 7, "{result}");
+    assert_eq!(result["details"]["refused"].as_array().unwrap().len(), 5);
+    assert!(
+        text(&result).contains("7 plugin files were refused")
+            && text(&result).contains("; and 2 more (`cordon list` shows all)."),
+        "{}",
+        text(&result)
     );
     // With nothing loaded at all, it says so instead of listing nothing.
     let empty = Workspace::new().raw_plugin("greet", b"this is not wasm at all");

@@ -40,18 +40,19 @@ impl Pipeline {
         let registry = &self.inner.registry;
         let Some((plugin, tool)) = registry.tool(name) else {
             let available = self.active_tool_names();
-            let refused = registry.rejected();
+            let refused = RefusedFiles::of(registry.rejected());
             return Prepared::Done(ToolResult::error(
                 id,
                 name,
                 ErrorKind::NotFound,
-                unknown_tool_message(name, &available, refused),
+                unknown_tool_message(name, &available, &refused),
                 json!({
                     "available": available,
-                    "refused": refused.iter().map(|rejected| json!({
-                        "file": rejected.file.display().to_string(),
-                        "reason": crate::report::budget::cut(&rejected.reason, MAX_REFUSAL_BYTES),
+                    "refused": refused.named.iter().map(|(file, reason)| json!({
+                        "file": file,
+                        "reason": reason,
                     })).collect::<Vec<_>>(),
+                    "refused_count": refused.count,
                 }),
             ));
         };
@@ -233,13 +234,37 @@ const MAX_REFUSAL_BYTES: usize = 512;
 /// The most refused files an unknown-tool result names.
 const MAX_REFUSALS_NAMED: usize = 5;
 
+/// The refused plugin files an unknown-tool result names: at most [`MAX_REFUSALS_NAMED`], each by
+/// its file name with its reason cut to [`MAX_REFUSAL_BYTES`], and how many there are in all.
+struct RefusedFiles {
+    named: Vec<(String, String)>,
+    count: usize,
+}
+
+impl RefusedFiles {
+    fn of(rejected: &[crate::registry::Rejected]) -> Self {
+        let named = rejected
+            .iter()
+            .take(MAX_REFUSALS_NAMED)
+            .map(|rejected| {
+                let file = match rejected.file.file_name() {
+                    Some(file) => file.to_string_lossy().into_owned(),
+                    None => rejected.file.display().to_string(),
+                };
+                let reason = crate::report::budget::cut(&rejected.reason, MAX_REFUSAL_BYTES);
+                (file, reason)
+            })
+            .collect();
+        Self {
+            named,
+            count: rejected.len(),
+        }
+    }
+}
+
 /// What a call of a tool no loaded plugin provides is told: the tools there are, and the plugin
 /// files that were refused (the tool may be in one), each with why.
-fn unknown_tool_message(
-    name: &str,
-    available: &[String],
-    refused: &[crate::registry::Rejected],
-) -> String {
+fn unknown_tool_message(name: &str, available: &[String], refused: &RefusedFiles) -> String {
     let mut message = if available.is_empty() {
         format!("Unknown tool {name:?}: no tool is available.")
     } else {
@@ -248,27 +273,18 @@ fn unknown_tool_message(
             available.join(", ")
         )
     };
-    if !refused.is_empty() {
+    if refused.count > 0 {
         let named: Vec<String> = refused
+            .named
             .iter()
-            .take(MAX_REFUSALS_NAMED)
-            .map(|rejected| {
-                format!(
-                    "{} ({})",
-                    rejected.file.file_name().map_or_else(
-                        || rejected.file.display().to_string(),
-                        |file| { file.to_string_lossy().into_owned() }
-                    ),
-                    crate::report::budget::cut(&rejected.reason, MAX_REFUSAL_BYTES)
-                )
-            })
+            .map(|(file, reason)| format!("{file} ({reason})"))
             .collect();
-        let more = refused.len().saturating_sub(MAX_REFUSALS_NAMED);
+        let more = refused.count - refused.named.len();
         message.push_str(&format!(
             " {} plugin file{} refused, so {} tools are not offered: {}{}.",
-            refused.len(),
-            if refused.len() == 1 { " was" } else { "s were" },
-            if refused.len() == 1 { "its" } else { "their" },
+            refused.count,
+            if refused.count == 1 { " was" } else { "s were" },
+            if refused.count == 1 { "its" } else { "their" },
             named.join("; "),
             if more > 0 {
                 format!("; and {more} more (`cordon list` shows all)")

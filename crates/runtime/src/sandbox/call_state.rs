@@ -379,6 +379,11 @@ impl CallState {
 
     /// `settings`: the plugin's settings table as JSON text.
     pub(crate) fn settings_json(&self) -> String {
-        self.settings.to_string()
+        self.settings_text().to_string()
+    }
+
+    /// The plugin's settings table as JSON text, borrowed.
+    pub(crate) fn settings_text(&self) -> &str {
+        &self.settings
     }
 }

@@ -52,7 +52,7 @@ pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
 
 /// The call's plugin's settings table (empty when it has none).
 fn settings_of(state: &CallState) -> serde_json::Map<String, Value> {
-    match serde_json::from_str(&state.settings_json()) {
+    match serde_json::from_str(state.settings_text()) {
         Ok(Value::Object(table)) => table,
         _ => serde_json::Map::new(),
     }
