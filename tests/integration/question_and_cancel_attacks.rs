@@ -32,7 +32,7 @@ fn write_question(arguments: Value, reason: Option<&str>) -> Vec<String> {
             .into_iter()
             .collect(),
     };
-    request.lines()
+    request.lines(&cordon_runtime::report::secrets::Secrets::default())
 }
 
 /// Characters Unicode says end a line (UAX #14 class BK): browsers, Python's `splitlines` and
@@ -262,7 +262,7 @@ async fn a_hooks_reason_carries_no_line_separator_to_the_person() {
         "not_approved"
     );
     let asked = recorder.0.lock().unwrap().clone();
-    let lines = asked[0].lines();
+    let lines = asked[0].lines(&cordon_runtime::report::secrets::Secrets::default());
     let breaks: Vec<char> = lines.iter().flat_map(|line| line_breaks(line)).collect();
     assert!(breaks.is_empty(), "{lines:#?}");
 }

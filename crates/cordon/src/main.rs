@@ -47,8 +47,6 @@ fn run() -> ExitCode {
     if let Some(warning) = telemetry_warning {
         tracing::warn!("{warning}");
     }
-    // Registry credentials join the one scrubber every output passes through.
-    cordon_distribution::on_secret(cordon_runtime::report::secrets::register);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -97,7 +95,7 @@ fn scrub_panic_messages() {
             .map(|location| format!(" at {}:{}", location.file(), location.line()))
             .unwrap_or_default();
         let text = format!("panicked{at}: {message}");
-        let scrubbed = cordon_runtime::report::secrets::scrub(&text);
+        let scrubbed = cli::host_secrets::host_secrets().scrub(&text);
         stdio_output::stderr_line(&cordon_runtime::report::terminal_text::lines(&scrubbed));
     }));
 }

@@ -5,7 +5,7 @@
 //! `user:password` in `auth`, or `username` and `password`), else anonymous. Credential helpers
 //! (`credsStore`) are not run: cordon runs no programs on a registry's behalf. Credentials are
 //! never logged, written to the lock, or put in an error, and each one found (and each token a
-//! token service gives for them) is told to the listener set with [`on_secret`], so the program
+//! token service gives for them) is told to the [`SecretListener`] the caller passed, so the host
 //! can keep it out of everything it prints whatever a registry echoes back.
 
 use base64::Engine as _;
@@ -13,34 +13,22 @@ use oci_client::secrets::RegistryAuth;
 use serde_json::Value;
 use std::path::PathBuf;
 
-static ON_SECRET: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+/// What is told every secret found (a password, its Basic form, a token): the host registers it
+/// with its scrubber.
+pub type SecretListener<'a> = &'a (dyn Fn(&str) + Send + Sync);
 
-/// Sets the function told every secret found (a password, its Basic form, a token); once.
-pub fn on_secret(listener: fn(&str)) {
-    let _ = ON_SECRET.set(listener);
-}
-
-/// Tells the listener about `value`.
-pub(crate) fn found_secret(value: &str) {
-    if let Some(listener) = ON_SECRET.get() {
-        listener(value);
-    }
-}
-
-/// Tells the listener about a Basic credential: the password, and `user:password` in base64.
-fn found_basic(auth: &RegistryAuth) {
+/// Tells `listener` about a Basic credential: the password, and `user:password` in base64.
+fn found_basic(auth: &RegistryAuth, listener: SecretListener<'_>) {
     if let RegistryAuth::Basic(user, password) = auth {
-        found_secret(password);
-        found_secret(
-            &base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")),
-        );
+        listener(password);
+        listener(&base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")));
     }
 }
 
 /// The credentials for `registry` (`host[:port]`).
-pub fn for_registry(registry: &str) -> RegistryAuth {
+pub fn for_registry(registry: &str, on_secret: SecretListener<'_>) -> RegistryAuth {
     let auth = find_for_registry(registry);
-    found_basic(&auth);
+    found_basic(&auth, on_secret);
     auth
 }
 

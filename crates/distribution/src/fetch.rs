@@ -2,6 +2,7 @@
 //! `--sha256` of the component (required for a URL), the manifest digest of an OCI reference
 //! pinned `@sha256:`, and each blob's own digest. A mismatch writes nothing.
 
+use crate::credentials::SecretListener;
 use crate::oci;
 use crate::source::Source;
 use crate::transfer;
@@ -18,11 +19,16 @@ pub struct Fetched {
     pub pinned: Source,
 }
 
-/// Fetches `source`; `expected` is the component's sha256 (hex) when known.
-pub async fn fetch(source: &Source, expected: Option<&str>) -> Result<Fetched, DistributionError> {
+/// Fetches `source`; `expected` is the component's sha256 (hex) when known. Every credential
+/// found on the way (and each registry token) is told to `on_secret`.
+pub async fn fetch(
+    source: &Source,
+    expected: Option<&str>,
+    on_secret: SecretListener<'_>,
+) -> Result<Fetched, DistributionError> {
     let (bytes, pinned) = match source {
         Source::Oci { reference } => {
-            let pulled = oci::pull(reference).await?;
+            let pulled = oci::pull(reference, on_secret).await?;
             (
                 pulled.bytes,
                 Source::Oci {

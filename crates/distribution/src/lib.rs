@@ -19,7 +19,7 @@ mod upload;
 mod wasm_config;
 pub mod wassette_policy;
 
-pub use credentials::on_secret;
+pub use credentials::SecretListener;
 pub use fetch::{Fetched, fetch, read_file as read_component_file};
 pub use oci::{Pushed, push};
 pub use source::Source;

@@ -7,6 +7,7 @@
 //! are for (pushes are uploaded by upload.rs, which sends them to the registry's origin only), and
 //! to its token service only over HTTPS.
 
+use crate::credentials::SecretListener;
 use crate::source::is_loopback;
 use crate::upload::Upload;
 use crate::wasm_config::{self, CONFIG_MEDIA_TYPE, ComponentSummary, LAYER_MEDIA_TYPE};
@@ -95,6 +96,7 @@ async fn signed_in(
     reference: &Reference,
     reference_text: &str,
     push: bool,
+    on_secret: SecretListener<'_>,
 ) -> Result<RegistryAuth, DistributionError> {
     let registry = reference.resolve_registry();
     crate::sign_in::sign_in(
@@ -102,8 +104,9 @@ async fn signed_in(
         scheme_for(registry),
         reference.repository(),
         push,
-        credentials::for_registry(registry),
+        credentials::for_registry(registry, on_secret),
         reference_text,
+        on_secret,
     )
     .await
 }
@@ -165,9 +168,12 @@ async fn fetch_manifest(
 const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 
 /// Pulls the component at `reference` (`host/repository:tag` or `…@sha256:…`).
-pub async fn pull(reference_text: &str) -> Result<Pulled, DistributionError> {
+pub async fn pull(
+    reference_text: &str,
+    on_secret: SecretListener<'_>,
+) -> Result<Pulled, DistributionError> {
     let reference = parse(reference_text)?;
-    let auth = signed_in(&reference, reference_text, false).await?;
+    let auth = signed_in(&reference, reference_text, false, on_secret).await?;
     let client = client_for(&reference);
     let raw = fetch_manifest(&client, &reference, reference_text, &auth).await?;
     let actual = format!("sha256:{}", sha256_hex(&raw));
@@ -275,9 +281,10 @@ pub async fn push(
     reference_text: &str,
     bytes: Vec<u8>,
     summary: &ComponentSummary,
+    on_secret: SecretListener<'_>,
 ) -> Result<Pushed, DistributionError> {
     let reference = parse(reference_text)?;
-    let auth = signed_in(&reference, reference_text, true).await?;
+    let auth = signed_in(&reference, reference_text, true, on_secret).await?;
     let client = client_for(&reference);
     client
         .store_auth_if_needed(reference.resolve_registry(), &auth)

@@ -8,6 +8,7 @@
 //! for nothing gets none. The challenge counts only when the registry's own origin gave it: a
 //! `/v2/` redirected to another host is refused.
 
+use crate::credentials::SecretListener;
 use crate::source::{url_allowed, without_userinfo};
 use crate::{DistributionError, transfer};
 use oci_client::secrets::RegistryAuth;
@@ -35,6 +36,7 @@ pub async fn sign_in(
     push: bool,
     auth: RegistryAuth,
     reference_text: &str,
+    on_secret: SecretListener<'_>,
 ) -> Result<RegistryAuth, DistributionError> {
     let RegistryAuth::Basic(user, password) = auth else {
         return Ok(auth);
@@ -113,7 +115,7 @@ pub async fn sign_in(
                 .and_then(serde_json::Value::as_str)
                 .filter(|token| !token.is_empty())
                 .ok_or_else(|| failed("the token service gave no token".into()))?;
-            crate::credentials::found_secret(token);
+            on_secret(token);
             Ok(RegistryAuth::Bearer(token.to_string()))
         }
     }

@@ -11,6 +11,7 @@
 //! capture_content`), and then as the after-hooks and the scrubber left them.
 
 use crate::report::ToolResult;
+use crate::report::secrets::Secrets;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tracing::Span;
 use tracing::field::Empty;
@@ -34,8 +35,8 @@ pub fn captures_content() -> bool {
 }
 
 /// `text`, masked and cut for a span.
-pub fn captured(text: &str) -> String {
-    let masked = crate::report::secrets::scrub(text);
+pub fn captured(text: &str, secrets: &Secrets) -> String {
+    let masked = secrets.scrub(text);
     crate::report::budget::cut(&masked, MAX_CAPTURED_BYTES)
 }
 
@@ -43,8 +44,8 @@ pub fn captured(text: &str) -> String {
 const MAX_ID_BYTES: usize = 256;
 
 /// A name or id a model, client or plugin chose, masked and cut for a span.
-pub fn captured_id(text: &str) -> String {
-    let masked = crate::report::secrets::scrub(text);
+pub fn captured_id(text: &str, secrets: &Secrets) -> String {
+    let masked = secrets.scrub(text);
     crate::report::budget::cut(&masked, MAX_ID_BYTES)
 }
 
@@ -61,7 +62,7 @@ pub fn batch(calls: usize) -> Span {
 /// One tool call, from its preparation (lookup, schema, before-hooks, approval) to its result.
 /// The name and id come from the model: masked like every output and bounded, and only when the
 /// span is wanted (with telemetry off this is one check of a cached flag).
-pub fn tool_call(id: &str, name: &str) -> Span {
+pub fn tool_call(id: &str, name: &str, secrets: &Secrets) -> Span {
     let span = tracing::info_span!(
         target: "cordon_otel",
         "execute_tool",
@@ -77,33 +78,33 @@ pub fn tool_call(id: &str, name: &str) -> Span {
         gen_ai.tool.call.result = Empty,
     );
     if !span.is_disabled() {
-        let name = captured_id(name);
+        let name = captured_id(name, secrets);
         span.record("otel.name", format!("execute_tool {name}"));
         span.record("gen_ai.tool.name", name);
-        span.record("gen_ai.tool.call.id", captured_id(id));
+        span.record("gen_ai.tool.call.id", captured_id(id, secrets));
     }
     span
 }
 
 /// Records which plugin runs the call and, when content is captured, the arguments it runs with.
-pub fn record_run(span: &Span, plugin: &str, arguments: &serde_json::Value) {
+pub fn record_run(span: &Span, plugin: &str, arguments: &serde_json::Value, secrets: &Secrets) {
     span.record("cordon.plugin", plugin);
     if captures_content() {
         span.record(
             "gen_ai.tool.call.arguments",
-            captured(&arguments.to_string()),
+            captured(&arguments.to_string(), secrets),
         );
     }
 }
 
 /// Records how the call ended: its error kind as `error.type`, and (captured) its result.
-pub fn record_result(span: &Span, result: &ToolResult) {
+pub fn record_result(span: &Span, result: &ToolResult, secrets: &Secrets) {
     if let Some(kind) = result.error_kind.filter(|_| result.is_error) {
         span.record("error.type", kind.as_str());
         span.record("otel.status_code", "ERROR");
     }
     if captures_content() {
-        span.record("gen_ai.tool.call.result", captured(&result.text()));
+        span.record("gen_ai.tool.call.result", captured(&result.text(), secrets));
     }
 }
 

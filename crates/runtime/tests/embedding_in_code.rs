@@ -6,7 +6,6 @@ use cordon_runtime::capabilities::grant::{Access, PluginGrant};
 use cordon_runtime::capabilities::net::HttpGrant;
 use cordon_runtime::capabilities::net::grant::SecretHeader;
 use cordon_runtime::config::{Config, ConfigError, GrantBuilder, HttpAccess};
-use cordon_runtime::report::secrets;
 use cordon_runtime::{CallRequest, CompileCache, ErrorKind, RuntimeBuilder};
 use serde_json::json;
 use std::path::PathBuf;
@@ -151,7 +150,10 @@ fn a_secret_header_made_in_code_is_masked() {
         )
         .unwrap();
     assert!(
-        !secrets::scrub(&format!("echo: {token}")).contains("c0de-made-secret-4b1d"),
+        !config
+            .secrets
+            .scrub(&format!("echo: {token}"))
+            .contains("c0de-made-secret-4b1d"),
         "a header granted through Config::grant is masked"
     );
 }
@@ -180,12 +182,40 @@ async fn a_secret_header_built_field_by_field_is_masked_once_the_runtime_loads()
     let mut config = Config::default();
     config.plugins.insert("web".into(), grant);
     assert!(
-        secrets::scrub(secret).contains(secret),
+        config.secrets.scrub(secret).contains(secret),
         "not yet registered"
     );
     let cache = tempfile::tempdir().unwrap();
-    builder(&cache).config(config).build().await.unwrap();
-    assert!(!secrets::scrub(secret).contains(secret));
+    let pipeline = builder(&cache).config(config).build().await.unwrap();
+    assert!(!pipeline.secrets().scrub(secret).contains(secret));
+}
+
+#[tokio::test]
+async fn two_runtimes_in_one_process_keep_their_secrets_apart() {
+    let mut first = Config::default();
+    first
+        .grant(
+            "web",
+            GrantBuilder::new().http(
+                HttpAccess::to("https://api.example.com")
+                    .header("Authorization", "Bearer first-runtime-only-9c1e"),
+            ),
+        )
+        .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let first = builder(&cache).config(first).build().await.unwrap();
+    let second = builder(&cache)
+        .config(Config::default())
+        .build()
+        .await
+        .unwrap();
+    let echoed = "the server said: first-runtime-only-9c1e";
+    assert!(!first.secrets().scrub(echoed).contains("9c1e"));
+    assert_eq!(
+        second.secrets().scrub(echoed),
+        echoed,
+        "the second runtime neither masks nor knows the first one's secret"
+    );
 }
 
 #[tokio::test]

@@ -8,16 +8,16 @@ use crate::settings::{FileSettings, SAMPLERS};
 #[cfg(any(doc, test))]
 use cordon_runtime::config::Config;
 use cordon_runtime::config::{self, ConfigDocument, ConfigError};
-use cordon_runtime::report::secrets;
+use cordon_runtime::report::secrets::Secrets;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The `[telemetry]` table of the config file at `path`, checked; errors name the file and the key
 /// (`telemetry.sampler`), and TOML that does not parse is refused as [`Config::load`] refuses it.
-/// Header values (and the `${env:NAME}` values in them) are registered as secrets.
-pub fn load_file_settings(path: &Path) -> Result<FileSettings, ConfigError> {
-    read_file_settings(&ConfigDocument::load(path)?)
+/// Header values (and the `${env:NAME}` values in them) are registered with `secrets`.
+pub fn load_file_settings(path: &Path, secrets: &Secrets) -> Result<FileSettings, ConfigError> {
+    read_file_settings(&ConfigDocument::load(path, secrets)?)
 }
 
 /// The `[telemetry]` table of a config document, checked (and claimed for
@@ -25,7 +25,7 @@ pub fn load_file_settings(path: &Path) -> Result<FileSettings, ConfigError> {
 pub fn read_file_settings(document: &ConfigDocument) -> Result<FileSettings, ConfigError> {
     document
         .table::<RawTelemetry>("telemetry")?
-        .validate()
+        .validate(document.secrets())
         .map_err(|(key, message)| document.invalid(format!("telemetry.{key}"), message))
 }
 
@@ -46,7 +46,7 @@ struct RawTelemetry {
 }
 
 impl RawTelemetry {
-    fn validate(self) -> Result<FileSettings, (String, String)> {
+    fn validate(self, secrets: &Secrets) -> Result<FileSettings, (String, String)> {
         if let Some(url) = &self.endpoint
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
@@ -64,8 +64,8 @@ impl RawTelemetry {
                 .map_err(|_| (key.clone(), format!("{name:?} is not a header name")))?;
             let (value, parts) =
                 config::expand_env_template(&template).map_err(|m| (key.clone(), m))?;
-            secrets::register_header_value(&value);
-            parts.iter().for_each(|part| secrets::register(part));
+            secrets.register_header_value(&value);
+            parts.iter().for_each(|part| secrets.register(part));
             headers.insert(name, value);
         }
         if let Some(sampler) = &self.sampler
@@ -128,19 +128,19 @@ mod tests {
             "[telemetry]\nendpoint = \"http://127.0.0.1:4318\"\nsampler = \"always_off\"\n\n[plugins.fs]\nlimits = { memory = \"lots\" }\n",
         )
         .unwrap();
-        let telemetry = load_file_settings(&path).unwrap();
+        let telemetry = load_file_settings(&path, &Secrets::default()).unwrap();
         assert_eq!(telemetry.endpoint.as_deref(), Some("http://127.0.0.1:4318"));
         assert_eq!(telemetry.sampler.as_deref(), Some("always_off"));
         assert!(Config::load(&path).is_err());
 
         std::fs::write(&path, "[telemetry]\nsampler = \"sometimes\"\n").unwrap();
-        match load_file_settings(&path) {
+        match load_file_settings(&path, &Secrets::default()) {
             Err(ConfigError::Invalid { key, .. }) => assert_eq!(key, "telemetry.sampler"),
             other => panic!("expected telemetry.sampler to be named: {other:?}"),
         }
         std::fs::write(&path, "[telemetry\n").unwrap();
         assert!(matches!(
-            load_file_settings(&path),
+            load_file_settings(&path, &Secrets::default()),
             Err(ConfigError::Syntax { .. })
         ));
         std::fs::remove_dir_all(&dir).unwrap();
@@ -157,7 +157,9 @@ mod tests {
             "[host]\nlocked = false\n\n[telemetry]\nendpiont = \"http://x\"\n",
         )
         .unwrap();
-        let message = load_file_settings(&path).unwrap_err().to_string();
+        let message = load_file_settings(&path, &Secrets::default())
+            .unwrap_err()
+            .to_string();
         assert!(message.contains("endpiont"), "{message}");
         assert!(message.contains("line 5"), "{message}");
         assert!(message.contains(&path.display().to_string()), "{message}");
@@ -167,7 +169,7 @@ mod tests {
             "[host]\nlocked = false\n\n[telemetry]\nendpoint = \"http://x\"\n",
         )
         .unwrap();
-        let document = ConfigDocument::load(&path).unwrap();
+        let document = ConfigDocument::load(&path, &Secrets::default()).unwrap();
         assert!(Config::from_document(&document).is_ok());
         assert!(document.check_all_read().is_err());
         read_file_settings(&document).unwrap();

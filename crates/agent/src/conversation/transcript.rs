@@ -9,6 +9,7 @@ use crate::conversation::message::{Message, ToolCall, ToolOutcome};
 pub use crate::conversation::transcript_error::TranscriptError;
 use crate::conversation::transcript_file;
 use cordon_runtime::report::ErrorKind;
+use cordon_runtime::report::secrets::Secrets;
 use std::collections::HashMap;
 use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -17,14 +18,17 @@ use std::path::{Path, PathBuf};
 pub struct TranscriptWriter {
     file: std::fs::File,
     path: PathBuf,
+    secrets: Secrets,
 }
 
 impl TranscriptWriter {
-    /// Opens (creating if needed) `path` for appending; it must be a regular file.
-    pub fn append_to(path: &Path) -> Result<Self, TranscriptError> {
+    /// Opens (creating if needed) `path` for appending; it must be a regular file. `secrets`
+    /// (the host's scrubber) masks every line written.
+    pub fn append_to(path: &Path, secrets: Secrets) -> Result<Self, TranscriptError> {
         Ok(Self {
             file: transcript_file::append_to(path)?,
             path: path.to_path_buf(),
+            secrets,
         })
     }
 
@@ -32,9 +36,10 @@ impl TranscriptWriter {
     /// JSON-lines files do: its strings are scrubbed of registered secrets before it is
     /// serialised.
     pub fn append(&mut self, message: &Message) -> Result<(), TranscriptError> {
+        let secrets = &self.secrets;
         let write = |file: &mut std::fs::File| -> std::io::Result<()> {
             let mut value = serde_json::to_value(message).map_err(std::io::Error::other)?;
-            cordon_runtime::report::secrets::scrub_json(&mut value);
+            secrets.scrub_json(&mut value);
             let mut line = serde_json::to_vec(&value).map_err(std::io::Error::other)?;
             line.push(b'\n');
             file.write_all(&line)?;
@@ -272,7 +277,7 @@ mod tests {
                 content: "done".into(),
             }),
         ];
-        let mut writer = TranscriptWriter::append_to(&path).unwrap();
+        let mut writer = TranscriptWriter::append_to(&path, Secrets::default()).unwrap();
         for message in &messages {
             writer.append(message).unwrap();
         }

@@ -15,6 +15,7 @@ use crate::model::provider::{self, Request, StreamAssembler, StreamState, ToolSp
 use crate::model::retry::{self, RetryPolicy};
 use crate::model::sse::SseDecoder;
 use crate::settings::{ModelSettings, Provider, STREAM_IDLE_TIMEOUT};
+use cordon_runtime::report::secrets::Secrets;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -31,6 +32,8 @@ pub struct ModelClient {
     settings: ModelSettings,
     /// The longest one reply may take, all of it.
     reply_deadline: Duration,
+    /// The host's scrubber: the key is registered with it, and errors quoting a reply mask it.
+    secrets: Secrets,
 }
 
 /// One failed attempt: worth retrying (and after how long the server wants), or final.
@@ -43,8 +46,9 @@ enum Failure {
 }
 
 impl ModelClient {
-    /// Checks the settings and reads the API key from the environment.
-    pub fn new(settings: &ModelSettings) -> Result<Self, ModelError> {
+    /// Checks the settings and reads the API key from the environment, registering it with
+    /// `secrets` (the host's scrubber) so no output of the host shows it.
+    pub fn new(settings: &ModelSettings, secrets: &Secrets) -> Result<Self, ModelError> {
         let model = settings.model.clone().ok_or(ModelError::NoModel)?;
         let provider = settings.provider;
         let base = settings
@@ -52,14 +56,14 @@ impl ModelClient {
             .clone()
             .unwrap_or_else(|| provider.default_base_url().to_string());
         let key = match &settings.api_key_env {
-            Some(var) => Some(read_key(var)?),
+            Some(var) => Some(read_key(var, secrets)?),
             // The provider's own variable (OPENAI_API_KEY, ANTHROPIC_API_KEY) is a key for the
             // provider's own API: it is not sent to another base URL (a local server, a proxy,
             // a URL a config set) unless `api_key_env` names it.
             None if !same_origin(&base, provider.default_base_url()) => None,
             None => {
                 let var = provider.default_api_key_env();
-                match (provider, read_key(var)) {
+                match (provider, read_key(var, secrets)) {
                     (_, Ok(key)) => Some(key),
                     (Provider::OpenAi, Err(_)) => None,
                     (Provider::Anthropic, Err(err)) => return Err(err),
@@ -91,6 +95,7 @@ impl ModelClient {
             key,
             settings: settings.clone(),
             reply_deadline: crate::settings::AgentSettings::default().max_reply_time,
+            secrets: secrets.clone(),
         })
     }
 
@@ -281,7 +286,7 @@ impl ModelClient {
             let body = read_bounded(response, MAX_ERROR_BYTES)
                 .await
                 .unwrap_or_default();
-            let message = provider::error_message(&body);
+            let message = provider::error_message(&body, &self.secrets);
             if let Some(exceeded) = context_exceeded(status, &body, &message) {
                 return Err(Failure::Final(exceeded));
             }
@@ -300,7 +305,7 @@ impl ModelClient {
                     (404, _) => " (check --base-url and --model)".into(),
                     (300..=399, Some(location)) => format!(
                         " (a redirect to {}: cordon follows no redirect of a model request, so the key only ever goes to the configured address; if the API moved there, set --base-url to it)",
-                        provider::preview(&location)
+                        provider::preview(&location, &self.secrets)
                     ),
                     (300..=399, None) => " (a redirect: cordon follows no redirect of a model request; check --base-url)".into(),
                     _ => String::new(),
@@ -314,7 +319,7 @@ impl ModelClient {
             .is_some_and(|value| value.starts_with("text/event-stream"));
         if streamed {
             let reply = self.read_stream(response, observer, text_enough).await?;
-            return match provider::oversized(&reply.tool_calls) {
+            return match provider::oversized(&reply.tool_calls, &self.secrets) {
                 Some(what) => Err(Failure::Final(ModelError::ReplyTooLarge { what })),
                 None => Ok(reply),
             };
@@ -331,13 +336,14 @@ impl ModelClient {
                         ),
                     }),
                 })?;
-        let reply = provider::parse_reply(self.provider, &body).map_err(|reason| {
-            Failure::Final(ModelError::Malformed {
-                url: self.url.clone(),
-                reason,
-            })
-        })?;
-        if let Some(what) = provider::oversized(&reply.tool_calls) {
+        let reply =
+            provider::parse_reply(self.provider, &body, &self.secrets).map_err(|reason| {
+                Failure::Final(ModelError::Malformed {
+                    url: self.url.clone(),
+                    reason,
+                })
+            })?;
+        if let Some(what) = provider::oversized(&reply.tool_calls, &self.secrets) {
             return Err(Failure::Final(ModelError::ReplyTooLarge { what }));
         }
         if !reply.text.is_empty() {
@@ -413,7 +419,11 @@ impl ModelClient {
                 }));
             }
             for event in decoder.feed(&chunk).map_err(&malformed)? {
-                if assembler.event(&event, &mut on_text).map_err(malformed)? == StreamState::Done {
+                if assembler
+                    .event(&event, &mut on_text, &self.secrets)
+                    .map_err(malformed)?
+                    == StreamState::Done
+                {
                     complete = true;
                 }
             }
@@ -428,8 +438,10 @@ impl ModelClient {
             }
         }
         if !complete && let Some(event) = decoder.finish() {
-            complete =
-                assembler.event(&event, &mut on_text).map_err(malformed)? == StreamState::Done;
+            complete = assembler
+                .event(&event, &mut on_text, &self.secrets)
+                .map_err(malformed)?
+                == StreamState::Done;
         }
         assembler.finish(complete).map_err(malformed)
     }
@@ -486,10 +498,10 @@ fn context_exceeded(status: u16, body: &[u8], message: &str) -> Option<ModelErro
     })
 }
 
-fn read_key(var: &str) -> Result<String, ModelError> {
+fn read_key(var: &str, secrets: &Secrets) -> Result<String, ModelError> {
     match std::env::var(var) {
         Ok(key) if !key.trim().is_empty() => {
-            cordon_runtime::report::secrets::register(key.trim());
+            secrets.register(key.trim());
             Ok(key.trim().to_string())
         }
         _ => Err(ModelError::MissingKey {

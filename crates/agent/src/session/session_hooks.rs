@@ -20,13 +20,13 @@ pub use cordon_runtime::pipeline::stage_payload::{
 
 /// `text` with configured secrets masked, then cut as the runtime cuts an event's texts.
 /// Masking comes first: a secret cut in two would match no mask.
-fn bounded(text: &str, limit: usize) -> String {
-    let text = &*cordon_runtime::report::secrets::scrub(text);
+fn bounded(text: &str, limit: usize, secrets: &Secrets) -> String {
+    let text = &*secrets.scrub(text);
     stage_payload::cut(text, limit).into_owned()
 }
 
 /// One message as a `model-request` event shows it, or `None` for a record that is no message.
-fn message_view(message: &Message) -> Option<Value> {
+fn message_view(message: &Message, secrets: &Secrets) -> Option<Value> {
     let (role, text) = match message {
         Message::System { content } => ("system", content.clone()),
         Message::User { content } => ("user", content.as_str().to_string()),
@@ -49,15 +49,15 @@ fn message_view(message: &Message) -> Option<Value> {
         ),
         _ => return None,
     };
-    Some(json!({"role": role, "text": bounded(&text, MAX_EVENT_MESSAGE_BYTES)}))
+    Some(json!({"role": role, "text": bounded(&text, MAX_EVENT_MESSAGE_BYTES, secrets)}))
 }
 
 /// The newest `limit` of `messages` as events show them, oldest first.
-fn newest_views(messages: &[Message], limit: usize) -> Vec<Value> {
+fn newest_views(messages: &[Message], limit: usize, secrets: &Secrets) -> Vec<Value> {
     let mut views: Vec<Value> = messages
         .iter()
         .rev()
-        .filter_map(message_view)
+        .filter_map(|message| message_view(message, secrets))
         .take(limit)
         .collect();
     views.reverse();
@@ -165,7 +165,11 @@ impl Agent {
             return Ok(Vec::new());
         };
         // A session whose start failed has not started: the next turn runs its hooks again.
-        blocked(SessionStage::SessionStart, &outcome)?;
+        blocked(
+            SessionStage::SessionStart,
+            &outcome,
+            self.pipeline.secrets(),
+        )?;
         self.started = true;
         Ok(outcome.context)
     }
@@ -181,13 +185,14 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(UserText, Option<String>), AgentError> {
         self.prompt_fits_its_hooks(prompt)?;
-        let payload = || json!({"prompt": bounded(prompt, MAX_EVENT_TEXT_BYTES)});
+        let payload =
+            || json!({"prompt": bounded(prompt, MAX_EVENT_TEXT_BYTES, self.pipeline.secrets())});
         let mut rewrite = None;
         if let Some(outcome) = self
             .stage(SessionStage::Prompt, payload, observer, cancel)
             .await
         {
-            blocked(SessionStage::Prompt, &outcome)?;
+            blocked(SessionStage::Prompt, &outcome, self.pipeline.secrets())?;
             rewrite = outcome.replaced;
             context.extend(outcome.context);
             self.turn_tools = outcome.only_tools;
@@ -214,7 +219,7 @@ impl Agent {
         {
             return Ok(());
         }
-        let shown = cordon_runtime::report::secrets::scrub(prompt).len();
+        let shown = self.pipeline.secrets().scrub(prompt).len();
         if shown > MAX_EVENT_TEXT_BYTES {
             return Err(AgentError::PromptTooLong {
                 bytes: shown,
@@ -238,12 +243,12 @@ impl Agent {
     ) -> Result<(), AgentError> {
         let prompt = pending.prompt.as_str();
         self.prompt_fits_its_hooks(prompt)?;
-        let payload = || json!({"prompt": bounded(prompt, MAX_EVENT_TEXT_BYTES), "resumed": true});
+        let payload = || json!({"prompt": bounded(prompt, MAX_EVENT_TEXT_BYTES, self.pipeline.secrets()), "resumed": true});
         if let Some(outcome) = self
             .stage(SessionStage::Prompt, payload, observer, cancel)
             .await
         {
-            blocked(SessionStage::Prompt, &outcome)?;
+            blocked(SessionStage::Prompt, &outcome, self.pipeline.secrets())?;
             let on_record = pending.rewritten.as_deref().unwrap_or(prompt);
             let now = outcome
                 .replaced
@@ -280,14 +285,18 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(), AgentError> {
         let sent = &*messages;
-        let payload = || json!({"step": 0, "purpose": purpose, "messages": newest_views(sent, MAX_EVENT_MESSAGES), "tools": []});
+        let payload = || json!({"step": 0, "purpose": purpose, "messages": newest_views(sent, MAX_EVENT_MESSAGES, self.pipeline.secrets()), "tools": []});
         let Some(outcome) = self
             .stage(SessionStage::ModelRequest, payload, observer, cancel)
             .await
         else {
             return Ok(());
         };
-        blocked(SessionStage::ModelRequest, &outcome)?;
+        blocked(
+            SessionStage::ModelRequest,
+            &outcome,
+            self.pipeline.secrets(),
+        )?;
         if let Some(content) = UserText::context(&outcome.context) {
             messages.push(Message::User { content });
         }
@@ -323,7 +332,7 @@ impl Agent {
         let offered = &tools;
         let payload = || {
             let names: Vec<&str> = offered.iter().map(|tool| tool.name.as_str()).collect();
-            json!({"step": step, "purpose": "turn", "messages": newest_views(&sent, MAX_EVENT_MESSAGES), "tools": names})
+            json!({"step": step, "purpose": "turn", "messages": newest_views(&sent, MAX_EVENT_MESSAGES, self.pipeline.secrets()), "tools": names})
         };
         let Some(outcome) = self
             .stage(SessionStage::ModelRequest, payload, observer, cancel)
@@ -332,7 +341,11 @@ impl Agent {
             self.narrowed_offer = narrowing.then(|| offered_names(&tools));
             return Ok(tools);
         };
-        blocked(SessionStage::ModelRequest, &outcome)?;
+        blocked(
+            SessionStage::ModelRequest,
+            &outcome,
+            self.pipeline.secrets(),
+        )?;
         if let Some(content) = UserText::context(&outcome.context) {
             self.push(Message::User { content })?;
         }
@@ -360,11 +373,11 @@ impl Agent {
                     json!({
                         "id": stage_payload::shown_name(&call.id),
                         "name": stage_payload::shown_name(&call.name),
-                        "arguments": bounded(&call.arguments, MAX_EVENT_MESSAGE_BYTES),
+                        "arguments": bounded(&call.arguments, MAX_EVENT_MESSAGE_BYTES, self.pipeline.secrets()),
                     })
                 })
                 .collect();
-            json!({"step": step, "text": bounded(&shown.text, MAX_EVENT_TEXT_BYTES), "calls": calls})
+            json!({"step": step, "text": bounded(&shown.text, MAX_EVENT_TEXT_BYTES, self.pipeline.secrets()), "calls": calls})
         };
         let Some(outcome) = self
             .stage(SessionStage::ModelResponse, payload, observer, cancel)
@@ -372,7 +385,11 @@ impl Agent {
         else {
             return Ok((reply, None));
         };
-        blocked(SessionStage::ModelResponse, &outcome)?;
+        blocked(
+            SessionStage::ModelResponse,
+            &outcome,
+            self.pipeline.secrets(),
+        )?;
         let mut replaced_by = None;
         if let Some((hook, text)) = outcome.replaced {
             reply.text = text;
@@ -397,14 +414,14 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<Option<UserText>, AgentError> {
         let continuations = self.continuations;
-        let payload = || json!({"answer": bounded(answer, MAX_EVENT_TEXT_BYTES), "continuations": continuations});
+        let payload = || json!({"answer": bounded(answer, MAX_EVENT_TEXT_BYTES, self.pipeline.secrets()), "continuations": continuations});
         let Some(outcome) = self
             .stage(SessionStage::Stop, payload, observer, cancel)
             .await
         else {
             return Ok(None);
         };
-        blocked(SessionStage::Stop, &outcome)?;
+        blocked(SessionStage::Stop, &outcome, self.pipeline.secrets())?;
         let Some((hook, message)) = outcome.replaced else {
             return Ok(None);
         };
@@ -434,9 +451,9 @@ impl Agent {
         let payload = || {
             json!({
                 "phase": "before",
-                "previous_summary": previous.map(|text| bounded(text, MAX_EVENT_TEXT_BYTES)),
+                "previous_summary": previous.map(|text| bounded(text, MAX_EVENT_TEXT_BYTES, self.pipeline.secrets())),
                 "folded": folded.len(),
-                "messages": newest_views(folded, MAX_COMPACTION_MESSAGES),
+                "messages": newest_views(folded, MAX_COMPACTION_MESSAGES, self.pipeline.secrets()),
             })
         };
         let Some(outcome) = self
@@ -445,7 +462,7 @@ impl Agent {
         else {
             return Ok(None);
         };
-        blocked(SessionStage::Compaction, &outcome)?;
+        blocked(SessionStage::Compaction, &outcome, self.pipeline.secrets())?;
         // Kept as the hook wrote it: every request quotes it through the gate (context/fit.rs).
         Ok(outcome.replaced.map(|(_, summary)| summary))
     }
@@ -465,7 +482,7 @@ impl Agent {
             json!({
                 "phase": "after",
                 "method": report.method,
-                "summary": summary.as_deref().map(|text| bounded(text, MAX_EVENT_TEXT_BYTES)),
+                "summary": summary.as_deref().map(|text| bounded(text, MAX_EVENT_TEXT_BYTES, self.pipeline.secrets())),
                 "folded": report.folded_messages,
                 "tokens_before": report.tokens_before,
                 "tokens_after": report.tokens_after,
@@ -539,10 +556,15 @@ impl Agent {
     }
 }
 
+use cordon_runtime::report::secrets::Secrets;
 use std::collections::BTreeSet;
 
 /// The stage's block (a hook's, or a failure that stops the session), as the turn's error.
-fn blocked(stage: SessionStage, outcome: &StageOutcome) -> Result<(), AgentError> {
+fn blocked(
+    stage: SessionStage,
+    outcome: &StageOutcome,
+    secrets: &Secrets,
+) -> Result<(), AgentError> {
     match &outcome.blocked {
         // The reason is the hook's text, printed on a terminal: one line, no control characters,
         // cut at 1 KiB.
@@ -552,6 +574,7 @@ fn blocked(stage: SessionStage, outcome: &StageOutcome) -> Result<(), AgentError
             reason: bounded(
                 &cordon_runtime::report::terminal_text::one_line(reason),
                 1024,
+                secrets,
             ),
         }),
         None => Ok(()),

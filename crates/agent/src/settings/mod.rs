@@ -50,7 +50,12 @@ mod tests {
     use std::path::Path;
 
     fn read(text: &str) -> Result<(SessionSettings, ConfigDocument), ConfigError> {
-        let document = ConfigDocument::new(text, Path::new("cordon.toml"), Path::new("."))?;
+        let document = ConfigDocument::new(
+            text,
+            Path::new("cordon.toml"),
+            Path::new("."),
+            &cordon_runtime::report::secrets::Secrets::default(),
+        )?;
         let settings = SessionSettings::from_document(&document)?;
         Ok((settings, document))
     }

@@ -143,7 +143,7 @@ impl ToolOffer {
             .into_iter()
             .take(GUESS_RESULTS)
             .collect();
-        let name = cordon_runtime::report::secrets::scrub(&call.name).into_owned();
+        let name = pipeline.secrets().scrub(&call.name).into_owned();
         let content = if found.is_empty() {
             format!(
                 "Unknown tool {name:?}: no tool of this session has that name. Call {SEARCH_TOOL} with a few words saying what the tool should do, or answer without a tool."

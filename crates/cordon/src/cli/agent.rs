@@ -2,6 +2,7 @@
 //! the prompt from the argument or stdin, transcripts and resuming, the output contract, Ctrl-C,
 //! and exit codes (0 answered, 1 no answer, 2 setup error, 130 cancelled).
 
+use crate::cli::host_secrets::host_secrets;
 use crate::cli::interrupt::interrupt_watcher;
 use crate::cli::live_view::LiveView;
 use anyhow::{Context as _, bail};
@@ -138,7 +139,7 @@ impl SessionArgs {
         approver: Option<Arc<dyn Approver>>,
     ) -> anyhow::Result<Agent> {
         let settings = self.model_settings(model.clone())?;
-        let mut client = ModelClient::new(&settings)?;
+        let mut client = ModelClient::new(&settings, host_secrets())?;
         client.set_reply_deadline(agent.max_reply_time);
         let routing = routing_for(&agent.routing, &settings, agent)?;
         let options = self.agent_options(agent, &settings, contract, approver, routing);
@@ -154,10 +155,13 @@ impl SessionArgs {
                 }
                 let target = transcript.as_deref().unwrap_or(resume);
                 let copy = !same_file(target, resume);
-                agent.record_to(TranscriptWriter::append_to(target)?);
+                agent.record_to(TranscriptWriter::append_to(target, host_secrets().clone())?);
                 agent.resume(loaded, copy)?;
             }
-            (None, Some(transcript)) => agent.record_to(TranscriptWriter::append_to(transcript)?),
+            (None, Some(transcript)) => agent.record_to(TranscriptWriter::append_to(
+                transcript,
+                host_secrets().clone(),
+            )?),
             (None, None) => {}
         }
         Ok(agent)
@@ -184,7 +188,7 @@ fn routing_for(
     if let Some(url) = &routing.base_url {
         settings.base_url = Some(url.clone());
     }
-    let mut client = ModelClient::new(&settings)?;
+    let mut client = ModelClient::new(&settings, host_secrets())?;
     client.set_reply_deadline(agent.max_reply_time);
     Ok(cordon_agent::Routing::Model(Box::new(client)))
 }

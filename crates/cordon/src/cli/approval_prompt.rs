@@ -113,7 +113,7 @@ fn question(request: &ApprovalRequest) -> String {
         request.tool_name,
         one_line(&request.plugin)
     );
-    for line in request.lines() {
+    for line in request.lines(crate::cli::host_secrets::host_secrets()) {
         text.push_str(&format!("  {line}\n"));
     }
     text.push_str(&format!(

@@ -3,6 +3,7 @@
 //! `[telemetry]`), and then one check names any key nobody read, with its file and line. A mistake
 //! in any table fails every command that reads the file.
 
+use crate::cli::host_secrets::host_secrets;
 use cordon_agent::settings::SessionSettings;
 use cordon_runtime::config::{Config, ConfigDocument, ConfigError};
 use std::path::Path;
@@ -17,12 +18,12 @@ pub struct ConfigFile {
 
 /// Reads and checks the config file at `path`.
 pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-    read(&ConfigDocument::load(path)?)
+    read(&ConfigDocument::load(path, host_secrets())?)
 }
 
 /// Checks config text as [`load`] checks a file; `origin` names it, `base` anchors its paths.
 pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<ConfigFile, ConfigError> {
-    read(&ConfigDocument::new(text, origin, base)?)
+    read(&ConfigDocument::new(text, origin, base, host_secrets())?)
 }
 
 fn read(document: &ConfigDocument) -> Result<ConfigFile, ConfigError> {

@@ -9,7 +9,6 @@
 use anyhow::{Context as _, bail};
 use cordon_distribution::{ComponentSummary, Source, fetch};
 use cordon_runtime::capabilities::lock::{Lockfile, PluginSource};
-use cordon_runtime::config::Config;
 use cordon_runtime::{CompileCache, RuntimeBuilder};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,7 +57,7 @@ pub async fn add(
         None => source.default_name(),
     };
     check_name(&name)?;
-    let fetched = fetch(&source, sha256).await?;
+    let fetched = fetch(&source, sha256, &super::host_secrets::registry_secret).await?;
     let target = paths.plugins.join(format!("{name}.wasm"));
     if let Ok(existing) = cordon_distribution::read_component_file(&target)
         && cordon_distribution::sha256_hex(&existing) != fetched.sha256
@@ -224,9 +223,13 @@ pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
             continue;
         }
         let source = Source::parse(&recorded.source)?;
-        let fetched = fetch(&source, Some(&recorded.sha256))
-            .await
-            .with_context(|| format!("installing {name} as cordon.lock records it"))?;
+        let fetched = fetch(
+            &source,
+            Some(&recorded.sha256),
+            &super::host_secrets::registry_secret,
+        )
+        .await
+        .with_context(|| format!("installing {name} as cordon.lock records it"))?;
         install_file(&target, &fetched.bytes)?;
         crate::cli::render::stdout_line(&format!(
             "{name}: installed from {} (sha256 {})",
@@ -254,7 +257,13 @@ pub async fn push(paths: &InstallPaths, plugin: &str, reference: &str) -> anyhow
         .map(|stem| stem.to_string_lossy().into_owned())
         .unwrap_or_default();
     let summary = summarise(paths, &name, &bytes).await?;
-    let pushed = cordon_distribution::push(&reference, bytes, &summary).await?;
+    let pushed = cordon_distribution::push(
+        &reference,
+        bytes,
+        &summary,
+        &super::host_secrets::registry_secret,
+    )
+    .await?;
     let repository = reference.split('@').next().unwrap_or(&reference);
     let repository = match repository.rsplit_once(':') {
         Some((before, tag)) if !tag.contains('/') => before,
@@ -355,7 +364,7 @@ async fn load_alone(
     let file = scratch.path().join(format!("{name}.wasm"));
     std::fs::write(&file, bytes)?;
     let pipeline = RuntimeBuilder::new(scratch.path())
-        .config(Config::default())
+        .config(super::host_secrets::empty_config())
         .cache(paths.cache.clone())
         .build()
         .await?;

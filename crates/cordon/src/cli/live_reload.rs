@@ -48,7 +48,7 @@ impl PipelineLoader {
                 super::config_file::load("cordon.toml".as_ref())?
             }
             None => super::config_file::ConfigFile {
-                runtime: Config::default(),
+                runtime: super::host_secrets::empty_config(),
                 session: Default::default(),
             },
         })

@@ -44,7 +44,6 @@ pub struct LiveView {
     state: Mutex<State>,
 }
 
-#[derive(Default)]
 struct State {
     /// What the spinner says is going on, and since when; `None`: no spinner.
     waiting: Option<(String, Instant)>,
@@ -56,6 +55,19 @@ struct State {
     frame: usize,
     /// The reply's streamed text, held back where it could be the start of a secret.
     scrubber: cordon_runtime::report::secrets::StreamScrubber,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self {
+            waiting: None,
+            running: Vec::new(),
+            drawn: false,
+            open_text_line: false,
+            frame: 0,
+            scrubber: crate::cli::host_secrets::host_secrets().stream(),
+        }
+    }
 }
 
 struct Running {
@@ -229,7 +241,7 @@ impl LiveView {
     fn json_line(&self, mut value: serde_json::Value) {
         // Its strings are scrubbed before it is serialised: a mask across JSON's own quotes or
         // escapes would break the line.
-        cordon_runtime::report::secrets::scrub_json(&mut value);
+        crate::cli::host_secrets::host_secrets().scrub_json(&mut value);
         stderr_line(&json_text(&value.to_string()));
     }
 }

@@ -6,6 +6,7 @@ mod agent;
 mod approval_prompt;
 mod call_commands;
 mod config_file;
+pub mod host_secrets;
 mod install;
 mod interrupt;
 mod live_reload;

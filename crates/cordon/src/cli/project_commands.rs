@@ -3,7 +3,6 @@
 
 use super::{Cli, config_file, install, plugin_test, render, uninstall};
 use anyhow::bail;
-use cordon_runtime::config::Config;
 use cordon_runtime::report::terminal_text::one_line;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -111,7 +110,7 @@ impl Cli {
             plugins_dir: self.plugins.clone(),
             config: match &self.config {
                 Some(path) => config_file::load(path)?.runtime,
-                None => Config::default(),
+                None => super::host_secrets::empty_config(),
             },
             cache: self.install_paths().cache,
             json: args.json,

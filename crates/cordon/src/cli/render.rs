@@ -345,7 +345,7 @@ pub fn batch_results(results: &[ToolResult], as_json: bool) -> anyhow::Result<()
 pub fn event_line(event: &Event) {
     // Scrubbed as a value before it is serialised, so a mask never breaks the JSON.
     if let Ok(mut value) = serde_json::to_value(event) {
-        cordon_runtime::report::secrets::scrub_json(&mut value);
+        crate::cli::host_secrets::host_secrets().scrub_json(&mut value);
         crate::cli::stdio_output::stderr_line(&json_text(&value.to_string()));
     }
 }

@@ -86,7 +86,7 @@ fn read_token(env: Option<&str>) -> anyhow::Result<Option<String>> {
     let Some(name) = env else { return Ok(None) };
     match std::env::var(name) {
         Ok(token) if !token.trim().is_empty() => {
-            cordon_runtime::report::secrets::register(&token);
+            crate::cli::host_secrets::host_secrets().register(&token);
             Ok(Some(token))
         }
         Ok(_) => bail!("--token-env {name}: the environment variable {name} is empty"),

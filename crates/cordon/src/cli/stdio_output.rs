@@ -98,7 +98,7 @@ fn write_stderr(receiver: Receiver<Message>) {
 
 /// Queues `bytes` for stderr without waiting; dropped (and counted) when the queue is full.
 pub fn stderr_write(bytes: &[u8]) {
-    let bytes = &*cordon_runtime::report::secrets::scrub_bytes(bytes);
+    let bytes = &*crate::cli::host_secrets::host_secrets().scrub_bytes(bytes);
     let queue = queue();
     if queue.broken.load(Ordering::Relaxed)
         || queue.queued_bytes.load(Ordering::Relaxed) + bytes.len() > QUEUED_BYTES
@@ -150,7 +150,7 @@ pub fn stdout_write(text: &str) -> std::io::Result<()> {
     if STDOUT_GONE.load(Ordering::Relaxed) {
         return Ok(());
     }
-    let text = cordon_runtime::report::secrets::scrub(text);
+    let text = crate::cli::host_secrets::host_secrets().scrub(text);
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

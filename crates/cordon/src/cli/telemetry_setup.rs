@@ -4,6 +4,7 @@
 //! part of the one subscriber), capture of content when opted in, and a gauge of the sandboxes in
 //! use. Any other command, or no endpoint configured, exports nothing and starts nothing.
 
+use crate::cli::host_secrets::host_secrets;
 use crate::cli::{Cli, Command};
 use cordon_telemetry::{FileSettings, Telemetry, TelemetrySettings};
 use opentelemetry::metrics::ObservableGauge;
@@ -36,7 +37,7 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
         .unwrap_or_else(|| PathBuf::from("cordon.toml"));
     let file = match path
         .exists()
-        .then(|| cordon_telemetry::load_file_settings(&path))
+        .then(|| cordon_telemetry::load_file_settings(&path, host_secrets()))
     {
         Some(Ok(telemetry)) => telemetry,
         _ => FileSettings::default(),
@@ -51,7 +52,7 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
     // Collector credentials are secrets like every other configured one, including the
     // per-signal header variables the exporter reads on its own.
     for value in settings.headers.values() {
-        cordon_runtime::report::secrets::register_header_value(value);
+        host_secrets().register_header_value(value);
     }
     for variable in [
         "OTEL_EXPORTER_OTLP_HEADERS",
@@ -61,13 +62,13 @@ pub fn start(cli: &Cli) -> (Option<Started>, Option<String>) {
         let list = std::env::var(variable).unwrap_or_default();
         for pair in list.split(',') {
             if let Some((_, value)) = pair.split_once('=') {
-                cordon_runtime::report::secrets::register_header_value(value.trim());
+                host_secrets().register_header_value(value.trim());
             }
         }
     }
     cordon_runtime::trace_spans::set_capture_content(settings.capture_content);
     let scrub: cordon_telemetry::Redactor =
-        std::sync::Arc::new(|text: &str| cordon_runtime::report::secrets::scrub(text).into_owned());
+        std::sync::Arc::new(|text: &str| host_secrets().scrub(text).into_owned());
     match Telemetry::start(&settings, scrub) {
         Ok(telemetry) => {
             let gauge = telemetry.meter().map(|meter| {

@@ -17,6 +17,7 @@
 use super::approval_state::{ApprovalStates, Caller};
 use cordon_runtime::pipeline::{Approval, ApprovalRequest, Approver};
 use cordon_runtime::report::budget::one_line;
+use cordon_runtime::report::secrets::Secrets;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitationAction,
@@ -55,6 +56,7 @@ impl Asking {
         params: &CallToolRequestParams,
         states: &Arc<ApprovalStates>,
         caller: Caller,
+        secrets: Secrets,
     ) -> Self {
         let revision = meta
             .protocol_version()
@@ -69,6 +71,7 @@ impl Asking {
                     params,
                     states.clone(),
                     caller,
+                    secrets,
                 )))
             } else {
                 Self::Nobody
@@ -78,7 +81,10 @@ impl Asking {
             .supported_elicitation_modes()
             .contains(&ElicitationMode::Form)
         {
-            Self::Elicitation(Arc::new(Elicitation { peer: peer.clone() }))
+            Self::Elicitation(Arc::new(Elicitation {
+                peer: peer.clone(),
+                secrets,
+            }))
         } else {
             Self::Nobody
         }
@@ -114,6 +120,8 @@ pub struct Rounds {
     /// Where states are issued and redeemed, and who this request's caller is.
     states: Arc<ApprovalStates>,
     caller: Caller,
+    /// The host's scrubber, which masks the question.
+    secrets: Secrets,
 }
 
 impl Rounds {
@@ -121,6 +129,7 @@ impl Rounds {
         params: &CallToolRequestParams,
         states: Arc<ApprovalStates>,
         caller: Caller,
+        secrets: Secrets,
     ) -> Self {
         let accepted = params
             .input_responses
@@ -133,6 +142,7 @@ impl Rounds {
             pending: std::sync::Mutex::new(None),
             states,
             caller,
+            secrets,
         }
     }
 
@@ -183,7 +193,7 @@ impl Approver for Rounds {
                 .pending
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner()) =
-                Some((state, question(request)));
+                Some((state, question(request, &self.secrets)));
             Some(Approval {
                 approved: false,
                 decided_by: "client (asking)".into(),
@@ -214,6 +224,7 @@ fn fingerprint(request: &ApprovalRequest) -> String {
 
 struct Elicitation {
     peer: Peer<RoleServer>,
+    secrets: Secrets,
 }
 
 impl Approver for Elicitation {
@@ -225,7 +236,7 @@ impl Approver for Elicitation {
             let schema = ElicitationSchema::builder().build().ok()?;
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: None,
-                message: question(request),
+                message: question(request, &self.secrets),
                 requested_schema: schema,
             };
             let answer = self
@@ -256,15 +267,15 @@ impl Approver for Elicitation {
 }
 
 /// The call, what it touches, its arguments and who asked, one sanitised line each.
-fn question(request: &ApprovalRequest) -> String {
+fn question(request: &ApprovalRequest, secrets: &Secrets) -> String {
     let mut lines = vec![format!(
         "Approve this call of {} (plugin {})?",
         one_line(&request.tool_name),
         one_line(&request.plugin)
     )];
-    lines.extend(request.lines());
+    lines.extend(request.lines(secrets));
     // A hook's reason or a rewritten argument may quote a secret it saw.
-    cordon_runtime::report::secrets::scrub(&lines.join("\n")).into_owned()
+    secrets.scrub(&lines.join("\n")).into_owned()
 }
 
 #[cfg(test)]
@@ -275,7 +286,8 @@ mod tests {
     #[test]
     fn a_question_never_carries_a_configured_secret() {
         let secret = "SvcTok-9f8e7d6c5b4a-question";
-        cordon_runtime::report::secrets::register(secret);
+        let secrets = Secrets::default();
+        secrets.register(secret);
         let request = ApprovalRequest {
             tool_call_id: "c1".into(),
             tool_name: "word_stats".into(),
@@ -287,7 +299,7 @@ mod tests {
                 reason: format!("the hook saw {secret}"),
             }],
         };
-        let asked = question(&request);
+        let asked = question(&request, &secrets);
         assert!(
             asked.contains("[REDACTED:secret]") && !asked.contains("9f8e7d6c"),
             "{asked}"

@@ -100,6 +100,11 @@ impl McpServer {
         &self.metrics
     }
 
+    /// The host's scrubber, as the pipeline served now has it.
+    pub(crate) fn secrets(&self) -> cordon_runtime::report::secrets::Secrets {
+        self.served.current().pipeline.secrets().clone()
+    }
+
     /// Sandboxes running now, and how many may run at once.
     pub(crate) fn sandboxes(&self) -> (usize, usize) {
         let served = self.served.current();
@@ -222,8 +227,13 @@ impl McpServer {
             served.pipeline.call(call, &options).await
         } else {
             let reviewed = served.pipeline.results_reviewed(&request.name);
-            let (sink, sending) =
-                notifications::forwarder(context.peer.clone(), token, log_level, reviewed);
+            let (sink, sending) = notifications::forwarder(
+                context.peer.clone(),
+                token,
+                log_level,
+                reviewed,
+                served.pipeline.secrets().clone(),
+            );
             let options = BatchOptions {
                 cancel,
                 events: Some(sink),
@@ -311,6 +321,7 @@ impl McpServer {
                     params,
                     &self.approval_states,
                     caller,
+                    self.secrets(),
                 )
             }
         }
@@ -336,7 +347,8 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let _span = request_span::for_request("tools/list", None, &context).entered();
+        let _span =
+            request_span::for_request("tools/list", None, &context, &self.secrets()).entered();
         let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
         let served = self.served.current();
         let (page, next) = tool_pages::page(&served.listed, cursor, self.page_size)
@@ -391,7 +403,8 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let span = request_span::for_request("tools/call", Some(&request.name), &context);
+        let span =
+            request_span::for_request("tools/call", Some(&request.name), &context, &self.secrets());
         self.run_call(request, context).instrument(span).await
     }
 

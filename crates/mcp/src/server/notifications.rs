@@ -5,6 +5,7 @@
 use super::logging::{LogForwarding, LogThreshold};
 use cordon_runtime::pipeline::Event;
 use cordon_runtime::pipeline::events::EventSink;
+use cordon_runtime::report::secrets::Secrets;
 use rmcp::RoleServer;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::Peer;
@@ -37,6 +38,7 @@ pub(super) fn forwarder(
     token: Option<ProgressToken>,
     log_level: LogThreshold,
     reviewed: bool,
+    secrets: Secrets,
 ) -> (EventSink, tokio::task::JoinHandle<()>) {
     let (sender, mut outgoing) = tokio::sync::mpsc::channel::<Outgoing>(QUEUED_NOTIFICATIONS);
     let sending = tokio::spawn(async move {
@@ -70,7 +72,7 @@ pub(super) fn forwarder(
             if let Some(total) = details.get("total").and_then(serde_json::Value::as_f64) {
                 progress = progress.with_total(total);
             }
-            let message = cordon_runtime::report::secrets::scrub(&text_of(&content)).into_owned();
+            let message = secrets.scrub(&text_of(&content)).into_owned();
             if !message.is_empty() {
                 progress = progress.with_message(message);
             }
@@ -82,7 +84,7 @@ pub(super) fn forwarder(
             message,
             ..
         } => {
-            let message = cordon_runtime::report::secrets::scrub(&message).into_owned();
+            let message = secrets.scrub(&message).into_owned();
             if let Some(line) = log_level.forward(level, &tool_name, message) {
                 let _ = sender.try_send(Outgoing::Log(line));
             }

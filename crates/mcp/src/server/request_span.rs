@@ -14,6 +14,7 @@ pub(super) fn for_request(
     method: &str,
     target: Option<&str>,
     context: &RequestContext<RoleServer>,
+    secrets: &cordon_runtime::report::secrets::Secrets,
 ) -> Span {
     let span = tracing::info_span!(
         target: "cordon_otel",
@@ -37,7 +38,7 @@ pub(super) fn for_request(
     // The request id is the client's to choose: masked like every output, and bounded.
     span.record(
         "jsonrpc.request.id",
-        cordon_runtime::trace_spans::captured_id(&context.id.to_string()),
+        cordon_runtime::trace_spans::captured_id(&context.id.to_string(), secrets),
     );
     let over_http = context
         .extensions
@@ -62,7 +63,7 @@ pub(super) fn for_request(
     match target {
         // A tool name comes from the client: masked like every output, and bounded.
         Some(tool) => {
-            let tool = cordon_runtime::trace_spans::captured_id(tool);
+            let tool = cordon_runtime::trace_spans::captured_id(tool, secrets);
             span.record("otel.name", format!("{method} {tool}"));
             span.record("gen_ai.operation.name", "execute_tool");
             span.record("gen_ai.tool.name", tool);

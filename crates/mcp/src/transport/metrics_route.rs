@@ -33,7 +33,10 @@ pub(crate) async fn metrics(State(scraped): State<Scraped>) -> Response {
             (header::CONTENT_TYPE, CONTENT_TYPE),
             (header::CACHE_CONTROL, "no-store"),
         ],
-        cordon_runtime::report::secrets::scrub(&scraped.server.metrics().render(gauges))
+        scraped
+            .server
+            .secrets()
+            .scrub(&scraped.server.metrics().render(gauges))
             .into_owned(),
     )
         .into_response()

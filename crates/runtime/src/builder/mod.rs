@@ -171,13 +171,16 @@ impl RuntimeBuilder {
             batches.tools = Some(tools);
         }
         let hook_order = config.hook_order.clone();
-        let audit = match &config.audit_path {
-            Some(path) => Some(AuditLog::open(path).map_err(|source| BuildError::AuditLog {
-                path: path.clone(),
-                source,
-            })?),
-            None => None,
-        };
+        let audit =
+            match &config.audit_path {
+                Some(path) => Some(AuditLog::open(path, config.secrets.clone()).map_err(
+                    |source| BuildError::AuditLog {
+                        path: path.clone(),
+                        source,
+                    },
+                )?),
+                None => None,
+            };
         let registry = Registry::load(RegistryOptions {
             plugins_dir: self.plugins_dir,
             given: self.given,

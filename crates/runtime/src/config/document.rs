@@ -8,6 +8,7 @@
 //! error's line.
 
 use super::ConfigError;
+use crate::report::secrets::Secrets;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -22,6 +23,7 @@ pub struct ConfigDocument {
     origin: PathBuf,
     base: PathBuf,
     read: Mutex<BTreeMap<String, TableRead>>,
+    secrets: Secrets,
 }
 
 /// What the readers took of one top-level table.
@@ -35,7 +37,8 @@ enum TableRead {
 
 impl ConfigDocument {
     /// Reads the config file at `path`; relative host paths in it are taken from its directory.
-    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+    /// The secrets it holds are registered with `secrets`, the scrubber of the host reading it.
+    pub fn load(path: &Path, secrets: &Secrets) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
@@ -44,23 +47,35 @@ impl ConfigDocument {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        Self::new(text, path, base)
+        Self::new(text, path, base, secrets)
     }
 
     /// Config text; `origin` names it in errors, `base` anchors relative host paths. Secrets
-    /// written in it are registered with the scrubber before anything quotes a line of it, and
-    /// text that is not TOML is refused here.
-    pub fn new(text: impl Into<String>, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
+    /// written in it are registered with `secrets` before anything quotes a line of it (so an
+    /// error about it is masked by that scrubber too), and text that is not TOML is refused here.
+    pub fn new(
+        text: impl Into<String>,
+        origin: &Path,
+        base: &Path,
+        secrets: &Secrets,
+    ) -> Result<Self, ConfigError> {
         let text = text.into();
-        super::Config::register_literal_secrets(&text);
+        super::Config::register_literal_secrets(&text, secrets);
         let document = Self {
             text,
             origin: origin.to_path_buf(),
             base: base.to_path_buf(),
             read: Mutex::new(BTreeMap::new()),
+            secrets: secrets.clone(),
         };
         document.root()?;
         Ok(document)
+    }
+
+    /// The scrubber the secrets of this document are registered with: every part that reads a
+    /// secret from it (a model key, an exporter's headers) registers it here.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// The file (or name) the text came from.

@@ -192,7 +192,7 @@ impl Config {
             .unwrap_or(Path::new("."))
             .to_path_buf();
         let validated = raw
-            .validate(id, &base, &self.default_limits)
+            .validate(id, &base, &self.default_limits, &self.secrets)
             .map_err(|(key, message)| invalid(format!("plugins.{id}.{key}"), message))?;
         let previous = self.plugins.insert(id.to_string(), validated);
         if let Err((key, message)) =

@@ -18,7 +18,10 @@ pub(super) struct RawHttpGrant {
 impl RawHttpGrant {
     /// A typed grant; `${env:NAME}` in header values is read from the host environment now, so a
     /// missing secret is a configuration error, not a surprise at call time.
-    pub(super) fn validate(self) -> Result<HttpGrant, KeyError> {
+    pub(super) fn validate(
+        self,
+        secrets: &crate::report::secrets::Secrets,
+    ) -> Result<HttpGrant, KeyError> {
         let (scheme, host, port) =
             HttpGrant::parse_origin(&self.origin).map_err(|m| (".origin".to_string(), m))?;
         let methods: Option<Vec<String>> = self
@@ -69,11 +72,9 @@ impl RawHttpGrant {
             // ones, are secrets: no output of cordon shows them. `Accept = "application/json"`
             // is not, and masking it would hide ordinary words in every result.
             if !parts.is_empty() || carries_credentials(name) {
-                crate::report::secrets::register_header_value(&value);
+                secrets.register_header_value(&value);
             }
-            parts
-                .iter()
-                .for_each(|part| crate::report::secrets::register(part));
+            parts.iter().for_each(|part| secrets.register(part));
             let value = http::HeaderValue::from_str(&value)
                 .map_err(|_| (key, "the value is not a valid header value".to_string()))?;
             headers.push(SecretHeader {
@@ -120,7 +121,7 @@ pub fn carries_credentials(name: &str) -> bool {
 }
 
 /// `template` with every `${env:NAME}` replaced by the host's value of NAME, and the values put
-/// in (each one a secret for the caller to register with [`crate::report::secrets`]).
+/// in (each one a secret for the caller to register with [`crate::report::secrets::Secrets`]).
 pub fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), String> {
     let mut parts = Vec::new();
     let mut out = String::new();

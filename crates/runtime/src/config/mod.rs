@@ -18,6 +18,7 @@ mod tests;
 mod tool_section;
 mod units;
 
+use crate::report::secrets::Secrets;
 use approval_section::RawApproval;
 pub use approval_section::{ApprovalPolicy, Unattended};
 use batch_section::RawBatches;
@@ -125,6 +126,10 @@ pub struct Config {
     pub tool_providers: BTreeMap<String, String>,
     /// Where it came from, if from a file.
     pub path: Option<PathBuf>,
+    /// The scrubber this config's secrets were registered with (its header values, the
+    /// credential variables it passes through), which the runtime built from it masks output
+    /// with. A config read from a [`ConfigDocument`] shares the document's.
+    pub secrets: Secrets,
 }
 
 impl Default for Config {
@@ -142,6 +147,7 @@ impl Default for Config {
             plugins: BTreeMap::new(),
             tool_providers: BTreeMap::new(),
             path: None,
+            secrets: Secrets::default(),
         }
     }
 }
@@ -152,13 +158,18 @@ impl Config {
     /// `[telemetry]`) is read as a [`ConfigDocument`] that each part reads from, then checked once
     /// with [`ConfigDocument::check_all_read`].
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        Self::read_alone(&ConfigDocument::load(path)?)
+        Self::read_alone(&ConfigDocument::load(path, &Secrets::default())?)
     }
 
     /// Validates config text as [`Config::load`] validates a file; `origin` names it in errors,
     /// `base` anchors relative host paths.
     pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<Self, ConfigError> {
-        Self::read_alone(&ConfigDocument::new(text, origin, base)?)
+        Self::read_alone(&ConfigDocument::new(
+            text,
+            origin,
+            base,
+            &Secrets::default(),
+        )?)
     }
 
     fn read_alone(document: &ConfigDocument) -> Result<Self, ConfigError> {
@@ -181,7 +192,7 @@ impl Config {
         let mut plugins = BTreeMap::new();
         for (id, plugin) in raw.plugins {
             let grant = plugin
-                .validate(&id, base, &default_limits)
+                .validate(&id, base, &default_limits, document.secrets())
                 .map_err(|(key, message)| invalid(format!("plugins.{id}.{key}"), message))?;
             plugins.insert(id, grant);
         }
@@ -248,6 +259,7 @@ impl Config {
             plugins,
             tool_providers,
             path: Some(origin.to_path_buf()),
+            secrets: document.secrets().clone(),
         })
     }
 
@@ -297,12 +309,12 @@ impl Config {
     /// anything else reads it, so a mistake elsewhere on their line (whose error quotes the line)
     /// cannot print them. Only what parses as TOML can be read this way. [`Config::parse`] does
     /// this; a crate that reads its own section of the file first calls it too.
-    pub fn register_literal_secrets(text: &str) {
-        register_literal_header_values(text);
+    pub fn register_literal_secrets(text: &str, secrets: &Secrets) {
+        register_literal_header_values(text, secrets);
     }
 }
 
-fn register_literal_header_values(text: &str) {
+fn register_literal_header_values(text: &str, secrets: &Secrets) {
     let Ok(document) = toml::from_str::<toml::Table>(text) else {
         return;
     };
@@ -323,7 +335,7 @@ fn register_literal_header_values(text: &str) {
             };
             // A value with `${env:NAME}` in it holds its secret in the variable, read later.
             if !value.contains("${") && http_section::carries_credentials(name) {
-                crate::report::secrets::register(value);
+                secrets.register(value);
             }
         }
     }

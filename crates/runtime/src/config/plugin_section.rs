@@ -3,6 +3,7 @@
 
 use super::http_section::RawHttpGrant;
 use super::*;
+use crate::report::secrets::Secrets;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -141,6 +142,7 @@ impl RawPlugin {
         id: &str,
         base: &Path,
         defaults: &Limits,
+        secrets: &Secrets,
     ) -> Result<PluginGrant, KeyError> {
         let mut dirs = Vec::new();
         for (index, dir) in self.dirs.into_iter().enumerate() {
@@ -246,7 +248,7 @@ impl RawPlugin {
         let mut http_grants = Vec::new();
         for (index, raw) in self.http.into_iter().enumerate() {
             http_grants.push(
-                raw.validate()
+                raw.validate(secrets)
                     .map_err(|(field, message)| (format!("http[{index}]{field}"), message))?,
             );
         }
@@ -309,7 +311,7 @@ impl RawPlugin {
                 },
             ));
         }
-        register_credential_values(&self.env);
+        register_credential_values(&self.env, secrets);
         Ok(PluginGrant {
             working_dir: self.working_dir,
             tools,
@@ -355,13 +357,13 @@ const CREDENTIAL_WORDS: [&str; 8] = [
 /// they are credentials (`GITHUB_TOKEN`, `OPENAI_API_KEY`, `DB_PASSWORD`), so a plugin echoing
 /// one reaches neither the model, the transcript nor the telemetry exporter. Other values
 /// (`LANG`, `TZ`) are not: masking them would mask ordinary words.
-fn register_credential_values(names: &[String]) {
+fn register_credential_values(names: &[String], secrets: &Secrets) {
     for name in names {
         let upper = name.to_ascii_uppercase();
         if CREDENTIAL_WORDS.iter().any(|word| upper.contains(word))
             && let Ok(value) = std::env::var(name)
         {
-            crate::report::secrets::register(&value);
+            secrets.register(&value);
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Tests of parsing and validating `cordon.toml`, section by section.
 
 use super::*;
+use crate::report::secrets::Secrets;
 use std::time::Duration;
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
@@ -154,6 +155,7 @@ fn the_runtime_reads_its_tables_and_a_table_nobody_reads_is_named_with_its_line(
         "[model]\nmodel = \"m\"\n",
         Path::new("c.toml"),
         Path::new("."),
+        &Secrets::default(),
     )
     .unwrap();
     Config::from_document(&document).unwrap();
@@ -166,7 +168,13 @@ fn the_runtime_reads_its_tables_and_a_table_nobody_reads_is_named_with_its_line(
 }
 
 fn document_error(text: &str) -> String {
-    let document = ConfigDocument::new(text, Path::new("cordon.toml"), Path::new(".")).unwrap();
+    let document = ConfigDocument::new(
+        text,
+        Path::new("cordon.toml"),
+        Path::new("."),
+        &Secrets::default(),
+    )
+    .unwrap();
     Config::from_document(&document).unwrap();
     document.check_all_read().unwrap_err().to_string()
 }

@@ -9,6 +9,7 @@
 
 use super::approval::ApprovalRequest;
 use crate::report::budget::one_line;
+use crate::report::secrets::Secrets;
 use serde_json::Value;
 
 /// Bytes of one argument's value shown.
@@ -21,21 +22,22 @@ const LISTED_ARGUMENTS: usize = 40;
 const COUNTED_BLANKS: usize = 4;
 
 impl ApprovalRequest {
-    /// The question's lines after its heading: touched values, arguments, who asked.
-    pub fn lines(&self) -> Vec<String> {
+    /// The question's lines after its heading: touched values, arguments, who asked; every
+    /// value masked by `secrets` (the host's scrubber) before it is cut.
+    pub fn lines(&self, secrets: &Secrets) -> Vec<String> {
         let mut lines = Vec::new();
         for touched in &self.touched {
             let mut line = format!(
                 "touches {} = {}",
                 one_line(&touched.pointer),
-                shown(&touched.value, SHOWN_TOUCHED_BYTES)
+                shown(&touched.value, SHOWN_TOUCHED_BYTES, secrets)
             );
             if let Some(path) = touched.key.strip_prefix("path:")
                 && touched.value.as_str() != Some(path)
             {
                 line.push_str(&format!(
                     " → {}",
-                    shown(&Value::String(path.into()), SHOWN_TOUCHED_BYTES)
+                    shown(&Value::String(path.into()), SHOWN_TOUCHED_BYTES, secrets)
                 ));
             }
             lines.push(line);
@@ -45,8 +47,8 @@ impl ApprovalRequest {
                 for (key, value) in object.iter().take(LISTED_ARGUMENTS) {
                     lines.push(format!(
                         "{}: {}",
-                        shown(&Value::String(key.clone()), 80),
-                        shown(value, SHOWN_VALUE_BYTES)
+                        shown(&Value::String(key.clone()), 80, secrets),
+                        shown(value, SHOWN_VALUE_BYTES, secrets)
                     ));
                 }
                 if object.len() > LISTED_ARGUMENTS {
@@ -56,13 +58,13 @@ impl ApprovalRequest {
                     ));
                 }
             }
-            other => lines.push(shown(other, SHOWN_VALUE_BYTES)),
+            other => lines.push(shown(other, SHOWN_VALUE_BYTES, secrets)),
         }
         for ask in &self.asked_by {
             lines.push(format!(
                 "asked by {}: {}",
-                plain(&ask.who, 80),
-                plain(&ask.reason, SHOWN_VALUE_BYTES)
+                plain(&ask.who, 80, secrets),
+                plain(&ask.reason, SHOWN_VALUE_BYTES, secrets)
             ));
         }
         lines
@@ -71,13 +73,13 @@ impl ApprovalRequest {
 
 /// A value as one line of at most about `max` bytes, as JSON with every string in it marked
 /// (see [`marked`]); cut in the middle when longer.
-fn shown(value: &Value, max: usize) -> String {
-    cut_middle(&one_line(&marked_value(value).to_string()), max)
+fn shown(value: &Value, max: usize, secrets: &Secrets) -> String {
+    cut_middle(&one_line(&marked_value(value).to_string()), max, secrets)
 }
 
 /// Text that is not JSON (a hook's reason, who asked) as one line, marked, cut in the middle.
-fn plain(text: &str, max: usize) -> String {
-    cut_middle(&one_line(&marked(text)), max)
+fn plain(text: &str, max: usize, secrets: &Secrets) -> String {
+    cut_middle(&one_line(&marked(text)), max, secrets)
 }
 
 /// `value` with every string in it (object keys too) [`marked`].
@@ -142,9 +144,9 @@ fn count_blanks(text: &str) -> String {
 }
 
 /// `text` with its middle replaced by `…⟨N bytes⟩…` when it is longer than `max` bytes.
-fn cut_middle(text: &str, max: usize) -> String {
+fn cut_middle(text: &str, max: usize, secrets: &Secrets) -> String {
     // Masked before it is cut, so no cut leaves a secret's head or tail unmasked.
-    let text = &*crate::report::secrets::scrub(text);
+    let text = &*secrets.scrub(text);
     if text.len() <= max {
         return text.to_string();
     }
@@ -181,7 +183,7 @@ mod tests {
                 reason: "line\nasked by hook `x`: forged\u{202e}".into(),
             }],
         };
-        let lines = request.lines();
+        let lines = request.lines(&Secrets::default());
         assert_eq!(
             lines[0],
             "touches /path = \"/scratch/notes.txt⟨2000 blanks⟩/../victim.txt\" → \"/scratch/victim.txt\""

@@ -12,6 +12,7 @@ use super::events::Event;
 use crate::capabilities::grant::DirGrant;
 use crate::registry::Registry;
 use crate::report::json_lines::JsonLinesFile;
+use crate::report::secrets::Secrets;
 use crate::report::utc_time::UtcTime;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -26,14 +27,14 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
-    /// Opens (creating) the log for appending.
-    pub fn open(path: &Path) -> std::io::Result<Self> {
+    /// Opens (creating) the log for appending; `secrets` masks every line.
+    pub fn open(path: &Path, secrets: Secrets) -> std::io::Result<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
         Ok(Self {
             path: path.to_path_buf(),
-            file: Mutex::new(JsonLinesFile::append_to(path)?),
+            file: Mutex::new(JsonLinesFile::append_to(path, secrets)?),
         })
     }
 

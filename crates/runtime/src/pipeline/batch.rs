@@ -112,7 +112,7 @@ impl Pipeline {
                     Some(self.refuse_duplicate(index, request, started, &emitter, &mut taken));
                 continue;
             }
-            let span = crate::trace_spans::tool_call(&request.id, &request.name);
+            let span = crate::trace_spans::tool_call(&request.id, &request.name, self.secrets());
             match self
                 .prepare(request, options, &emitter)
                 .instrument(span.clone())
@@ -126,10 +126,10 @@ impl Pipeline {
                         arguments: serde_json::from_str(&request.arguments)
                             .unwrap_or_else(|_| request.arguments.clone().into()),
                     });
-                    crate::report::secrets::scrub_result(&mut result);
+                    self.secrets().scrub_result(&mut result);
                     result_budget::apply(&mut result, &self.inner.settings);
                     self.end(&result, started, &emitter);
-                    crate::trace_spans::record_result(&span, &result);
+                    crate::trace_spans::record_result(&span, &result, self.secrets());
                     results[index] = Some(result);
                 }
             }

@@ -124,10 +124,7 @@ impl Pipeline {
                         _ => {
                             let reason = format!(
                                 "it rewrote the arguments to something that is not a JSON object: {}",
-                                crate::report::budget::cut(
-                                    &crate::report::secrets::scrub(&text),
-                                    1_024
-                                )
+                                crate::report::budget::cut(&self.secrets().scrub(&text), 1_024)
                             );
                             emit("failed", Some(reason.clone()));
                             return BeforeOutcome::Done(hook_failed(

@@ -33,7 +33,7 @@ impl Pipeline {
         });
         let started = Instant::now();
         let span = tracing::Span::current();
-        crate::trace_spans::record_run(&span, &call.plugin.id, &call.arguments);
+        crate::trace_spans::record_run(&span, &call.plugin.id, &call.arguments, self.secrets());
         let mut result = if cancel.is_cancelled() {
             cancelled(&call.id, &call.name)
         } else {
@@ -56,10 +56,10 @@ impl Pipeline {
             self.after_hooks(&call, result, cancel, emitter).await
         };
         // Masked before it is cut: a cut inside a secret would leave the rest of it unmasked.
-        crate::report::secrets::scrub_result(&mut result);
+        self.secrets().scrub_result(&mut result);
         result_budget::apply(&mut result, &self.inner.settings);
         self.end(&result, started, emitter);
-        crate::trace_spans::record_result(&span, &result);
+        crate::trace_spans::record_result(&span, &result, self.secrets());
         result
     }
 

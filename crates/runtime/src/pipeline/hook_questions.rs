@@ -9,7 +9,8 @@
 use super::Pipeline;
 use super::events::{Emitter, Event, EventSink, HookStage};
 use super::reports::{self, Reporter};
-use crate::report::{ToolResult, secrets};
+use crate::report::ToolResult;
+use crate::report::secrets::Secrets;
 use crate::sandbox::plugin::{AfterDecision, BeforeDecision, CallOptions, Plugin, SessionStage};
 use serde::Serialize;
 use serde_json::Value;
@@ -193,7 +194,7 @@ impl Pipeline {
         };
         match question {
             HookQuestion::Session { stage, mut payload } => {
-                secrets::scrub_json(&mut payload);
+                self.secrets().scrub_json(&mut payload);
                 // The same view as in a session: what is cut is cut the same way, and said.
                 answer.cut = super::stage_payload::bound(&mut payload)
                     .map_err(HookQuestionError::Unbounded)?;
@@ -226,7 +227,7 @@ impl Pipeline {
                     answer.watched = false;
                     return Ok(answer);
                 }
-                secrets::scrub_json(&mut arguments);
+                self.secrets().scrub_json(&mut arguments);
                 let started = Instant::now();
                 let options = options_for(hook, &tool, HookStage::Before, &emitter, cancel);
                 let span = crate::trace_spans::hook(&hook.id, "before", &tool);
@@ -257,10 +258,7 @@ impl Pipeline {
                                 answer.decision = "failed";
                                 answer.reason = Some(format!(
                                     "it rewrote the arguments to something that is not a JSON object: {}",
-                                    crate::report::budget::cut(
-                                        &crate::report::secrets::scrub(&text),
-                                        1_024
-                                    )
+                                    crate::report::budget::cut(&self.secrets().scrub(&text), 1_024)
                                 ));
                             }
                         }
@@ -271,7 +269,14 @@ impl Pipeline {
                     }
                 }
                 crate::trace_spans::record_decision(&span, answer.decision);
-                answered(&mut answer, call_id, &tool, HookStage::Before, &emitter);
+                answered(
+                    &mut answer,
+                    call_id,
+                    &tool,
+                    HookStage::Before,
+                    &emitter,
+                    self.secrets(),
+                );
             }
             HookQuestion::AfterToolCall {
                 tool,
@@ -283,8 +288,8 @@ impl Pipeline {
                     answer.watched = false;
                     return Ok(answer);
                 }
-                secrets::scrub_json(&mut arguments);
-                secrets::scrub_result(&mut result);
+                self.secrets().scrub_json(&mut arguments);
+                self.secrets().scrub_result(&mut result);
                 let started = Instant::now();
                 let options = options_for(hook, &tool, HookStage::After, &emitter, cancel);
                 let span = crate::trace_spans::hook(&hook.id, "after", &tool);
@@ -309,7 +314,7 @@ impl Pipeline {
                             }
                             None => {
                                 let mut replacement = *replacement;
-                                secrets::scrub_result(&mut replacement);
+                                self.secrets().scrub_result(&mut replacement);
                                 answer.decision = "replace";
                                 answer.result = Some(replacement_json(&replacement));
                             }
@@ -321,7 +326,14 @@ impl Pipeline {
                     }
                 }
                 crate::trace_spans::record_decision(&span, answer.decision);
-                answered(&mut answer, call_id, &tool, HookStage::After, &emitter);
+                answered(
+                    &mut answer,
+                    call_id,
+                    &tool,
+                    HookStage::After,
+                    &emitter,
+                    self.secrets(),
+                );
             }
         }
         Ok(answer)
@@ -356,14 +368,15 @@ fn answered(
     tool: &str,
     stage: HookStage,
     emitter: &Emitter,
+    secrets: &Secrets,
 ) {
     if let Some(reason) = answer.reason.as_mut()
-        && let std::borrow::Cow::Owned(masked) = secrets::scrub(reason)
+        && let std::borrow::Cow::Owned(masked) = secrets.scrub(reason)
     {
         *reason = masked;
     }
     if let Some(arguments) = answer.arguments.as_mut() {
-        secrets::scrub_json(arguments);
+        secrets.scrub_json(arguments);
     }
     emitter.emit(|| Event::HookAnswered {
         call_id: call_id.to_string(),

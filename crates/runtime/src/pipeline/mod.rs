@@ -184,6 +184,12 @@ impl Pipeline {
         })
     }
 
+    /// The host's scrubber: every output of this pipeline, and of what is built on it (the
+    /// agent, the MCP server, a front end's printing), masks its secrets through it.
+    pub fn secrets(&self) -> &crate::report::secrets::Secrets {
+        self.inner.registry.secrets()
+    }
+
     /// Appends `record` (a JSON object; its `time` is added) to the audit log, if the config
     /// names one: what a front end did that is not a call (a reload of the plugins).
     pub fn record_in_audit_log(&self, mut record: serde_json::Value) {

@@ -8,7 +8,7 @@
 use super::Pipeline;
 use super::events::{Emitter, Event, EventSink, HookStage};
 use super::reports::{self, Reporter};
-use crate::report::secrets;
+use crate::report::secrets::Secrets;
 use crate::sandbox::plugin::{CallOptions, Plugin, SessionDecision, SessionStage};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -103,7 +103,7 @@ impl Pipeline {
     ) -> StageOutcome {
         let mut outcome = StageOutcome::default();
         let mut payload = payload;
-        secrets::scrub_json(&mut payload);
+        self.secrets().scrub_json(&mut payload);
         let emitter = Emitter::new(self.audited(options.events.clone()));
         let hooks: Vec<Arc<Plugin>> = self.session_hooks(stage).cloned().collect();
         // Secrets are masked first: a secret cut in two would match no mask.
@@ -204,11 +204,11 @@ impl Pipeline {
             .await
             .map_err(|failure| {
                 let mut message = failure.message;
-                mask(&mut message);
+                mask(&mut message, self.secrets());
                 message
             })
             .and_then(|decision| checked(stage, payload, decision))
-            .map(scrubbed);
+            .map(|decision| scrubbed(decision, self.secrets()));
         running.store(false, Ordering::SeqCst);
         let summary = match &decided {
             Ok(decision) => summary(decision),
@@ -328,7 +328,7 @@ pub(crate) fn checked(
 
 /// The decision with every configured secret masked in its texts and names: a hook granted a secret
 /// (an env var, a header it was shown) cannot pass it on to the model or the user.
-fn scrubbed(mut decision: SessionDecision) -> SessionDecision {
+fn scrubbed(mut decision: SessionDecision, secrets: &Secrets) -> SessionDecision {
     for text in [
         &mut decision.block,
         &mut decision.replace,
@@ -339,14 +339,14 @@ fn scrubbed(mut decision: SessionDecision) -> SessionDecision {
     .chain(decision.only_tools.iter_mut().flatten())
     .chain(decision.drop_calls.iter_mut())
     {
-        mask(text);
+        mask(text, secrets);
     }
     decision
 }
 
 /// `text` with every configured secret masked.
-fn mask(text: &mut String) {
-    if let std::borrow::Cow::Owned(masked) = secrets::scrub(text) {
+fn mask(text: &mut String, secrets: &Secrets) {
+    if let std::borrow::Cow::Owned(masked) = secrets.scrub(text) {
         *text = masked;
     }
 }

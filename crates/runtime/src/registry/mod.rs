@@ -7,6 +7,7 @@ pub mod tool_claims;
 
 use crate::capabilities::lock::Lockfile;
 use crate::config::Config;
+use crate::report::secrets::Secrets;
 use crate::sandbox::cache::CompileCache;
 use crate::sandbox::engine::{self, EngineSettings};
 use crate::sandbox::plugin::{ComponentSource, LoadError, Plugin, PluginHost, ToolInfo};
@@ -95,6 +96,8 @@ pub struct Registry {
     /// The process-wide sandbox slots every plugin's calls take (`[host] max_sandboxes`).
     sandbox_slots: Arc<tokio::sync::Semaphore>,
     max_sandboxes: usize,
+    /// The host's scrubber (the config's): what it masks in every output.
+    secrets: Secrets,
 }
 
 impl Registry {
@@ -192,6 +195,7 @@ impl Registry {
             collisions: Vec::new(),
             sandbox_slots: host.sandbox_slots.clone(),
             max_sandboxes: settings.max_instances as usize,
+            secrets: options.config.secrets.clone(),
         };
         let outcomes: Vec<(usize, Result<Plugin, LoadError>)> = outcomes
             .into_iter()
@@ -265,6 +269,11 @@ impl Registry {
             granted_hooks_loaded(&options.config, &sources, &registry)?;
         }
         Ok(registry)
+    }
+
+    /// The host's scrubber: the config's, with its secrets and every grant header's registered.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// The loaded plugins, in load order: the directory's files by name, then those given in code.
@@ -379,7 +388,7 @@ fn register_header_secrets(config: &Config) {
         if crate::config::header_carries_credentials(header.name.as_str())
             && let Ok(value) = header.value.to_str()
         {
-            crate::report::secrets::register_header_value(value);
+            config.secrets.register_header_value(value);
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::{Request, StreamState, arguments_object};
 use crate::conversation::message::{Message, Reply, StopReason, ToolCall};
 use crate::model::sse::SseEvent;
+use cordon_runtime::report::secrets::Secrets;
 use serde_json::{Value, json};
 
 /// Anthropic requires a token limit; this one applies unless `max_tokens` says otherwise.
@@ -172,11 +173,12 @@ impl Stream {
         &mut self,
         event: &SseEvent,
         on_text: &mut dyn FnMut(&str),
+        secrets: &Secrets,
     ) -> Result<StreamState, String> {
         let data: Value = serde_json::from_str(&event.data).map_err(|err| {
             format!(
                 "a streamed event is not JSON ({err}): {}",
-                super::preview(&event.data)
+                super::preview(&event.data, secrets)
             )
         })?;
         let kind = data
@@ -191,7 +193,7 @@ impl Stream {
                 ));
             }
             "content_block_start" => {
-                let index = block_index(&data)?;
+                let index = block_index(&data, secrets)?;
                 if self.blocks.len() <= index {
                     self.blocks.resize_with(index + 1, || None);
                 }
@@ -218,7 +220,7 @@ impl Stream {
                 }
             }
             "content_block_delta" => {
-                let index = block_index(&data)?;
+                let index = block_index(&data, secrets)?;
                 let delta = data.get("delta").unwrap_or(&Value::Null);
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
@@ -302,12 +304,12 @@ impl Stream {
     }
 }
 
-fn block_index(data: &Value) -> Result<usize, String> {
+fn block_index(data: &Value, secrets: &Secrets) -> Result<usize, String> {
     match data.get("index").and_then(Value::as_u64) {
         Some(index) if index <= super::MAX_STREAMED_INDEX => Ok(index as usize),
         _ => Err(format!(
             "a streamed content block event has no usable index: {}",
-            super::preview(&data.to_string())
+            super::preview(&data.to_string(), secrets)
         )),
     }
 }

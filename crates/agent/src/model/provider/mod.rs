@@ -8,6 +8,7 @@ mod openai;
 use crate::conversation::message::{Message, Reply, ToolCall, Usage};
 use crate::model::sse::SseEvent;
 use crate::settings::{ModelSettings, Provider};
+use cordon_runtime::report::secrets::Secrets;
 use cordon_runtime::report::text_cut::{self, CutMark};
 use serde_json::Value;
 
@@ -18,7 +19,7 @@ pub const MAX_STREAMED_INDEX: u64 = 4096;
 
 /// What makes a reply too large to use, if anything: a call whose arguments are past
 /// [`MAX_CALL_ARGUMENT_BYTES`].
-pub fn oversized(calls: &[ToolCall]) -> Option<String> {
+pub fn oversized(calls: &[ToolCall], secrets: &Secrets) -> Option<String> {
     let (position, call) = calls
         .iter()
         .enumerate()
@@ -26,7 +27,7 @@ pub fn oversized(calls: &[ToolCall]) -> Option<String> {
     Some(format!(
         "has a tool call (#{}, {}) with over {} MiB of arguments, the most one call may carry",
         position + 1,
-        preview(&call.name),
+        preview(&call.name, secrets),
         MAX_CALL_ARGUMENT_BYTES >> 20
     ))
 }
@@ -92,11 +93,11 @@ pub fn request_body(provider: Provider, request: &Request<'_>) -> Value {
 }
 
 /// A whole (non-streamed) response body as a reply; `Err` says what is wrong with it.
-pub fn parse_reply(provider: Provider, body: &[u8]) -> Result<Reply, String> {
+pub fn parse_reply(provider: Provider, body: &[u8], secrets: &Secrets) -> Result<Reply, String> {
     let body: Value = serde_json::from_slice(body).map_err(|err| {
         format!(
             "the response is not JSON ({err}): {}",
-            preview(&String::from_utf8_lossy(body))
+            preview(&String::from_utf8_lossy(body), secrets)
         )
     })?;
     if let Some(message) = error_in(&body) {
@@ -129,15 +130,17 @@ impl StreamAssembler {
         }
     }
 
-    /// Takes one event; text deltas go to `on_text` as they arrive.
+    /// Takes one event; text deltas go to `on_text` as they arrive. `secrets` masks what an
+    /// error quotes of a malformed event.
     pub fn event(
         &mut self,
         event: &SseEvent,
         on_text: &mut dyn FnMut(&str),
+        secrets: &Secrets,
     ) -> Result<StreamState, String> {
         match self {
-            Self::OpenAi(stream) => stream.event(event, on_text),
-            Self::Anthropic(stream) => stream.event(event, on_text),
+            Self::OpenAi(stream) => stream.event(event, on_text, secrets),
+            Self::Anthropic(stream) => stream.event(event, on_text, secrets),
         }
     }
 
@@ -161,11 +164,11 @@ impl StreamAssembler {
 
 /// The provider's own explanation in an error body (`{"error": {"message": ...}}` for both), or
 /// the start of the body.
-pub fn error_message(body: &[u8]) -> String {
+pub fn error_message(body: &[u8], secrets: &Secrets) -> String {
     serde_json::from_slice::<Value>(body)
         .ok()
         .and_then(|value| error_in(&value))
-        .unwrap_or_else(|| preview(&String::from_utf8_lossy(body)))
+        .unwrap_or_else(|| preview(&String::from_utf8_lossy(body), secrets))
 }
 
 fn error_in(body: &Value) -> Option<String> {
@@ -201,9 +204,9 @@ fn usage_in(usage: &Value) -> Option<Usage> {
 }
 
 /// At most 300 characters of `text`, for error messages.
-pub fn preview(text: &str) -> String {
+pub fn preview(text: &str, secrets: &Secrets) -> String {
     // Masked before it is cut, so no cut leaves a secret's head unmasked.
-    let text = cordon_runtime::report::secrets::scrub(text);
+    let text = secrets.scrub(text);
     let text = text.trim();
     if text.is_empty() {
         return "(empty body)".into();
@@ -260,7 +263,7 @@ mod tests {
             let mut failed = false;
             for chunk in bytes.chunks(split) {
                 for event in decoder.feed(chunk).unwrap_or_default() {
-                    match assembler.event(&event, &mut |_| {}) {
+                    match assembler.event(&event, &mut |_| {}, &Secrets::default()) {
                         Ok(StreamState::Done) => done = true,
                         Ok(StreamState::Open) => {}
                         Err(_) => failed = true,
@@ -270,7 +273,7 @@ mod tests {
             if !failed {
                 let _ = assembler.finish(done);
             }
-            let _ = parse_reply(provider, &bytes);
+            let _ = parse_reply(provider, &bytes, &Secrets::default());
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::{Request, StreamState};
 use crate::conversation::message::{Message, Reply, StopReason, ToolCall};
 use crate::model::sse::SseEvent;
+use cordon_runtime::report::secrets::Secrets;
 use serde_json::{Value, json};
 
 pub fn request_body(request: &Request<'_>) -> Value {
@@ -189,6 +190,7 @@ impl Stream {
         &mut self,
         event: &SseEvent,
         on_text: &mut dyn FnMut(&str),
+        secrets: &Secrets,
     ) -> Result<StreamState, String> {
         if event.data.trim() == "[DONE]" {
             return Ok(StreamState::Done);
@@ -196,7 +198,7 @@ impl Stream {
         let chunk: Value = serde_json::from_str(&event.data).map_err(|err| {
             format!(
                 "a streamed chunk is not JSON ({err}): {}",
-                super::preview(&event.data)
+                super::preview(&event.data, secrets)
             )
         })?;
         if let Some(message) = super::error_in(&chunk) {
@@ -362,7 +364,11 @@ mod tests {
                 data: data.into(),
             };
             stream
-                .event(&event, &mut |text| printed.push_str(text))
+                .event(
+                    &event,
+                    &mut |text| printed.push_str(text),
+                    &Secrets::default(),
+                )
                 .unwrap();
         }
         let reply = stream.finish(true).unwrap();
@@ -392,7 +398,9 @@ mod tests {
             name: String::new(),
             data: r#"{"choices":[{"delta":{"content":"hal"}}]}"#.into(),
         };
-        stream.event(&event, &mut |_| {}).unwrap();
+        stream
+            .event(&event, &mut |_| {}, &Secrets::default())
+            .unwrap();
         assert!(stream.finish(false).is_err());
     }
 }
