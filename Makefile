@@ -32,7 +32,8 @@ JS_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(JS_FIXT
 C_FIXTURES := $(notdir $(wildcard tests/fixtures_c/*))
 C_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/fixture_,$(addsuffix .wasm,$(C_FIXTURES)))
 # Components built with their languages' own toolchains for WIT worlds of their own, with no cordon
-# SDK (tests/fixtures_plain/py_WORLD: componentize-py; js_WORLD: componentize-js). A fixture's own
+# SDK (tests/fixtures_plain/py_WORLD: componentize-py; js_WORLD: componentize-js; qjs_WORLD:
+# componentize-qjs; `_` in WORLD is `-` in the WIT world's name). A fixture's own
 # WIT packages (wit/deps/, e.g. wasi:config) are used beside the WASI ones.
 PLAIN_FIXTURE_WASM := $(addprefix $(GUEST_DIR)/plain_,$(addsuffix .wasm,$(notdir $(wildcard tests/fixtures_plain/*))))
 JS_TOOLCHAIN := sdk/js/node_modules/.installed
@@ -90,7 +91,7 @@ $(GUEST_DIR)/plain_py_%.wasm: tests/fixtures_plain/py_%/app.py tests/fixtures_pl
 	rm -rf $(GUEST_DIR)/plain-py-wit/$* && mkdir -p $(GUEST_DIR)/plain-py-wit/$*
 	cp tests/fixtures_plain/py_$*/wit/world.wit $(GUEST_DIR)/plain-py-wit/$*/
 	for dep in wasi-cli wasi-clocks wasi-filesystem wasi-io wasi-random wasi-sockets; do mkdir -p $(GUEST_DIR)/plain-py-wit/$*/deps/$$dep && cp $(JCO_WASI_WIT)/$$dep/package.wit $(GUEST_DIR)/plain-py-wit/$*/deps/$$dep/; done
-	$(BUILD_VENV)/bin/componentize-py -d $(GUEST_DIR)/plain-py-wit/$* -w $* componentize app -p tests/fixtures_plain/py_$* -o $@
+	$(BUILD_VENV)/bin/componentize-py -d $(GUEST_DIR)/plain-py-wit/$* -w $(subst _,-,$*) componentize app -p tests/fixtures_plain/py_$* -o $@
 
 $(GUEST_DIR)/plain_js_%.wasm: tests/fixtures_plain/js_%/app.js tests/fixtures_plain/js_%/wit/world.wit | $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
@@ -99,6 +100,12 @@ $(GUEST_DIR)/plain_js_%.wasm: tests/fixtures_plain/js_%/app.js tests/fixtures_pl
 	for dep in wasi-cli wasi-clocks wasi-filesystem wasi-io wasi-random wasi-sockets; do mkdir -p $(GUEST_DIR)/plain-js-wit/$*/deps/$$dep && cp $(JCO_WASI_WIT)/$$dep/package.wit $(GUEST_DIR)/plain-js-wit/$*/deps/$$dep/; done
 	if [ -d tests/fixtures_plain/js_$*/wit/deps ]; then cp -r tests/fixtures_plain/js_$*/wit/deps/. $(GUEST_DIR)/plain-js-wit/$*/deps/; fi
 	sdk/js/node_modules/.bin/componentize-js tests/fixtures_plain/js_$*/app.js --wit $(GUEST_DIR)/plain-js-wit/$* -n $* -d http -d fetch-event -o $@
+
+# QuickJS components (tests/fixtures_plain/qjs_WORLD): componentize-qjs with its default runtime,
+# whose exports are `async func`s (the component model's async ABI).
+$(GUEST_DIR)/plain_qjs_%.wasm: tests/fixtures_plain/qjs_%/app.js tests/fixtures_plain/qjs_%/wit/world.wit | $(JS_TOOLCHAIN)
+	@mkdir -p $(GUEST_DIR)
+	sdk/js/node_modules/.bin/componentize-qjs --wit tests/fixtures_plain/qjs_$*/wit --js tests/fixtures_plain/qjs_$*/app.js -n $(subst _,-,$*) -o $@
 
 # JavaScript and C plugins are built with `cordon build` (so the host is built first), rebuilt
 # when their sources, the SDK or the contract change. `--force`: the guest directory is the

@@ -10,6 +10,7 @@ mod agent_sanity;
 mod agent_sessions;
 mod agent_tool_search;
 mod approval_terminal;
+mod async_components;
 mod audit;
 mod bundled_hooks;
 mod bundled_session_hooks;

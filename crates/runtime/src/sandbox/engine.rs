@@ -43,6 +43,10 @@ pub struct EngineError(#[from] wasmtime::Error);
 pub fn build(settings: &EngineSettings) -> Result<Engine, EngineError> {
     let mut config = Config::new();
     config.wasm_component_model(true);
+    // `async func` exports and the `future` and `stream` types (WASI 0.3, wit-bindgen's async,
+    // componentize-py's `async def`, componentize-qjs). With it every call runs on wasmtime's
+    // concurrent path, sync exports included: docs/performance.md has its cost.
+    config.wasm_component_model_async(true);
     config.epoch_interruption(true);
     config.consume_fuel(settings.fuel);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);

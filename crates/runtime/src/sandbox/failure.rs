@@ -42,6 +42,20 @@ impl Failure {
     }
 }
 
+/// An async guest whose every task waits on something nothing will ever finish (a future it never
+/// writes, its own `pending()`): wasmtime stops it at once instead of letting it sit out its time
+/// limit. A bug in the tool, so a trap; the message says what kind.
+fn waits_forever(state: &CallState, what: &str) -> Failure {
+    let mut failure = Failure::trap(
+        format!(
+            "`{what}` waits for something that can never happen: every one of its tasks is waiting, on a future or stream no one will ever write, so it was stopped"
+        ),
+        &state.stderr.tail(STDERR_TAIL_LINES),
+    );
+    failure.details["deadlock"] = json!(true);
+    failure
+}
+
 /// Classifies an error from instantiating or calling a guest.
 pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what: &str) -> Failure {
     if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
@@ -71,6 +85,7 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
         Some(Trap::Interrupt) => timed_out(state, limits, what),
         _ if state.limiter.denied => out_of_memory(limits, what),
         _ if state.limiter.table_denied => out_of_table_space(what),
+        Some(Trap::AsyncDeadlock) => waits_forever(state, what),
         Some(trap) => Failure::trap(trap.to_string(), &state.stderr.tail(STDERR_TAIL_LINES)),
         None if is_lift_budget_exhausted(err) => over_lift_budget(state, what),
         None => {

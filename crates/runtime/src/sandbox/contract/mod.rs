@@ -112,7 +112,7 @@ pub enum WrongWorld {
     Command(#[from] CommandRefusal),
     /// Imports no host function satisfies, all of them listed.
     #[error(
-        "it imports what this host does not provide: {}. cordon provides WASI 0.2 (cli, clocks, filesystem, io, random; sockets are linked but always denied), wasi:http (outgoing, through the plugin's HTTP grants), wasi:config/store (the plugin's settings) and cordon:plugin/host",
+        "it imports what this host does not provide: {}. cordon provides WASI 0.2 (cli, clocks, filesystem, io, random; sockets are linked but always denied), WASI 0.3 cli, clocks and random (not yet 0.3 filesystem, sockets or http), wasi:http 0.2 (outgoing, through the plugin's HTTP grants), wasi:config/store (the plugin's settings) and cordon:plugin/host",
         .0.join(", ")
     )]
     MissingImports(Vec<String>),

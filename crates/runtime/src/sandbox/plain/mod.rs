@@ -45,12 +45,28 @@ pub(crate) struct PlainSetup<'a> {
     pub docs: &'a docs::ComponentDocs,
 }
 
-/// The WIT interface a command exports; any 0.2 version.
-const CLI_RUN_PREFIX: &str = "wasi:cli/run@0.2";
+/// The WIT interface a command exports: any 0.2 or 0.3 version.
+const CLI_RUN_PREFIXES: [&str; 2] = ["wasi:cli/run@0.2.", "wasi:cli/run@0.3."];
+
+/// Whether export `name` is a command's `wasi:cli/run`.
+fn is_cli_run(name: &str) -> bool {
+    CLI_RUN_PREFIXES
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+}
 
 /// Exports a toolchain adds for itself, not functions of the component's world: componentize-py's
 /// pre-initialisation entry point (`exports#init`, in an unnamed instance).
 const TOOLCHAIN_EXPORTS: &[(&str, &str)] = &[("exports", "init")];
+
+/// componentize-qjs's pre-initialisation entry point: a top-level `init` with exactly these
+/// parameters (a world's own `init` with other parameters is a tool like any function).
+const QJS_INIT_PARAMS: [&str; 4] = ["shim", "script", "entry-path", "disable-gc"];
+
+/// Whether top-level function `name` of type `func` is one a toolchain added for itself.
+fn is_toolchain_function(name: &str, func: &wasmtime::component::types::ComponentFunc) -> bool {
+    name == "init" && func.params().map(|(param, _)| param).eq(QJS_INIT_PARAMS)
+}
 
 /// One exported function offered as a tool.
 pub(crate) struct PlainFunction {
@@ -77,7 +93,7 @@ pub fn is_command(engine: &Engine, component: &Component) -> bool {
     let exports_run = component
         .component_type()
         .exports(engine)
-        .any(|(name, _)| name.starts_with(CLI_RUN_PREFIX));
+        .any(|(name, _)| is_cli_run(name));
     exports_run && exported_functions(engine, component).is_empty()
 }
 
@@ -310,7 +326,7 @@ fn exported_functions(engine: &Engine, component: &Component) -> Vec<ExportedFun
     let mut functions = Vec::new();
     for (name, item) in component.component_type().exports(engine) {
         match item.ty {
-            ComponentItem::ComponentFunc(func) => {
+            ComponentItem::ComponentFunc(func) if !is_toolchain_function(name, &func) => {
                 if let Some(index) = component.get_export_index(None, name) {
                     functions.push(ExportedFunction {
                         path: FunctionPath {
@@ -322,7 +338,7 @@ fn exported_functions(engine: &Engine, component: &Component) -> Vec<ExportedFun
                     });
                 }
             }
-            ComponentItem::ComponentInstance(instance) if !name.starts_with(CLI_RUN_PREFIX) => {
+            ComponentItem::ComponentInstance(instance) if !is_cli_run(name) => {
                 let Some(instance_index) = component.get_export_index(None, name) else {
                     continue;
                 };

@@ -39,6 +39,12 @@ impl PluginHost {
         // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
         // through it is decided by its WASI context (see grant.rs): sockets are always off.
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        // WASI 0.3's cli (a `wasi:cli/run@0.3` command's arguments, stdio and exit), clocks and
+        // random, over the same WASI context. Its filesystem, sockets and HTTP are not linked:
+        // they have no gate yet, so a component importing them is refused at load, by name.
+        wasmtime_wasi::p3::cli::add_to_linker(&mut linker)?;
+        wasmtime_wasi::p3::clocks::add_to_linker(&mut linker)?;
+        wasmtime_wasi::p3::random::add_to_linker(&mut linker)?;
         // Outgoing HTTP passes each call's gate (see sandbox/http/gate.rs).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         // Preopens from handles, file opens bounded and recorded, closes counted (see fs/gate.rs).

@@ -1,0 +1,295 @@
+//! Components built with today's toolchains (the component model's async ABI and WASI 0.3):
+//! `async func` exports from wit-bindgen (Rust), componentize-py (`async def`) and
+//! componentize-qjs, and a `wasip3` command, offered as tools and called through `cordon call`,
+//! `cordon run` and `cordon serve` with the results their sync twins give; async guests that never
+//! answer, spawn without end, stream for ever or break a future end in results within their
+//! limits, and the plugin answers the next call.
+
+use crate::agent_loop::{call as model_call, openai_tool_messages, run};
+use crate::model_server::ScriptedModel;
+use crate::stdio_server::Server;
+use crate::support::{Workspace, kind, text};
+use serde_json::json;
+
+/// The three `async-greet` components, under one plugin each; the Python and JavaScript ones'
+/// tools renamed so the names stay apart.
+fn greeters() -> Workspace {
+    Workspace::new()
+        .plugin("fixture_plain_async_greet", "rust_greet")
+        .plugin("plain_py_async_greet", "py_greet")
+        .plugin("plain_qjs_async_greet", "js_greet")
+        .config(
+            r#"
+[plugins.py_greet.tools.greet]
+name = "py_greet"
+[plugins.py_greet.tools.greet_with]
+name = "py_greet_with"
+[plugins.js_greet.tools.greet]
+name = "js_greet"
+[plugins.js_greet.tools.greet_with]
+name = "js_greet_with"
+"#,
+        )
+}
+
+const GREETS: [(&str, &str); 3] = [
+    ("greet", "greet_with"),
+    ("py_greet", "py_greet_with"),
+    ("js_greet", "js_greet_with"),
+];
+
+#[test]
+fn async_exports_from_three_toolchains_are_tools_in_call_run_and_serve() {
+    let ws = greeters();
+    let listed = ws.cordon(&["list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let mut names: Vec<String> = listed.json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "greet",
+            "greet_with",
+            "js_greet",
+            "js_greet_with",
+            "py_greet",
+            "py_greet_with"
+        ],
+        "each async func is a tool, and the toolchains' own init exports are not"
+    );
+    let described = ws.cordon(&["describe", "js_greet_with", "--json"]).json();
+    assert_eq!(
+        described["parameters"]["properties"]["req"]["required"],
+        json!(["name", "salutation", "shout"]),
+        "{described}"
+    );
+
+    for (greet, greet_with) in GREETS {
+        let hello = ws.call(greet, r#"{"name": "World"}"#);
+        assert_eq!(text(&hello), "Hello, World!", "{greet}: {hello}");
+        let shouted = ws.call(
+            greet_with,
+            r#"{"req": {"name": "ada", "salutation": "Hi", "shout": true}}"#,
+        );
+        assert_eq!(text(&shouted), "HI, ADA!", "{greet_with}: {shouted}");
+        let refused = ws.call(
+            greet_with,
+            r#"{"req": {"name": " ", "salutation": "", "shout": false}}"#,
+        );
+        assert_eq!(kind(&refused), "tool_error", "{greet_with}: {refused}");
+        assert!(
+            text(&refused).contains("name must not be empty"),
+            "{greet_with}: {refused}"
+        );
+        let invalid = ws.call(greet, r#"{"name": 5}"#);
+        assert_eq!(kind(&invalid), "invalid_arguments", "{greet}: {invalid}");
+    }
+
+    // The agent loop: one batch with a call of each, results in the model's order.
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [
+            model_call("r", "greet", json!({"name": "Rust"})),
+            model_call("p", "py_greet", json!({"name": "Python"})),
+            model_call("j", "js_greet_with", json!({"req": {"name": "JS", "salutation": "Hey", "shout": false}})),
+        ]},
+        { "text": "Greeted." }
+    ]));
+    let ran = run(&ws, &model, &["Greet everyone."], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let results = openai_tool_messages(&model.body(1));
+    assert_eq!(
+        results,
+        [
+            ("r".to_string(), "Hello, Rust!".to_string()),
+            ("p".to_string(), "Hello, Python!".to_string()),
+            ("j".to_string(), "Hey, JS!".to_string()),
+        ]
+    );
+
+    // An MCP client.
+    let mut server = Server::start(&ws);
+    server.call(1, "greet", json!({"name": "MCP"}));
+    server.call(
+        2,
+        "py_greet_with",
+        json!({"req": {"name": "", "salutation": "", "shout": false}}),
+    );
+    server.call(3, "js_greet", json!({"name": "MCP"}));
+    let answers = server.answers(&[1, 2, 3]);
+    assert_eq!(
+        answers[0]["result"]["content"][0]["text"], "Hello, MCP!",
+        "{}",
+        answers[0]
+    );
+    assert_eq!(answers[1]["result"]["isError"], true, "{}", answers[1]);
+    assert!(
+        answers[1]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("name must not be empty"),
+        "{}",
+        answers[1]
+    );
+    assert_eq!(
+        answers[2]["result"]["content"][0]["text"], "Hello, MCP!",
+        "{}",
+        answers[2]
+    );
+}
+
+#[test]
+fn a_wasi_0_3_command_keeps_its_arguments_stdio_and_exit_status() {
+    let ws = Workspace::new()
+        .plugin("fixture_p3_command", "p3echo")
+        .config("[plugins.p3echo.tools.p3echo]\nok_exit_codes = [0]\n");
+    let listed = ws.cordon(&["list", "--json"]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let spec = ws.cordon(&["describe", "p3echo", "--json"]).json();
+    assert!(
+        spec["parameters"]["properties"]["args"].is_object(),
+        "a command's tool takes args: {spec}"
+    );
+
+    let echoed = ws.call(
+        "p3echo",
+        r#"{"args": ["one", "two"], "stdin": "from stdin"}"#,
+    );
+    assert_eq!(kind(&echoed), "", "{echoed}");
+    assert_eq!(
+        echoed["structured"],
+        json!({"exit_code": 0, "stdout": "one two\n", "stderr": "from stdin"}),
+        "{echoed}"
+    );
+    let failed = ws.call("p3echo", r#"{"args": ["fail", "loudly"]}"#);
+    assert_eq!(kind(&failed), "tool_error", "{failed}");
+    assert_eq!(failed["details"]["exit_code"], 3, "{failed}");
+    assert!(
+        text(&failed).contains("exited with status 3") && text(&failed).contains("fail loudly"),
+        "its status and what it printed: {failed}"
+    );
+
+    let mut server = Server::start(&ws);
+    server.call(1, "p3echo", json!({"args": ["over", "mcp"]}));
+    let answer = &server.answers(&[1])[0];
+    assert_eq!(
+        answer["result"]["structuredContent"]["stdout"], "over mcp\n",
+        "{answer}"
+    );
+}
+
+/// The hostile async component, with a time limit short enough for a test.
+fn hostile(extra: &str) -> Workspace {
+    Workspace::new()
+        .plugin("fixture_async_hostile", "hostile")
+        .config(&format!(
+            "[plugins.hostile]\nlimits = {{ timeout = \"2s\", memory = \"64MiB\" }}\n{extra}"
+        ))
+}
+
+#[test]
+fn a_function_with_a_stream_in_its_signature_is_refused_by_name_unless_skipped() {
+    let refused = hostile("");
+    let listed = refused.cordon(&["list"]);
+    assert_ne!(listed.code, 0, "{}", listed.stdout);
+    assert!(
+        listed.stderr.contains("`endless-stream`")
+            && listed.stderr.contains("a stream")
+            && listed.stderr.contains("`future-handout`")
+            && listed.stderr.contains("a future"),
+        "the refusal names the function and the type: {}",
+        listed.stderr
+    );
+    assert!(listed.stderr.contains("skip = true"), "{}", listed.stderr);
+}
+
+#[test]
+fn hostile_async_guests_end_within_their_limits_and_the_plugin_answers_after() {
+    let ws = hostile(
+        "[plugins.hostile.tools.endless_stream]\nskip = true\n[plugins.hostile.tools.future_handout]\nskip = true\n",
+    );
+    // (tool, arguments, how it ends, what the message says)
+    for (tool, args, ending, says) in [
+        ("hang", "{}", "trap", "can never happen"),
+        ("hang_pending", "{}", "trap", "can never happen"),
+        (
+            "inner_endless_stream",
+            r#"{"chunk": 4096}"#,
+            "timeout",
+            "time limit of 2 s",
+        ),
+        (
+            "spawn_storm",
+            r#"{"per_turn": 1000}"#,
+            "timeout",
+            "time limit of 2 s",
+        ),
+        (
+            "drop_future_writer",
+            "{}",
+            "trap",
+            "without first writing a value",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let ended = ws.call(tool, args);
+        let elapsed = started.elapsed();
+        assert_eq!(kind(&ended), ending, "{tool}: {ended}");
+        assert!(text(&ended).contains(says), "{tool}: {ended}");
+        assert!(
+            elapsed < std::time::Duration::from_secs(20),
+            "{tool} took {elapsed:?}: {ended}"
+        );
+        if says == "can never happen" {
+            assert_eq!(ended["details"]["deadlock"], true, "{tool}: {ended}");
+            assert!(
+                elapsed < std::time::Duration::from_secs(2),
+                "stopped at once, not at its time limit: {elapsed:?}"
+            );
+        }
+    }
+    let written = ws.call("drop_own_reader", "{}");
+    assert_eq!(text(&written), "reader-dropped", "{written}");
+    let alive = ws.call("ping", "{}");
+    assert_eq!(text(&alive), "pong", "{alive}");
+}
+
+#[test]
+fn wasi_0_3_filesystem_sockets_and_http_are_refused_by_name_never_linked_ungated() {
+    let component = wat::parse_str(
+        r#"(component
+            (import "wasi:filesystem/types@0.3.0" (instance (export "open" (func))))
+            (import "wasi:sockets/types@0.3.0" (instance (export "connect" (func))))
+            (import "wasi:http/handler@0.3.0" (instance (export "handle" (func))))
+            (import "wasi:clocks/monotonic-clock@0.3.0" (instance))
+            (import "wasi:random/random@0.3.0" (instance))
+            (core module $m (func (export "f") (result i32) i32.const 1))
+            (core instance $i (instantiate $m))
+            (func (export "answer") (result u32) (canon lift (core func $i "f")))
+        )"#,
+    )
+    .unwrap();
+    let ws = Workspace::new().raw_plugin("p3io", &component);
+    let listed = ws.cordon(&["list"]);
+    assert_eq!(listed.code, 1, "{}", listed.stderr);
+    let refusal = &listed.stderr;
+    for import in [
+        "wasi:filesystem/types@0.3.0",
+        "wasi:sockets/types@0.3.0",
+        "wasi:http/handler@0.3.0",
+    ] {
+        assert!(refusal.contains(import), "{import}: {refusal}");
+    }
+    assert!(
+        !refusal.contains("monotonic-clock") && !refusal.contains("random/random"),
+        "0.3 clocks and random are provided: {refusal}"
+    );
+    assert!(
+        refusal.contains("WASI 0.3 cli, clocks and random"),
+        "{refusal}"
+    );
+}
