@@ -182,6 +182,9 @@ fn a_wasi_0_3_command_keeps_its_arguments_stdio_and_exit_status() {
     );
 }
 
+/// Leaves out the functions whose signatures hold a stream or a future.
+const SKIP_HANDLES: &str = "[plugins.hostile.tools.endless_stream]\nskip = true\n[plugins.hostile.tools.future_handout]\nskip = true\n";
+
 /// The hostile async component, with a time limit short enough for a test.
 fn hostile(extra: &str) -> Workspace {
     Workspace::new()
@@ -209,9 +212,7 @@ fn a_function_with_a_stream_in_its_signature_is_refused_by_name_unless_skipped()
 
 #[test]
 fn hostile_async_guests_end_within_their_limits_and_the_plugin_answers_after() {
-    let ws = hostile(
-        "[plugins.hostile.tools.endless_stream]\nskip = true\n[plugins.hostile.tools.future_handout]\nskip = true\n",
-    );
+    let ws = hostile(SKIP_HANDLES);
     // (tool, arguments, how it ends, what the message says)
     for (tool, args, ending, says) in [
         ("hang", "{}", "trap", "can never happen"),
@@ -292,4 +293,46 @@ fn wasi_0_3_filesystem_sockets_and_http_are_refused_by_name_never_linked_ungated
         refusal.contains("WASI 0.3 cli, clocks and random"),
         "{refusal}"
     );
+}
+
+#[test]
+fn pending_subtasks_and_futures_a_call_keeps_are_bounded_by_its_memory_limit() {
+    // 64 MiB: a quarter of it at 1 KiB a handle is 16,384, so the per-call cap of 10,000 holds.
+    let ws = hostile(SKIP_HANDLES);
+    for tool in ["hoard_subtasks", "hoard_futures"] {
+        let few = ws.call(tool, r#"{"count": 500}"#);
+        assert_eq!(text(&few), "500", "{tool}: a few are fine: {few}");
+        let flood = ws.call(tool, r#"{"count": 60000}"#);
+        assert_eq!(kind(&flood), "trap", "{tool}: {flood}");
+        assert!(text(&flood).contains("handle limit"), "{tool}: {flood}");
+    }
+    // 16 MiB: 4,096 handles, so 6,000 pending subtasks are already too many.
+    let small = Workspace::new()
+        .plugin("fixture_async_hostile", "hostile")
+        .config(&format!(
+            "[plugins.hostile]\nlimits = {{ timeout = \"5s\", memory = \"16MiB\" }}\n{SKIP_HANDLES}"
+        ));
+    let flood = small.call("hoard_subtasks", r#"{"count": 6000}"#);
+    assert_eq!(kind(&flood), "trap", "{flood}");
+    let fits = small.call("hoard_subtasks", r#"{"count": 3000}"#);
+    assert_eq!(text(&fits), "3000", "{fits}");
+}
+
+#[test]
+fn with_the_async_abi_turned_off_async_components_are_refused_saying_how_to_turn_it_on() {
+    let ws = Workspace::new()
+        .plugin("fixture_plain_async_greet", "greeter")
+        .plugin("fixture_echo", "echo")
+        .config("[host]\ncomponent_model_async = false\n");
+    let listed = ws.cordon(&["list"]);
+    assert_eq!(listed.code, 1, "{}", listed.stderr);
+    assert!(
+        listed.stderr.contains("greeter.wasm")
+            && listed.stderr.contains("async ABI")
+            && listed.stderr.contains("component_model_async = false"),
+        "{}",
+        listed.stderr
+    );
+    let echoed = ws.call("echo", r#"{"text": "still here"}"#);
+    assert_eq!(text(&echoed), "still here", "sync plugins run: {echoed}");
 }

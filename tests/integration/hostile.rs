@@ -201,10 +201,13 @@ async fn a_flood_of_resource_handles_is_a_trap_at_the_per_call_handle_limit() {
     let result = call(&pipeline, "handle_flood", "{}").await;
     assert_eq!(result.error_kind, Some(ErrorKind::Trap), "{result:?}");
     assert!(
-        result.text().contains("resource table has no free keys"),
+        result
+            .text()
+            .contains("held more handles at once than one call may"),
         "{}",
         result.text()
     );
+    assert_eq!(result.details["handle_limit"], true, "{result:?}");
     still_works(&pipeline).await;
 }
 

@@ -73,6 +73,20 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
         Some(through_pipeline),
     ));
 
+    // The same with the component model's async ABI off: every call on wasmtime's synchronous path.
+    let sync_path = setup
+        .pipeline(
+            "echo-sync-path",
+            &[("echo", &echo)],
+            "[host]\ncomponent_model_async = false\n",
+        )
+        .await?;
+    rows.push((
+        "cordon pipeline, Rust echo, async ABI off (`[host] component_model_async = false`)".into(),
+        Some(pipeline_calls(&sync_path, "echo", ROUNDS).await),
+    ));
+    drop(sync_path);
+
     let hook = setup.guest("fixture_scripted_hook.wasm");
     let hooked = setup
         .pipeline(

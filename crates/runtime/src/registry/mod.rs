@@ -133,6 +133,7 @@ impl Registry {
             max_memory_bytes: options.config.max_memory_bytes(),
             // A config made in code skips cordon.toml's checks; no sandbox slot would hang calls.
             max_instances: options.config.max_sandboxes.max(1),
+            component_model_async: options.config.component_model_async,
         };
         let engine = engine::build(&settings)?;
         let host = Arc::new(PluginHost::new(

@@ -21,6 +21,10 @@ pub struct EngineSettings {
     pub max_memory_bytes: u64,
     /// Sandboxes that can exist at once.
     pub max_instances: u32,
+    /// The component model's async ABI (`[host] component_model_async`): `async func` exports,
+    /// `future` and `stream`, WASI 0.3. Off, every call takes wasmtime's synchronous path and
+    /// such components are refused at load.
+    pub component_model_async: bool,
 }
 
 impl Default for EngineSettings {
@@ -29,6 +33,7 @@ impl Default for EngineSettings {
             fuel: false,
             max_memory_bytes: 256 << 20,
             max_instances: crate::config::DEFAULT_MAX_SANDBOXES,
+            component_model_async: true,
         }
     }
 }
@@ -46,7 +51,8 @@ pub fn build(settings: &EngineSettings) -> Result<Engine, EngineError> {
     // `async func` exports and the `future` and `stream` types (WASI 0.3, wit-bindgen's async,
     // componentize-py's `async def`, componentize-qjs). With it every call runs on wasmtime's
     // concurrent path, sync exports included: docs/performance.md has its cost.
-    config.wasm_component_model_async(true);
+    config.concurrency_support(settings.component_model_async);
+    config.wasm_component_model_async(settings.component_model_async);
     config.epoch_interruption(true);
     config.consume_fuel(settings.fuel);
     config.cranelift_opt_level(wasmtime::OptLevel::Speed);

@@ -88,6 +88,7 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
         Some(Trap::AsyncDeadlock) => waits_forever(state, what),
         Some(trap) => Failure::trap(trap.to_string(), &state.stderr.tail(STDERR_TAIL_LINES)),
         None if is_lift_budget_exhausted(err) => over_lift_budget(state, what),
+        None if is_out_of_handles(err) => out_of_handles(err, state, what),
         None => {
             let reason = err
                 .chain()
@@ -97,6 +98,34 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
             Failure::trap(reason, &state.stderr.tail(STDERR_TAIL_LINES))
         }
     }
+}
+
+/// Whether the call held as many handles as it may: resources in its WASI table, or the component
+/// model's own (pending async calls, futures, streams, waitable sets). The messages are wasmtime's.
+fn is_out_of_handles(err: &wasmtime::Error) -> bool {
+    err.chain().any(|cause| {
+        let text = cause.to_string();
+        text.contains("resource table has no free keys")
+            || text.contains("store handle limit exceeded")
+    })
+}
+
+/// A call that held more handles at once than it may: a bug (or an attack) in the tool, so a
+/// trap, saying which limit and why it exists.
+fn out_of_handles(err: &wasmtime::Error, state: &CallState, what: &str) -> Failure {
+    let reason = err
+        .chain()
+        .last()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| err.to_string());
+    let mut failure = Failure::trap(
+        format!(
+            "`{what}` held more handles at once than one call may: resources, pending async calls, futures or streams, each host memory outside its own ({reason}); the handle limit grows with `limits.memory`"
+        ),
+        &state.stderr.tail(STDERR_TAIL_LINES),
+    );
+    failure.details["handle_limit"] = json!(true);
+    failure
 }
 
 /// Whether wasmtime refused to copy more out of the guest than the call's lift budget (its

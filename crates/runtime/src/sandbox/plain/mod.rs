@@ -6,6 +6,7 @@
 //! same declared tools, outputs and failures as for an SDK plugin.
 
 pub(crate) mod docs;
+mod exports;
 mod json_schema;
 mod json_to_val;
 mod lift_weight;
@@ -22,13 +23,14 @@ use crate::sandbox::contract::host_terms::{
     Declared, DeclaredTool, ExecutionMode, GuestCall, GuestOutput, ToolAnnotations,
 };
 use crate::sandbox::failure::Failure;
+use exports::exported_functions;
+pub use exports::is_command;
 pub use refusal::PlainRefusal;
 use serde_json::{Value, json};
 use shape::{Shape, ShapeBudget, Unsupported, shape_of};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tool_names::{FunctionPath, tool_names};
-use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Val};
 use wasmtime::{Engine, Store};
 
@@ -43,29 +45,6 @@ pub(crate) struct PlainSetup<'a> {
     pub grant: &'a crate::capabilities::grant::PluginGrant,
     pub overrides: &'a BTreeMap<String, ToolOverride>,
     pub docs: &'a docs::ComponentDocs,
-}
-
-/// The WIT interface a command exports: any 0.2 or 0.3 version.
-const CLI_RUN_PREFIXES: [&str; 2] = ["wasi:cli/run@0.2.", "wasi:cli/run@0.3."];
-
-/// Whether export `name` is a command's `wasi:cli/run`.
-fn is_cli_run(name: &str) -> bool {
-    CLI_RUN_PREFIXES
-        .iter()
-        .any(|prefix| name.starts_with(prefix))
-}
-
-/// Exports a toolchain adds for itself, not functions of the component's world: componentize-py's
-/// pre-initialisation entry point (`exports#init`, in an unnamed instance).
-const TOOLCHAIN_EXPORTS: &[(&str, &str)] = &[("exports", "init")];
-
-/// componentize-qjs's pre-initialisation entry point: a top-level `init` with exactly these
-/// parameters (a world's own `init` with other parameters is a tool like any function).
-const QJS_INIT_PARAMS: [&str; 4] = ["shim", "script", "entry-path", "disable-gc"];
-
-/// Whether top-level function `name` of type `func` is one a toolchain added for itself.
-fn is_toolchain_function(name: &str, func: &wasmtime::component::types::ComponentFunc) -> bool {
-    name == "init" && func.params().map(|(param, _)| param).eq(QJS_INIT_PARAMS)
 }
 
 /// One exported function offered as a tool.
@@ -84,17 +63,6 @@ pub(crate) struct PlainFunction {
 /// A plain component's functions, read at load.
 pub(crate) struct PlainFunctions {
     functions: Vec<PlainFunction>,
-}
-
-/// Whether the component is a `wasi:cli` command: it exports `wasi:cli/run` and no function of its
-/// own besides what its toolchain adds (componentize-py's `exports#init`), so a Python command
-/// built with `componentize-py -w wasi:cli/command` is one too.
-pub fn is_command(engine: &Engine, component: &Component) -> bool {
-    let exports_run = component
-        .component_type()
-        .exports(engine)
-        .any(|(name, _)| is_cli_run(name));
-    exports_run && exported_functions(engine, component).is_empty()
 }
 
 impl PlainFunctions {
@@ -311,61 +279,6 @@ impl PlainInstance {
             }),
         )
     }
-}
-
-/// A function export and where it sits.
-struct ExportedFunction {
-    path: FunctionPath,
-    index: ComponentExportIndex,
-    func: wasmtime::component::types::ComponentFunc,
-}
-
-/// Every function the component exports, itself or in exported interfaces (not `wasi:cli/run`),
-/// in export order.
-fn exported_functions(engine: &Engine, component: &Component) -> Vec<ExportedFunction> {
-    let mut functions = Vec::new();
-    for (name, item) in component.component_type().exports(engine) {
-        match item.ty {
-            ComponentItem::ComponentFunc(func) if !is_toolchain_function(name, &func) => {
-                if let Some(index) = component.get_export_index(None, name) {
-                    functions.push(ExportedFunction {
-                        path: FunctionPath {
-                            interface: None,
-                            function: name.to_string(),
-                        },
-                        index,
-                        func,
-                    });
-                }
-            }
-            ComponentItem::ComponentInstance(instance) if !is_cli_run(name) => {
-                let Some(instance_index) = component.get_export_index(None, name) else {
-                    continue;
-                };
-                for (function, item) in instance.exports(engine) {
-                    let ComponentItem::ComponentFunc(func) = item.ty else {
-                        continue;
-                    };
-                    if TOOLCHAIN_EXPORTS.contains(&(name, function)) {
-                        continue;
-                    }
-                    if let Some(index) = component.get_export_index(Some(&instance_index), function)
-                    {
-                        functions.push(ExportedFunction {
-                            path: FunctionPath {
-                                interface: Some(name.to_string()),
-                                function: function.to_string(),
-                            },
-                            index,
-                            func,
-                        });
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    functions
 }
 
 type Signature = (Vec<(String, Shape)>, Option<Shape>);

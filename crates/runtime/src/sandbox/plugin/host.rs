@@ -18,6 +18,8 @@ pub(crate) struct PluginHost {
     pub linker: Linker<CallState>,
     pub cache: CompileCache,
     pub fuel_metering: bool,
+    /// Whether the engine has the component model's async ABI (`[host] component_model_async`).
+    pub component_model_async: bool,
     /// One permit per sandbox the pooling allocator has room for; calls beyond it wait their turn
     /// instead of failing to instantiate.
     pub sandbox_slots: Arc<Semaphore>,
@@ -42,9 +44,11 @@ impl PluginHost {
         // WASI 0.3's cli (a `wasi:cli/run@0.3` command's arguments, stdio and exit), clocks and
         // random, over the same WASI context. Its filesystem, sockets and HTTP are not linked:
         // they have no gate yet, so a component importing them is refused at load, by name.
-        wasmtime_wasi::p3::cli::add_to_linker(&mut linker)?;
-        wasmtime_wasi::p3::clocks::add_to_linker(&mut linker)?;
-        wasmtime_wasi::p3::random::add_to_linker(&mut linker)?;
+        if settings.component_model_async {
+            wasmtime_wasi::p3::cli::add_to_linker(&mut linker)?;
+            wasmtime_wasi::p3::clocks::add_to_linker(&mut linker)?;
+            wasmtime_wasi::p3::random::add_to_linker(&mut linker)?;
+        }
         // Outgoing HTTP passes each call's gate (see sandbox/http/gate.rs).
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         // Preopens from handles, file opens bounded and recorded, closes counted (see fs/gate.rs).
@@ -68,6 +72,7 @@ impl PluginHost {
             linker,
             cache,
             fuel_metering: settings.fuel,
+            component_model_async: settings.component_model_async,
             sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
             connections: ConnectionPool::new(max_http_connections),
             files: ProcessFiles::new(max_open_files),

@@ -115,6 +115,11 @@ pub enum LoadError {
     /// Wasmtime could not compile the component.
     #[error("it cannot be compiled: {}", innermost(.0))]
     Compile(#[source] wasmtime::Error),
+    /// The component uses the component model's async ABI, which the operator turned off.
+    #[error(
+        "it uses the component model's async ABI (`async func` exports, `future` or `stream`, WASI 0.3: {0}), which `[host] component_model_async = false` in cordon.toml turns off; remove that line to load it"
+    )]
+    AsyncTurnedOff(String),
     /// The compile task panicked or was cancelled.
     #[error("compiling it failed in the host: {0}")]
     CompileTask(#[source] tokio::task::JoinError),
@@ -270,6 +275,9 @@ impl Plugin {
         .map_err(
             |err| match err.downcast::<component_outline::OutlineRefusal>() {
                 Ok(refusal) => LoadError::Outline(refusal),
+                Err(err) if !host.component_model_async && needs_async_abi(&err) => {
+                    LoadError::AsyncTurnedOff(innermost(&err))
+                }
                 Err(err) => LoadError::Compile(err),
             },
         )?;
@@ -552,6 +560,12 @@ impl Plugin {
 }
 
 /// The innermost message of an error chain, without wasmtime's backtraces.
+/// Whether wasmtime refused to compile a component because it uses the async ABI the engine
+/// was built without (it names the feature in its message).
+fn needs_async_abi(err: &wasmtime::Error) -> bool {
+    innermost(err).contains("component model async")
+}
+
 fn innermost(err: &wasmtime::Error) -> String {
     err.chain()
         .last()

@@ -161,6 +161,15 @@ impl Plugin {
         let lift = LiftBudget::reserve(limits.output_bytes);
         store.set_hostcall_fuel(usize::try_from(lift.bytes()).unwrap_or(usize::MAX));
         store.data_mut().lift = Some(lift);
+        // The component model's own handles (the async ABI's subtasks, futures, streams and
+        // waitable sets, and resource handles in the guest's tables) live in host memory the
+        // memory limiter never sees, about 1 KiB each: bounded per call, and to a quarter of the
+        // guest's own memory limit.
+        let handles = component_handles_for(limits.memory_bytes);
+        store.set_max_component_handles(handles);
+        if let Some(table) = store.concurrent_resource_table() {
+            table.set_max_capacity(handles);
+        }
         if self.fuel_metering {
             store
                 .set_fuel(limits.fuel.unwrap_or(u64::MAX))
@@ -236,3 +245,20 @@ impl Drop for RunningSandbox {
         RUNNING_SANDBOXES.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
+
+/// The component-model handles one call may hold at once: a quarter of its memory limit at
+/// [`HOST_BYTES_PER_HANDLE`] each, within [`MIN_COMPONENT_HANDLES`] and
+/// [`crate::sandbox::call_state::MAX_RESOURCES_PER_CALL`].
+pub(crate) fn component_handles_for(memory_bytes: u64) -> usize {
+    let share = memory_bytes / 4 / HOST_BYTES_PER_HANDLE;
+    usize::try_from(share).unwrap_or(usize::MAX).clamp(
+        MIN_COMPONENT_HANDLES,
+        crate::sandbox::call_state::MAX_RESOURCES_PER_CALL,
+    )
+}
+
+/// What one live component-model handle (a pending subtask, say) costs the host, measured.
+const HOST_BYTES_PER_HANDLE: u64 = 1 << 10;
+
+/// The fewest component-model handles any call may hold: more than a language runtime uses.
+const MIN_COMPONENT_HANDLES: usize = 1_000;
