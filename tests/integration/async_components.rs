@@ -336,3 +336,23 @@ fn with_the_async_abi_turned_off_async_components_are_refused_saying_how_to_turn
     let echoed = ws.call("echo", r#"{"text": "still here"}"#);
     assert_eq!(text(&echoed), "still here", "sync plugins run: {echoed}");
 }
+
+#[tokio::test]
+async fn the_async_abi_is_on_only_when_a_plugin_needs_it() {
+    let sync_only = Workspace::new().plugin("fixture_echo", "echo");
+    let pipeline = sync_only.pipeline().await;
+    assert!(
+        !pipeline.registry().component_model_async(),
+        "no plugin needs it: every call takes the synchronous path"
+    );
+    let mixed = Workspace::new()
+        .plugin("fixture_echo", "echo")
+        .plugin("fixture_plain_async_greet", "greeter");
+    let pipeline = mixed.pipeline().await;
+    assert!(pipeline.registry().component_model_async());
+    assert!(pipeline.registry().rejected().is_empty(), "both load");
+    let greeted = crate::support::call(&pipeline, "greet", r#"{"name": "auto"}"#).await;
+    assert_eq!(greeted.text(), "Hello, auto!");
+    let echoed = crate::support::call(&pipeline, "echo", r#"{"text": "sync"}"#).await;
+    assert_eq!(echoed.text(), "sync");
+}

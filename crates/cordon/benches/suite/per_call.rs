@@ -73,19 +73,20 @@ pub async fn run(setup: &Setup, report: &mut Report) -> anyhow::Result<PerCall> 
         Some(through_pipeline),
     ));
 
-    // The same with the component model's async ABI off: every call on wasmtime's synchronous path.
-    let sync_path = setup
+    // The same with the component model's async ABI on (as when a plugin needs it): every call
+    // on wasmtime's concurrent path.
+    let concurrent = setup
         .pipeline(
-            "echo-sync-path",
+            "echo-concurrent-path",
             &[("echo", &echo)],
-            "[host]\ncomponent_model_async = false\n",
+            "[host]\ncomponent_model_async = true\n",
         )
         .await?;
     rows.push((
-        "cordon pipeline, Rust echo, async ABI off (`[host] component_model_async = false`)".into(),
-        Some(pipeline_calls(&sync_path, "echo", ROUNDS).await),
+        "cordon pipeline, Rust echo, async ABI on (`[host] component_model_async = true`)".into(),
+        Some(pipeline_calls(&concurrent, "echo", ROUNDS).await),
     ));
-    drop(sync_path);
+    drop(concurrent);
 
     let hook = setup.guest("fixture_scripted_hook.wasm");
     let hooked = setup

@@ -111,11 +111,11 @@ pub struct Config {
     /// Files and directories guests may hold open at once in the process (`[host]
     /// max_open_files`).
     pub max_open_files: usize,
-    /// The component model's async ABI for every plugin (`[host] component_model_async`, on by
-    /// default): `async func` exports, `future`, `stream` and WASI 0.3. Off, every call takes
-    /// wasmtime's synchronous path (a little quicker, docs/performance.md) and components that
-    /// use the async ABI are refused at load, saying so.
-    pub component_model_async: bool,
+    /// The component model's async ABI (`[host] component_model_async`): `async func` exports,
+    /// `future`, `stream` and WASI 0.3. `None` (the default): on when a plugin needs it. With it,
+    /// every call takes wasmtime's concurrent path, about a third slower for a trivial call
+    /// (docs/performance.md); `Some(false)` refuses components that use it, saying so.
+    pub component_model_async: Option<bool>,
     /// Where the audit log goes (`[audit] path`), if anywhere.
     pub audit_path: Option<PathBuf>,
     /// How batches run (`[agent]`: execution, tools, concurrency, result budgets).
@@ -145,7 +145,7 @@ impl Default for Config {
             max_sandboxes: DEFAULT_MAX_SANDBOXES,
             max_http_connections: DEFAULT_MAX_HTTP_CONNECTIONS,
             max_open_files: DEFAULT_MAX_OPEN_FILES,
-            component_model_async: true,
+            component_model_async: None,
             audit_path: None,
             batches: BatchSettings::default(),
             hook_order: Vec::new(),
@@ -258,7 +258,7 @@ impl Config {
             max_sandboxes,
             max_http_connections,
             max_open_files,
-            component_model_async: raw.host.component_model_async.unwrap_or(true),
+            component_model_async: raw.host.component_model_async,
             audit_path,
             batches,
             hook_order: raw.hooks.order,

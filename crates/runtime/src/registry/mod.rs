@@ -70,6 +70,7 @@ fn approved_declarations(plugin: Plugin, lock: Option<&Lockfile>) -> Result<Plug
 }
 
 /// How to build a registry.
+#[derive(Clone)]
 pub struct RegistryOptions {
     /// Every `*.wasm` file directly in this directory is a plugin (none when `None`).
     pub plugins_dir: Option<PathBuf>,
@@ -98,11 +99,56 @@ pub struct Registry {
     max_sandboxes: usize,
     /// The host's scrubber (the config's): what it masks in every output.
     secrets: Secrets,
+    /// Whether the engine has the component model's async ABI.
+    component_model_async: bool,
+}
+
+/// What one pass of loading came to.
+enum Pass {
+    Loaded(Registry),
+    /// Without the async ABI, a plugin could not compile: load again with it.
+    NeedsAsyncAbi,
 }
 
 impl Registry {
-    /// Loads every `*.wasm` file directly inside the plugins directory.
+    /// Loads every `*.wasm` file directly inside the plugins directory (and those given in code).
+    /// The engine has the component model's async ABI when `[host] component_model_async` says
+    /// so; by default only when a plugin needs it: the plugins load without it first (every call
+    /// then takes wasmtime's quicker synchronous path) and, when one cannot compile without it,
+    /// all load again with it.
     pub async fn load(options: RegistryOptions) -> Result<Self, RegistryError> {
+        match options.config.component_model_async {
+            Some(on) => match Self::load_pass(options, on, false).await? {
+                Pass::Loaded(registry) => Ok(registry),
+                Pass::NeedsAsyncAbi => unreachable!("only a pass that may ask for it does"),
+            },
+            None => match Self::load_pass(options.clone(), false, true).await? {
+                Pass::Loaded(registry) => Ok(registry),
+                Pass::NeedsAsyncAbi => {
+                    tracing::debug!(
+                        "a plugin uses the component model's async ABI: loading with it"
+                    );
+                    match Self::load_pass(options, true, false).await? {
+                        Pass::Loaded(registry) => Ok(registry),
+                        Pass::NeedsAsyncAbi => unreachable!("this pass does not ask for it"),
+                    }
+                }
+            },
+        }
+    }
+
+    /// Whether the engine has the component model's async ABI (see [`Registry::load`]).
+    pub fn component_model_async(&self) -> bool {
+        self.component_model_async
+    }
+
+    /// One pass of [`Registry::load`], with the async ABI or without; `may_ask_for_async`: a
+    /// plugin that needs the async ABI ends the pass asking for another with it.
+    async fn load_pass(
+        options: RegistryOptions,
+        component_model_async: bool,
+        may_ask_for_async: bool,
+    ) -> Result<Pass, RegistryError> {
         let files = match &options.plugins_dir {
             Some(dir) => plugin_files(dir)?,
             None => Vec::new(),
@@ -133,7 +179,7 @@ impl Registry {
             max_memory_bytes: options.config.max_memory_bytes(),
             // A config made in code skips cordon.toml's checks; no sandbox slot would hang calls.
             max_instances: options.config.max_sandboxes.max(1),
-            component_model_async: options.config.component_model_async,
+            component_model_async,
         };
         let engine = engine::build(&settings)?;
         let host = Arc::new(PluginHost::new(
@@ -145,7 +191,6 @@ impl Registry {
         )?);
         register_header_secrets(&options.config);
         let sources = plugin_sources(files, options.given);
-        warn_about_unused_grants(&options.config, &sources);
 
         let lock = options.lock.map(Arc::new);
         let mut loads = tokio::task::JoinSet::new();
@@ -188,6 +233,14 @@ impl Registry {
             }
         }
         outcomes.sort_by_key(|(index, _)| *index);
+        if may_ask_for_async
+            && outcomes
+                .iter()
+                .any(|(_, outcome)| matches!(outcome, Err(LoadError::AsyncTurnedOff(_))))
+        {
+            return Ok(Pass::NeedsAsyncAbi);
+        }
+        warn_about_unused_grants(&options.config, &sources);
 
         let mut registry = Self {
             plugins: Vec::new(),
@@ -197,6 +250,7 @@ impl Registry {
             sandbox_slots: host.sandbox_slots.clone(),
             max_sandboxes: settings.max_instances as usize,
             secrets: options.config.secrets.clone(),
+            component_model_async,
         };
         let outcomes: Vec<(usize, Result<Plugin, LoadError>)> = outcomes
             .into_iter()
@@ -269,7 +323,7 @@ impl Registry {
         if !options.config.allow_missing_hooks {
             granted_hooks_loaded(&options.config, &sources, &registry)?;
         }
-        Ok(registry)
+        Ok(Pass::Loaded(registry))
     }
 
     /// The host's scrubber: the config's, with its secrets and every grant header's registered.

@@ -33,7 +33,8 @@ impl Default for EngineSettings {
             fuel: false,
             max_memory_bytes: 256 << 20,
             max_instances: crate::config::DEFAULT_MAX_SANDBOXES,
-            component_model_async: true,
+            // As the registry builds it when no plugin needs the async ABI.
+            component_model_async: false,
         }
     }
 }

@@ -117,7 +117,7 @@ pub enum LoadError {
     Compile(#[source] wasmtime::Error),
     /// The component uses the component model's async ABI, which the operator turned off.
     #[error(
-        "it uses the component model's async ABI (`async func` exports, `future` or `stream`, WASI 0.3: {0}), which `[host] component_model_async = false` in cordon.toml turns off; remove that line to load it"
+        "it uses the component model's async ABI (`async func` exports, `future` or `stream`, WASI 0.3: {0}), which `[host] component_model_async = false` in cordon.toml turns off; remove that line (or set it to true) to load it"
     )]
     AsyncTurnedOff(String),
     /// The compile task panicked or was cancelled.
