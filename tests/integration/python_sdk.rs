@@ -201,3 +201,32 @@ fn a_python_tool_reports_progress_through_the_host() {
     assert_eq!(updates[1]["content"][0]["text"], "step 2 of 2");
     assert_eq!(updates[1]["details"]["step"], 2);
 }
+
+#[test]
+fn python_tools_and_hooks_may_be_async() {
+    let ws = Workspace::new().plugin("fixture_py_async", "pyasync").config(
+        "[plugins.pyasync]\nhook = [\"py_gather\"]\nlimits = { timeout = \"20s\" }\n",
+    );
+    let gathered = ws.call("py_gather", r#"{"count": 5}"#);
+    assert_eq!(text(&gathered), "0,2,4,6,8", "{gathered}");
+    let napped = ws.call("py_nap", r#"{"millis": 30}"#);
+    assert_eq!(
+        napped["structured"],
+        serde_json::json!({"asked_ms": 30, "at_least": true}),
+        "an awaited sleep sleeps, and a dataclass result is structured output: {napped}"
+    );
+    let failed = ws.call("py_async_fails", "{}");
+    assert_eq!(kind(&failed), "tool_error", "{failed}");
+    assert!(text(&failed).contains("failed after an await"), "{failed}");
+    let started = std::time::Instant::now();
+    let stuck = ws.call("py_waits_forever", "{}");
+    assert_eq!(kind(&stuck), "tool_error", "{stuck}");
+    assert!(text(&stuck).contains("can never finish"), "{stuck}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "an error at once, not the time limit"
+    );
+    let blocked = ws.call("py_gather", r#"{"count": 5000}"#);
+    assert_eq!(kind(&blocked), "blocked", "an async hook decides: {blocked}");
+    assert!(text(&blocked).contains("at most 1000 tasks"), "{blocked}");
+}

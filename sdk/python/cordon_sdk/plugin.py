@@ -12,6 +12,7 @@ from . import registry, session
 from .decisions import Allow, Ask, Block, CallResult, Keep, Replace, Rewrite, ToolCall
 from .output import CapabilityDenied, Image, as_output
 from .schema import convert_arguments
+from .aio import resolve
 
 
 def _bindings():
@@ -94,7 +95,7 @@ class Plugin:
             raise _failure(types.FailureKind.TOOL_ERROR, f"this plugin has no tool named {call.name!r}")
         try:
             arguments = convert_arguments(entry.function, json.loads(call.arguments or "{}"))
-            output = as_output(entry.function(**arguments))
+            output = as_output(resolve(entry.function(**arguments)))
         except CapabilityDenied as error:
             raise _failure(types.FailureKind.CAPABILITY_DENIED, str(error))
         except Exception as error:  # noqa: BLE001 - every exception is the tool's failure
@@ -109,7 +110,7 @@ class Plugin:
         types, _ = _bindings()
         view = ToolCall(call.id, call.name, json.loads(call.arguments or "{}"))
         for entry in registry.watching(registry.BEFORE, call.name):
-            decision = entry.function(view)
+            decision = resolve(entry.function(view))
             if isinstance(decision, Block):
                 return types.BeforeDecision_Block(decision.reason)
             if isinstance(decision, Rewrite):
@@ -130,7 +131,7 @@ class Plugin:
         )
         replaced = False
         for entry in registry.watching(registry.AFTER, call.name):
-            decision = entry.function(view, result)
+            decision = resolve(entry.function(view, result))
             if isinstance(decision, Replace):
                 result, replaced = decision.result, True
         if not replaced:

@@ -5,6 +5,8 @@ takes."""
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from .aio import resolve
+
 # The stages by their contract names, in the order a session meets them.
 STAGES = ("session-start", "prompt", "model-request", "model-response", "compaction", "stop", "session-end")
 
@@ -67,7 +69,7 @@ def decide(event: SessionEvent) -> SessionDecision:
     for entry in SESSION_HOOKS:
         if event.stage not in entry.stages:
             continue
-        decision = entry.function(event)
+        decision = resolve(entry.function(event))
         if decision is None:
             continue
         if not isinstance(decision, SessionDecision):
