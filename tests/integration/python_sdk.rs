@@ -204,9 +204,9 @@ fn a_python_tool_reports_progress_through_the_host() {
 
 #[test]
 fn python_tools_and_hooks_may_be_async() {
-    let ws = Workspace::new().plugin("fixture_py_async", "pyasync").config(
-        "[plugins.pyasync]\nhook = [\"py_gather\"]\nlimits = { timeout = \"20s\" }\n",
-    );
+    let ws = Workspace::new()
+        .plugin("fixture_py_async", "pyasync")
+        .config("[plugins.pyasync]\nhook = [\"py_gather\"]\nlimits = { timeout = \"20s\" }\n");
     let gathered = ws.call("py_gather", r#"{"count": 5}"#);
     assert_eq!(text(&gathered), "0,2,4,6,8", "{gathered}");
     let napped = ws.call("py_nap", r#"{"millis": 30}"#);
@@ -227,6 +227,10 @@ fn python_tools_and_hooks_may_be_async() {
         "an error at once, not the time limit"
     );
     let blocked = ws.call("py_gather", r#"{"count": 5000}"#);
-    assert_eq!(kind(&blocked), "blocked", "an async hook decides: {blocked}");
+    assert_eq!(
+        kind(&blocked),
+        "blocked",
+        "an async hook decides: {blocked}"
+    );
     assert!(text(&blocked).contains("at most 1000 tasks"), "{blocked}");
 }
