@@ -173,6 +173,18 @@ fn a_wasi_0_3_command_keeps_its_arguments_stdio_and_exit_status() {
         "its status and what it printed: {failed}"
     );
 
+    // The agent loop: the model calls it, and the result it reads is the command's stdout.
+    let model = ScriptedModel::start(json!([
+        { "tool_calls": [model_call("c", "p3echo", json!({"args": ["from", "the", "loop"]}))] },
+        { "text": "Ran it." }
+    ]));
+    let ran = run(&ws, &model, &["Run the command."], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(
+        openai_tool_messages(&model.body(1)),
+        [("c".to_string(), "from the loop\n".to_string())]
+    );
+
     let mut server = Server::start(&ws);
     server.call(1, "p3echo", json!({"args": ["over", "mcp"]}));
     let answer = &server.answers(&[1])[0];
