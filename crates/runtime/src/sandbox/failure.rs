@@ -46,13 +46,20 @@ impl Failure {
 /// writes, its own `pending()`): wasmtime stops it at once instead of letting it sit out its time
 /// limit. A bug in the tool, so a trap; the message says what kind.
 fn waits_forever(state: &CallState, what: &str) -> Failure {
-    let mut failure = Failure::trap(
+    flagged_trap(
         format!(
             "`{what}` waits for something that can never happen: every one of its tasks is waiting, on a future or stream no one will ever write, so it was stopped"
         ),
-        &state.stderr.tail(STDERR_TAIL_LINES),
-    );
-    failure.details["deadlock"] = json!(true);
+        state,
+        "deadlock",
+    )
+}
+
+/// A trap whose details say which kind it is (`details.FLAG` is true), with the guest's last
+/// stderr lines.
+fn flagged_trap(reason: String, state: &CallState, flag: &str) -> Failure {
+    let mut failure = Failure::trap(reason, &state.stderr.tail(STDERR_TAIL_LINES));
+    failure.details[flag] = json!(true);
     failure
 }
 
@@ -118,14 +125,13 @@ fn out_of_handles(err: &wasmtime::Error, state: &CallState, what: &str) -> Failu
         .last()
         .map(ToString::to_string)
         .unwrap_or_else(|| err.to_string());
-    let mut failure = Failure::trap(
+    flagged_trap(
         format!(
             "`{what}` held more handles at once than one call may: resources, pending async calls, futures or streams, each host memory outside its own ({reason}); the handle limit grows with `limits.memory`"
         ),
-        &state.stderr.tail(STDERR_TAIL_LINES),
-    );
-    failure.details["handle_limit"] = json!(true);
-    failure
+        state,
+        "handle_limit",
+    )
 }
 
 /// Whether wasmtime refused to copy more out of the guest than the call's lift budget (its
