@@ -113,7 +113,7 @@ pub struct Config {
     pub max_open_files: usize,
     /// The component model's async ABI (`[host] component_model_async`): `async func` exports,
     /// `future`, `stream` and WASI 0.3. `None` (the default): on when a plugin needs it. With it,
-    /// every call takes wasmtime's concurrent path, about a third slower for a trivial call
+    /// every call takes wasmtime's concurrent path, about 1.4 times as long for a trivial call
     /// (docs/performance.md); `Some(false)` refuses components that use it, saying so.
     pub component_model_async: Option<bool>,
     /// Where the audit log goes (`[audit] path`), if anywhere.
