@@ -103,13 +103,6 @@ pub struct Registry {
     component_model_async: bool,
 }
 
-/// What one pass of loading came to.
-enum Pass {
-    Loaded(Registry),
-    /// Without the async ABI, a plugin could not compile: load again with it.
-    NeedsAsyncAbi,
-}
-
 impl Registry {
     /// Loads every `*.wasm` file directly inside the plugins directory (and those given in code).
     /// The engine has the component model's async ABI when `[host] component_model_async` says
@@ -117,24 +110,15 @@ impl Registry {
     /// then takes wasmtime's quicker synchronous path) and, when one cannot compile without it,
     /// all load again with it.
     pub async fn load(options: RegistryOptions) -> Result<Self, RegistryError> {
-        match options.config.component_model_async {
-            Some(on) => match Self::load_pass(options, on, false).await? {
-                Pass::Loaded(registry) => Ok(registry),
-                Pass::NeedsAsyncAbi => unreachable!("only a pass that may ask for it does"),
-            },
-            None => match Self::load_pass(options.clone(), false, true).await? {
-                Pass::Loaded(registry) => Ok(registry),
-                Pass::NeedsAsyncAbi => {
-                    tracing::debug!(
-                        "a plugin uses the component model's async ABI: loading with it"
-                    );
-                    match Self::load_pass(options, true, false).await? {
-                        Pass::Loaded(registry) => Ok(registry),
-                        Pass::NeedsAsyncAbi => unreachable!("this pass does not ask for it"),
-                    }
-                }
-            },
+        let chosen = options.config.component_model_async;
+        if chosen.is_none() {
+            if let Some(registry) = Self::load_pass(options.clone(), false, true).await? {
+                return Ok(registry);
+            }
+            tracing::debug!("a plugin uses the component model's async ABI: loading with it");
         }
+        let registry = Self::load_pass(options, chosen.unwrap_or(true), false).await?;
+        Ok(registry.expect("a pass that may not ask for the async ABI loads"))
     }
 
     /// Whether the engine has the component model's async ABI (see [`Registry::load`]).
@@ -142,13 +126,13 @@ impl Registry {
         self.component_model_async
     }
 
-    /// One pass of [`Registry::load`], with the async ABI or without; `may_ask_for_async`: a
-    /// plugin that needs the async ABI ends the pass asking for another with it.
+    /// One pass of [`Registry::load`], with the async ABI or without. With `may_ask_for_async`,
+    /// a plugin that needs the async ABI ends the pass with `None`: load again with it.
     async fn load_pass(
         options: RegistryOptions,
         component_model_async: bool,
         may_ask_for_async: bool,
-    ) -> Result<Pass, RegistryError> {
+    ) -> Result<Option<Self>, RegistryError> {
         let files = match &options.plugins_dir {
             Some(dir) => plugin_files(dir)?,
             None => Vec::new(),
@@ -238,7 +222,7 @@ impl Registry {
                 .iter()
                 .any(|(_, outcome)| matches!(outcome, Err(LoadError::AsyncTurnedOff(_))))
         {
-            return Ok(Pass::NeedsAsyncAbi);
+            return Ok(None);
         }
         warn_about_unused_grants(&options.config, &sources);
 
@@ -323,7 +307,7 @@ impl Registry {
         if !options.config.allow_missing_hooks {
             granted_hooks_loaded(&options.config, &sources, &registry)?;
         }
-        Ok(Pass::Loaded(registry))
+        Ok(Some(registry))
     }
 
     /// The host's scrubber: the config's, with its secrets and every grant header's registered.

@@ -57,6 +57,7 @@ const MIN_BASE64_CORE_BYTES: usize = 12;
 
 /// Every form of every registered secret, and the automaton that finds them (built when first
 /// needed after a registration, so registering many secrets costs one build).
+#[derive(Default)]
 struct Known {
     forms: Vec<String>,
     finder: Option<AhoCorasick>,
@@ -77,17 +78,6 @@ struct Shared {
     known: RwLock<Known>,
     /// Whether any secret is registered: output is not searched until one is.
     any: AtomicBool,
-}
-
-impl Default for Known {
-    fn default() -> Self {
-        Self {
-            forms: Vec::new(),
-            finder: None,
-            stale: false,
-            longest: 0,
-        }
-    }
 }
 
 impl std::fmt::Debug for Secrets {

@@ -559,13 +559,13 @@ impl Plugin {
     }
 }
 
-/// The innermost message of an error chain, without wasmtime's backtraces.
 /// Whether wasmtime refused to compile a component because it uses the async ABI the engine
 /// was built without (it names the feature in its message).
 fn needs_async_abi(err: &wasmtime::Error) -> bool {
     innermost(err).contains("component model async")
 }
 
+/// The innermost message of an error chain, without wasmtime's backtraces.
 fn innermost(err: &wasmtime::Error) -> String {
     err.chain()
         .last()

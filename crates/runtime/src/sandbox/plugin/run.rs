@@ -249,7 +249,7 @@ impl Drop for RunningSandbox {
 /// The component-model handles one call may hold at once: a quarter of its memory limit at
 /// [`HOST_BYTES_PER_HANDLE`] each, within [`MIN_COMPONENT_HANDLES`] and
 /// [`crate::sandbox::call_state::MAX_RESOURCES_PER_CALL`].
-pub(crate) fn component_handles_for(memory_bytes: u64) -> usize {
+fn component_handles_for(memory_bytes: u64) -> usize {
     let share = memory_bytes / 4 / HOST_BYTES_PER_HANDLE;
     usize::try_from(share).unwrap_or(usize::MAX).clamp(
         MIN_COMPONENT_HANDLES,
