@@ -368,3 +368,99 @@ async fn the_async_abi_is_on_only_when_a_plugin_needs_it() {
     let echoed = crate::support::call(&pipeline, "echo", r#"{"text": "sync"}"#).await;
     assert_eq!(echoed.text(), "sync");
 }
+
+/// A cordon 0.3 plugin whose contract exports are `async func` (tests/fixtures/async_contract).
+fn async_contract() -> Workspace {
+    Workspace::new()
+        .plugin("fixture_async_contract", "asyncplug")
+        .config(
+            "[plugins.asyncplug]\nhook = true\nlimits = { timeout = \"3s\" }\nsettings = { greeting = \"hi\" }\n",
+        )
+}
+
+#[test]
+fn a_plugin_whose_contract_exports_are_async_runs_tools_and_hooks_as_a_sync_one_does() {
+    let ws = async_contract();
+    let echoed = ws.call("async_echo", r#"{"text": "over the async ABI"}"#);
+    assert_eq!(
+        text(&echoed),
+        "over the async ABI (seen by the async after-hook)",
+        "{echoed}"
+    );
+    let blocked = ws.call("async_echo", r#"{"text": "forbidden words"}"#);
+    assert_eq!(kind(&blocked), "blocked", "{blocked}");
+    assert!(text(&blocked).contains("async before-hook"), "{blocked}");
+    let settings = ws.call("async_settings", "{}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&text(&settings)).unwrap(),
+        json!({"greeting": "hi"}),
+        "{settings}"
+    );
+    let refused = ws.call("async_refuse", "{}");
+    assert_eq!(kind(&refused), "tool_error", "{refused}");
+
+    let mut server = Server::start(&ws);
+    server.call(1, "async_echo", json!({"text": "mcp"}));
+    let answer = &server.answers(&[1])[0];
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "mcp (seen by the async after-hook)",
+        "{answer}"
+    );
+}
+
+#[test]
+fn an_async_contract_export_that_never_answers_ends_as_a_trap_and_the_host_goes_on() {
+    let ws = async_contract();
+    let started = std::time::Instant::now();
+    let hung = ws.call("async_never", "{}");
+    assert_eq!(kind(&hung), "trap", "{hung}");
+    assert!(text(&hung).contains("can never happen"), "{hung}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+
+    // Over MCP the server answers it, and the next request.
+    let mut server = Server::start(&ws);
+    server.call(1, "async_never", json!({}));
+    server.call(2, "async_echo", json!({"text": "after"}));
+    let answers = server.answers(&[1, 2]);
+    assert_eq!(answers[0]["result"]["isError"], true, "{}", answers[0]);
+    assert_eq!(
+        answers[1]["result"]["content"][0]["text"], "after (seen by the async after-hook)",
+        "{}",
+        answers[1]
+    );
+}
+
+#[test]
+fn the_async_contract_fixture_is_the_contract_with_async_exports() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let contract = std::fs::read_to_string(root.join("wit/plugin-0.3.0/plugin.wit")).unwrap();
+    let fixture =
+        std::fs::read_to_string(root.join("tests/fixtures/async_contract/wit/plugin.wit")).unwrap();
+    let fixture: String = fixture
+        .lines()
+        .filter(|line| !line.starts_with("// "))
+        .map(|line| line.replace(": async func(", ": func(") + "\n")
+        .collect();
+    assert_eq!(
+        fixture, contract,
+        "copy wit/plugin-0.3.0/plugin.wit again, with the plugin interface's exports `async func`"
+    );
+}
+
+#[tokio::test]
+async fn rust_sdk_tools_may_await_with_block_on_and_a_future_nothing_finishes_says_so() {
+    let ws = Workspace::new().plugin("fixture_rust_async", "naps");
+    // The short nap, started second, ends first: the two sleeps overlap.
+    let raced = ws.call("nap_race", r#"{"long_ms": 300}"#);
+    assert_eq!(text(&raced), "short,long", "{raced}");
+    assert!(
+        !ws.pipeline().await.registry().component_model_async(),
+        "block_on keeps the plugin on the synchronous path"
+    );
+    let stuck = ws.call("wait_on_nothing", "{}");
+    assert_eq!(kind(&stuck), "trap", "{stuck}");
+    assert!(
+        text(&stuck).contains("waits for something that can never happen"),
+        "{stuck}"
+    );
+}

@@ -24,6 +24,7 @@
 //! cordon_sdk::export_plugin!(tools: [Greet]);
 //! ```
 
+mod block_on;
 mod context;
 mod hook;
 pub mod http;
@@ -44,6 +45,7 @@ pub mod bindings {
     });
 }
 
+pub use block_on::{block_on, ready, sleep};
 pub use context::{Context, LogLevel};
 pub use hook::{AfterDecision, BeforeDecision, CallResult, Hook, NoHook, ToolCall};
 pub use output::{Content, Output, ToolError, ToolResult};

@@ -173,6 +173,24 @@ pub fn timed_out(state: &CallState, limits: &Limits, what: &str) -> Failure {
     )
 }
 
+/// The host itself panicked while `what` ran (a bug in cordon or in wasmtime that this call met):
+/// the call is stopped and the host carries on. Reported as a trap, flagged `host_panic`, since
+/// the call cannot be retried to a different end.
+pub fn host_panic(what: &str, message: &str) -> Failure {
+    let reason = format!(
+        "the host met an internal error while running `{what}` and stopped the call: {message}"
+    );
+    let mut failure = Failure::new(
+        ErrorKind::Trap,
+        format!(
+            "`{what}` could not be completed: {reason}. This is a bug in cordon, not in your request; the host carries on, but the same call will likely fail the same way."
+        ),
+        json!({ "trap": reason, "stderr": "" }),
+    );
+    failure.details["host_panic"] = json!(true);
+    failure
+}
+
 pub fn cancelled(what: &str) -> Failure {
     Failure::new(
         ErrorKind::Cancelled,

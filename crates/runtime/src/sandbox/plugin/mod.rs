@@ -7,6 +7,7 @@ pub(crate) mod component_outline;
 pub(crate) mod declared;
 mod host;
 mod output;
+mod panic_guard;
 mod run;
 mod session_hook;
 pub use run::sandboxes_running;

@@ -2,6 +2,7 @@
 //! and captured output, instantiated from the plugin's `InstancePre`, stopped by its deadline or
 //! its cancellation, and whatever went wrong classified as a failure the pipeline can report.
 
+use super::panic_guard::{HostPanic, catch_panics};
 use super::{CallOptions, Plugin};
 use crate::capabilities::grant::OpenedDirs;
 use crate::capabilities::limits::{DESCRIBE_TIMEOUT, Limits};
@@ -185,13 +186,23 @@ impl Plugin {
             }
         });
 
-        let run = async {
+        let run = catch_panics(Box::pin(async {
             let plugin = self.pre.instantiate(&mut store).await?;
             f(&mut store, &plugin).await
-        };
+        }));
         let outcome = tokio::select! {
             outcome = tokio::time::timeout(limits.timeout + HOST_CALL_GRACE, run) => outcome.ok(),
             () = options.cancel.cancelled() => None,
+        };
+        let outcome = match outcome {
+            Some(Err(HostPanic(message))) => {
+                tracing::error!(plugin = %self.id, call = call_id, what, "the host panicked while running a sandbox: {message}");
+                // The store saw the panic: it is dropped where a second panic is contained too.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(store)));
+                return Err(failure::host_panic(what, &message));
+            }
+            Some(Ok(outcome)) => Some(outcome),
+            None => None,
         };
         let state = store.data();
         state.report_omitted();
