@@ -107,7 +107,8 @@ pub fn list_with(
     cache: &Path,
     expected: usize,
 ) -> anyhow::Result<Duration> {
-    let (elapsed, output) = setup.timed_cordon(bin, plugins, cache, &["list", "--json"])?;
+    let (elapsed, output) =
+        setup.timed_cordon(bin, plugins, cache, &["list", "--json", "--allow-refused"])?;
     anyhow::ensure!(output.status.success(), "cordon list failed");
     let listing: serde_json::Value = serde_json::from_slice(&output.stdout)?;
     // The JavaScript echo and the probe both declare `echo`; with neither configured, both are
