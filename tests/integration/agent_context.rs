@@ -5,8 +5,8 @@
 //! falls back to cordon's digest when the model cannot write it; and no request ever separates a
 //! tool call from its result.
 
-use crate::agent_loop::{assert_mentions, call};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{assert_mentions, call};
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Run, Workspace};
 use serde_json::{Value, json};
 

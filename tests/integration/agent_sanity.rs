@@ -6,8 +6,10 @@
 //! warning names the switch when recovery is off; a reply that writes one call again and again is
 //! read no further; a whole reply that times out is not retried.
 
-use crate::agent_loop::{CONFIG, assert_mentions, call, openai_tool_messages, run, workspace};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{
+    CONFIG, assert_mentions, call, openai_tool_messages, run, workspace,
+};
+use crate::support::model_server::ScriptedModel;
 use crate::support::probe;
 use serde_json::{Value, json};
 

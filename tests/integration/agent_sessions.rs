@@ -2,10 +2,10 @@
 //! written as text, transcripts and resuming, `cordon chat`, setup errors, and Ctrl-C mid-step or
 //! while waiting for the model.
 
-use crate::agent_loop::{
+use crate::support::agent_runs::{
     CONFIG, assert_mentions, call, openai_tool_messages, run, tool_names, workspace,
 };
-use crate::model_server::ScriptedModel;
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Workspace, probe};
 use serde_json::{Value, json};
 use std::io::BufRead as _;

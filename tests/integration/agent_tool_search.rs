@@ -3,9 +3,9 @@
 //! calls run in call order), a resumed session still has them, groups load whole and narrow
 //! `--tools`; with few tools nothing changes. Against the scripted OpenAI and Anthropic servers.
 
-use crate::agent_loop::{call, openai_tool_messages, run, tool_names};
-use crate::model_server::ScriptedModel;
 use crate::support::Workspace;
+use crate::support::agent_runs::{call, openai_tool_messages, run, tool_names};
+use crate::support::model_server::ScriptedModel;
 use serde_json::{Value, json};
 
 const CONFIG: &str = r#"

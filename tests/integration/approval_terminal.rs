@@ -1,8 +1,8 @@
 //! `cordon run` on a pseudo-terminal (driven by python3's `pty`, as a person at a terminal would):
 //! the agent loop's call that a hook asks about is put to the person, and their answer decides.
 
-use crate::agent_loop::call;
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::call;
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Workspace, run_on_terminal};
 use serde_json::json;
 

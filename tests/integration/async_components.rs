@@ -5,9 +5,9 @@
 //! answer, spawn without end, stream for ever or break a future end in results within their
 //! limits, and the plugin answers the next call.
 
-use crate::agent_loop::{call as model_call, openai_tool_messages, run};
-use crate::model_server::ScriptedModel;
-use crate::stdio_server::Server;
+use crate::support::agent_runs::{call as model_call, openai_tool_messages, run};
+use crate::support::model_server::ScriptedModel;
+use crate::support::stdio_server::Server;
 use crate::support::{Workspace, kind, text};
 use serde_json::json;
 

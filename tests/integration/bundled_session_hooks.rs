@@ -4,8 +4,8 @@
 //! compaction summary itself, keeping the paths, decisions and open questions of the folded
 //! turns.
 
-use crate::agent_loop::{assert_mentions, call, run};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{assert_mentions, call, run};
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Workspace, probe};
 use serde_json::{Value, json};
 

@@ -8,9 +8,9 @@
 //! config file and never reach the config or the lock; a component written for Wassette, pushed
 //! with `wkg`, installs with the grants of its policy.yaml.
 
-use crate::hostile_http::{component, sha256};
-use crate::real_registry::Registry;
 use crate::support::Workspace;
+use crate::support::hostile_http::{component, sha256};
+use crate::support::real_registry::Registry;
 use serde_json::Value;
 use std::process::Command;
 

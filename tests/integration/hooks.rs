@@ -1,7 +1,7 @@
 //! Hooks around calls: order, rewrite, block, re-validation, fail-closed before and after, the
 //! after-hook replacement chain. The scripted-hook fixture plays each hook under its own plugin id,
 //! its behaviour set through its settings; both hooks are granted (`hook = true`) unless a test
-//! says otherwise (hostile_hooks.rs has the ungranted and adversarial cases).
+//! says otherwise (attacks/hooks.rs has the ungranted and adversarial cases).
 
 use crate::support::{Workspace, event_trail, kind, probe, run_with_events, text};
 use cordon_runtime::pipeline::CallRequest;

@@ -3,8 +3,8 @@
 //! tools, a group offers exactly its tools, and an answer that names no route or a failed routing
 //! request offers every tool (routing never loses one). The route and its tokens are reported.
 
-use crate::agent_loop::{assert_mentions, tool_names};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{assert_mentions, tool_names};
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Run, Workspace, probe};
 use serde_json::{Value, json};
 
@@ -15,7 +15,7 @@ fn workspace(routing: &str) -> Workspace {
 }
 
 fn run(ws: &Workspace, model: &ScriptedModel, prompt: &str) -> Run {
-    crate::agent_loop::run(ws, model, &["--events", prompt], &[])
+    crate::support::agent_runs::run(ws, model, &["--events", prompt], &[])
 }
 
 fn routing_event(out: &Run) -> Value {

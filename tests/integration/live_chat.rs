@@ -4,8 +4,8 @@
 //! is at start, and the conversation keeps its tools; a reload that would leave a granted hook
 //! watching less is refused.
 
-use crate::agent_loop::tool_names as offered;
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::tool_names as offered;
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Workspace, guest_dir, probe};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};

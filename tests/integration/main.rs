@@ -1,6 +1,11 @@
 //! Integration tests: real plugins (built once per run by `make test`) loaded by the real host,
-//! through the `cordon` binary and through the library.
+//! through the `cordon` binary and through the library. `support/` holds the helpers (a
+//! workspace, the scripted model, a stdio server, a real OCI registry), `attacks/` the attacks
+//! by surface, `meta/` the checks on the repository itself; the modules below test one feature
+//! each.
 
+mod attacks;
+mod meta;
 mod support;
 
 mod after_hook_replace;
@@ -25,25 +30,12 @@ mod embedding;
 mod fs_tools;
 mod fuzz;
 mod hooks;
-mod hostile;
-mod hostile_grants;
-mod hostile_hooks;
-mod hostile_http;
-mod hostile_loading;
-mod hostile_model_replies;
-mod hostile_network;
-mod hostile_output;
-mod hostile_resources;
-mod install_attacks;
 mod intent_routing;
 mod js_sdk;
-mod layering;
 mod live_chat;
 mod loading;
-mod lock_and_approval_attacks;
 mod lockfile;
 mod mcp_stdio;
-mod model_server;
 mod network;
 mod pipeline;
 mod plain_components;
@@ -51,22 +43,13 @@ mod plain_languages;
 mod plugin_test;
 mod policy_import;
 mod python_sdk;
-mod question_and_cancel_attacks;
-mod real_registry;
-mod registry_credential_attacks;
-mod registry_response_attacks;
 mod result_memory;
 mod sandbox;
 mod scaffold;
 mod secret_scrubbing;
-mod serve_and_conformance_attacks;
-mod session_hook_attacks;
 mod session_hooks;
 mod session_promises;
 mod session_sdks;
-mod source_sizes;
-mod stdio_server;
 mod strict_schemas;
 mod terminal_lines;
-mod transcript_trust;
 mod uninstall;

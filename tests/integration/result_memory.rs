@@ -6,8 +6,8 @@
 //! each costs the host a `String`, get a budget smaller by as much (a red team's `list<flags>`
 //! took 821 MB for a call with a 32 MiB budget).
 
-use crate::stdio_server::Server;
 use crate::support::Workspace;
+use crate::support::stdio_server::Server;
 use serde_json::{Value, json};
 
 fn many_strings_component() -> Vec<u8> {

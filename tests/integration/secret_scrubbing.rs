@@ -3,10 +3,10 @@
 //! arguments) and a hostile registry that echoes the credentials: the key never reaches stderr,
 //! stdout, the events, the transcript, the audit log, or the next request to the model.
 
-use crate::agent_loop::{run, workspace};
-use crate::hostile_http::{Server, docker_config, status};
-use crate::model_server::ScriptedModel;
 use crate::support::Workspace;
+use crate::support::agent_runs::{run, workspace};
+use crate::support::hostile_http::{Server, docker_config, status};
+use crate::support::model_server::ScriptedModel;
 use base64::Engine as _;
 use serde_json::json;
 
@@ -51,7 +51,7 @@ fn the_model_api_key_the_model_echoes_appears_in_no_output_or_file() {
     ]));
     let ws = workspace().config(&format!(
         "{}\n[audit]\npath = \"audit.jsonl\"\n",
-        crate::agent_loop::CONFIG
+        crate::support::agent_runs::CONFIG
     ));
     let transcript = ws.path().join("session.jsonl");
     let out = run(
@@ -88,7 +88,7 @@ fn the_model_api_key_the_model_echoes_appears_in_no_output_or_file() {
         "the call is still in the audit log: {audit}"
     );
     // The tool's result, which echoed the key, went back to the model masked.
-    let results = crate::agent_loop::openai_tool_messages(&model.body(1));
+    let results = crate::support::agent_runs::openai_tool_messages(&model.body(1));
     assert!(
         results.iter().all(|(_, content)| !content.contains(KEY))
             && results
@@ -263,7 +263,7 @@ fn a_secret_with_quotes_and_backslashes_is_masked_without_breaking_a_json_line()
     ]));
     let ws = workspace().config(&format!(
         "{}\n[audit]\npath = \"audit.jsonl\"\n",
-        crate::agent_loop::CONFIG
+        crate::support::agent_runs::CONFIG
     ));
     let transcript = ws.path().join("session.jsonl");
     let out = run(
@@ -314,11 +314,11 @@ fn a_plain_header_value_in_a_grant_is_not_a_secret_but_a_credential_is() {
     ]));
     let ws = workspace().config(&format!(
         "{}\n[plugins.probe]\nhttp = [{{ origin = \"http://127.0.0.1:9\", headers = {{ Accept = \"application/json\", Authorization = \"Bearer lit-4f9a8b7c6d5e4f3a\" }} }}]\n",
-        crate::agent_loop::CONFIG
+        crate::support::agent_runs::CONFIG
     ));
     let out = run(&ws, &model, &["--events", "echo it"], &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let result = crate::agent_loop::openai_tool_messages(&model.body(1));
+    let result = crate::support::agent_runs::openai_tool_messages(&model.body(1));
     let content = &result[0].1;
     assert!(
         content.contains("send application/json with [REDACTED:secret]"),

@@ -6,8 +6,8 @@
 //! traps, spins or answers garbage fails closed, reads no file without a grant and never sees a
 //! configured secret. The hook is tests/fixtures/session_hook, steered by its settings.
 
-use crate::agent_loop::{assert_mentions, call, tool_names};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{assert_mentions, call, tool_names};
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Run, Workspace, probe};
 use serde_json::{Value, json};
 
@@ -20,7 +20,7 @@ fn workspace(settings: &str, extra: &str) -> Workspace {
 }
 
 fn run(ws: &Workspace, model: &ScriptedModel, extra: &[&str]) -> Run {
-    crate::agent_loop::run(ws, model, &[&["--events"], extra].concat(), &[])
+    crate::support::agent_runs::run(ws, model, &[&["--events"], extra].concat(), &[])
 }
 
 /// The `session_hook` events of a run, as (stage, decision).
@@ -350,7 +350,7 @@ fn a_tool_the_narrowed_request_did_not_offer_never_runs() {
         "{}",
         out.stderr
     );
-    let results = crate::agent_loop::openai_tool_messages(&model.body(1));
+    let results = crate::support::agent_runs::openai_tool_messages(&model.body(1));
     assert!(
         results[0].1.starts_with("Error (not_active)") && results[0].1.contains("was not offered"),
         "{results:?}"

@@ -6,10 +6,10 @@
 //! read is not sent; a session hook granted a secret is warned about. The hook is
 //! tests/fixtures/session_hook, steered by its settings.
 
-use crate::agent_loop::{assert_mentions, call, tool_names};
-use crate::model_server::ScriptedModel;
-use crate::session_hook_attacks::{contents, events, hook_context, run, workspace};
+use crate::attacks::session_hooks::{contents, events, hook_context, run, workspace};
 use crate::support::Run;
+use crate::support::agent_runs::{assert_mentions, call, tool_names};
+use crate::support::model_server::ScriptedModel;
 use crate::support::probe;
 use serde_json::{Value, json};
 
@@ -184,7 +184,7 @@ fn a_hook_granted_for_some_tools_does_not_run_at_the_session_stages() {
     let ws = probe().plugin("fixture_session_hook", "session").config(
         "[agent]\ntools = [\"echo\", \"fail\"]\n[model]\nretries = 0\n[plugins.session]\nhook = [\"echo\"]\n[plugins.session.settings]\nprompt = { block = \"never\" }\nmodel-request = { echo = true }\n",
     );
-    let out = crate::agent_loop::run(&ws, &model, &["--events", "hi"], &[]);
+    let out = crate::support::agent_runs::run(&ws, &model, &["--events", "hi"], &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.trim(), "ok");
     assert!(

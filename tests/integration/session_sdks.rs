@@ -5,8 +5,8 @@
 //! reply's call it drops never runs, its stop continuation gives one more request, and a prompt
 //! it blocks sends nothing. `cordon test` runs each declared stage and lists them.
 
-use crate::agent_loop::{assert_mentions, call, tool_names};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{assert_mentions, call, tool_names};
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Run, Workspace, probe};
 use serde_json::{Value, json};
 
@@ -25,7 +25,7 @@ fn workspace(component: &str, id: &str) -> Workspace {
 }
 
 fn run(ws: &Workspace, model: &ScriptedModel, prompt: &str) -> Run {
-    crate::agent_loop::run(ws, model, &["--events", prompt], &[])
+    crate::support::agent_runs::run(ws, model, &["--events", prompt], &[])
 }
 
 fn ran_tools(run: &Run) -> Vec<String> {

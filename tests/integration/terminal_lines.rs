@@ -5,8 +5,8 @@
 //! its `--events` lines; and `cordon build` of a project whose directory names an installed
 //! plugin.
 
-use crate::agent_loop::{call, run};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{call, run};
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Workspace, probe};
 use serde_json::{Value, json};
 
@@ -164,7 +164,7 @@ fn a_model_tool_name_cannot_forge_a_live_view_line() {
         { "tool_calls": [call("a", forged_name, json!({"text": "hi"}))] },
         { "text": "Done." }
     ]);
-    let ws = probe().config(crate::agent_loop::CONFIG);
+    let ws = probe().config(crate::support::agent_runs::CONFIG);
 
     let model = ScriptedModel::start(script.clone());
     let out = run(&ws, &model, &["Go."], &[]);

@@ -6,7 +6,7 @@
 //! or a classified error, in call order. [`RuntimeBuilder`] assembles both from a plugins
 //! directory and a config.
 //!
-//! The modules, from the bottom up (each uses only those before it; `tests/integration/layering.rs`
+//! The modules, from the bottom up (each uses only those before it; `tests/integration/meta/layering.rs`
 //! checks): `report/` (what a call tells the host: results, logs, progress, the bounds on them, and
 //! `report::terminal_text`, the one sanitiser for untrusted text shown on a terminal or in a log
 //! line), `trace_spans` (the spans exported over OpenTelemetry), `schema/` (argument validation),

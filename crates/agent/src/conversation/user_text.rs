@@ -6,7 +6,7 @@
 //! confusables, fullwidth forms, markup and invisible characters are folded away) escaped as well.
 //! So no text a hook or a summary writes can start a line of its own in the conversation, pose as
 //! another hook, as cordon's summary heading or as a role. The model's reply a hook replaced is
-//! an assistant text, gated the same way ([`replaced_reply`]). `tests/integration/layering.rs`
+//! an assistant text, gated the same way ([`replaced_reply`]). `tests/integration/meta/layering.rs`
 //! holds that nothing else builds one: `UserText::typed` is called only where the user's prompt
 //! is taken.
 

@@ -1,6 +1,12 @@
 //! Test helpers: a temporary workspace with a plugins dir and a config, the `cordon` binary, and
 //! the guest components `make test` built.
 
+pub mod agent_runs;
+pub mod hostile_http;
+pub mod model_server;
+pub mod real_registry;
+pub mod stdio_server;
+
 use cordon_runtime::CompileCache;
 use cordon_runtime::pipeline::{BatchOptions, CallRequest, Pipeline};
 use cordon_runtime::{RuntimeBuilder, ToolResult};

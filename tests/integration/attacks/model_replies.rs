@@ -5,8 +5,8 @@
 //! an error naming the reply; a FIFO or a device as a transcript is refused at once; a stream that
 //! never ends ends at `[agent] max_reply_time`.
 
-use crate::agent_loop::{CONFIG, assert_mentions, call, openai_tool_messages, run};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{CONFIG, assert_mentions, call, openai_tool_messages, run};
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Run, Workspace, probe};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

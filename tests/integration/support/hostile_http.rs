@@ -1,4 +1,4 @@
-//! A hostile HTTP server for the distribution attack tests (install_attacks.rs, registry_*_attacks.rs): one request
+//! A hostile HTTP server for the distribution attack tests (attacks/install.rs, attacks/registry_*.rs): one request
 //! per connection, answered by a closure that can lie about sizes, digests, redirects and auth, or
 //! never answer; and the helpers those tests share (components, manifests, locks, credentials).
 

@@ -305,7 +305,7 @@ async fn a_long_required_list_costs_its_length_and_lists_only_the_first_violatio
 
 /// tests/fixtures_wat/memory_spread.wat: eight memories, each grown until refused.
 fn memory_spread_component() -> Vec<u8> {
-    wat::parse_str(include_str!("../fixtures_wat/memory_spread.wat"))
+    wat::parse_str(include_str!("../../fixtures_wat/memory_spread.wat"))
         .expect("tests/fixtures_wat/memory_spread.wat assembles")
 }
 

@@ -4,7 +4,7 @@
 //! refused in seconds with a reason that says what was wrong, the host's memory stays low, and the
 //! other plugins load.
 
-use crate::stdio_server::Server;
+use crate::support::stdio_server::Server;
 use crate::support::{Workspace, probe};
 use std::time::{Duration, Instant};
 

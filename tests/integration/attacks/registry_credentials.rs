@@ -3,8 +3,8 @@
 //! and credentials in URLs and references that must not be printed or locked. Each test asserts
 //! the safe behaviour.
 
-use crate::hostile_http::*;
 use crate::support::Workspace;
+use crate::support::hostile_http::*;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

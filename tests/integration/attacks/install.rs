@@ -2,8 +2,8 @@
 //! tampered cordon.lock or cordon.toml, a local source past the size cap, crafted names, and a
 //! local user planting files or symlinks where cordon writes. Each test asserts the safe behaviour.
 
-use crate::hostile_http::*;
 use crate::support::Workspace;
+use crate::support::hostile_http::*;
 
 const MAX: u64 = 256 << 20;
 

@@ -3,7 +3,7 @@
 //! do not match, oversized bodies, plain HTTP and redirects elsewhere, and error text aimed at the
 //! terminal. Each test asserts the safe behaviour.
 
-use crate::hostile_http::*;
+use crate::support::hostile_http::*;
 use crate::support::{Workspace, run_on_terminal};
 use std::net::SocketAddr;
 use std::time::Duration;

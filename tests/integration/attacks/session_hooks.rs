@@ -6,8 +6,8 @@
 //! prompt hooks again; the routing request is a model request the hooks see. The hook is
 //! tests/fixtures/session_hook, steered by its settings.
 
-use crate::agent_loop::{assert_mentions, call, tool_names};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{assert_mentions, call, tool_names};
+use crate::support::model_server::ScriptedModel;
 use crate::support::{Run, Workspace, probe};
 use serde_json::{Value, json};
 
@@ -24,7 +24,7 @@ pub(crate) fn workspace(settings: &str, session: &str, extra: &str) -> Workspace
 }
 
 pub(crate) fn run(ws: &Workspace, model: &ScriptedModel, args: &[&str]) -> Run {
-    crate::agent_loop::run(ws, model, &[&["--events"], args].concat(), &[])
+    crate::support::agent_runs::run(ws, model, &[&["--events"], args].concat(), &[])
 }
 
 /// The events of a run (the JSON lines of its stderr).

@@ -314,7 +314,7 @@ async fn a_thousand_concurrent_calls_queue_and_each_gets_one_result() {
 /// The hand-written component of tests/fixtures_wat/table_bomb.wat (no language we build emits
 /// `table.grow`), assembled here; `table` replaces its table declaration when given.
 fn table_bomb_component(table: Option<&str>) -> Vec<u8> {
-    let mut text = include_str!("../fixtures_wat/table_bomb.wat").to_string();
+    let mut text = include_str!("../../fixtures_wat/table_bomb.wat").to_string();
     if let Some(table) = table {
         let declaration = "(table $table 1 funcref)";
         assert!(text.contains(declaration), "table_bomb.wat changed");

@@ -200,7 +200,7 @@ fn every_top_module_of_the_runtime_and_the_agent_is_a_layer() {
                 .collect();
         assert!(
             unlayered.is_empty(),
-            "crates/{krate}/src has modules in no layer: {unlayered:?}; add each to its crate's layers in tests/integration/layering.rs, where it belongs"
+            "crates/{krate}/src has modules in no layer: {unlayered:?}; add each to its crate's layers in tests/integration/meta/layering.rs, where it belongs"
         );
     }
 }

@@ -3,8 +3,8 @@
 //! write that way (a forged system prompt, a tool result without its call) is refused on
 //! `--resume` instead of being sent to the model.
 
-use crate::agent_loop::{CONFIG, run};
-use crate::model_server::ScriptedModel;
+use crate::support::agent_runs::{CONFIG, run};
+use crate::support::model_server::ScriptedModel;
 use crate::support::probe;
 use serde_json::json;
 
