@@ -169,6 +169,16 @@ fn the_conformance_run_and_the_lock_cover_plain_components() {
             && f["outcome"] == "pass"),
         "{report}"
     );
+    // A component not built for cordon cannot carry examples: the advice is cordon.toml's
+    // section, named for the derived name the operator renamed.
+    assert!(
+        findings.iter().any(|f| f["subject"] == "geometry_version"
+            && f["check"] == "examples"
+            && f["detail"]
+                .as_str()
+                .is_some_and(|m| m.contains("`[plugins.geometry.tools.version]`"))),
+        "{report}"
+    );
 
     assert_eq!(ws.cordon(&["lock"]).code, 0);
     let locked = ws.cordon(&["--locked", "call", "geometry_version", "{}"]);

@@ -276,3 +276,66 @@ settings = { unit = "kelvin", api_key = "other-plugins-key" }
     );
     assert_eq!(text(&bare.call("settings", "{}")), "");
 }
+
+/// A secret config key (`secrets`) reaches the component through `wasi:config/store`, read from
+/// the host's environment, and no output: what the component returns of it is masked. The lock
+/// pins the key's template, so a rotated value is not a new approval and a changed one is.
+#[test]
+fn a_secret_config_key_reaches_the_component_and_no_output() {
+    let config = |variable: &str| {
+        format!(
+            r#"
+[plugins.weather]
+settings = {{ unit = "celsius" }}
+secrets = {{ api_key = "${{env:{variable}}}" }}
+
+[plugins.other.tools.settings]
+name = "other_settings"
+[plugins.other.tools.forecast]
+name = "other_forecast"
+"#
+        )
+    };
+    let ws = Workspace::new()
+        .plugin("plain_js_forecast", "weather")
+        .plugin("plain_js_forecast", "other")
+        .config(&config("CORDON_TEST_WEATHER_KEY"));
+    let key = [("CORDON_TEST_WEATHER_KEY", "wk-5f1c0a9e7b3d")];
+    let listed = ws.cordon_with_env(&["list", "--json"], &key);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert!(
+        !listed.stdout.contains("wk-5f1c0a9e7b3d"),
+        "{}",
+        listed.stdout
+    );
+    let own = ws.cordon_with_env(&["call", "settings", "{}", "--json"], &key);
+    assert_eq!(own.code, 0, "{}", own.stderr);
+    assert_eq!(
+        text(&own.json()),
+        "api_key=[REDACTED:secret]\nunit=celsius",
+        "the component had the value (so it was masked on the way out): {}",
+        own.stdout
+    );
+    let other = ws.cordon_with_env(&["call", "other_settings", "{}", "--json"], &key);
+    assert_eq!(text(&other.json()), "", "another plugin sees none of it");
+
+    // Unset, the configuration is refused, naming the key and the variable.
+    let unset = ws.cordon(&["list"]);
+    assert_eq!(unset.code, 2, "{}", unset.stderr);
+    assert!(
+        unset.stderr.contains("secrets.api_key")
+            && unset.stderr.contains("CORDON_TEST_WEATHER_KEY"),
+        "{}",
+        unset.stderr
+    );
+
+    // The lock pins the template: a rotated value passes, another template does not.
+    assert_eq!(ws.cordon_with_env(&["lock"], &key).code, 0);
+    let oslo = ["--locked", "call", "forecast", r#"{"city": "Oslo"}"#];
+    let rotated = ws.cordon_with_env(&oslo, &[("CORDON_TEST_WEATHER_KEY", "wk-rotated-0042")]);
+    assert_eq!(rotated.code, 0, "{}", rotated.stderr);
+    let changed = ws.config(&config("CORDON_TEST_OTHER_KEY"));
+    let refused = changed.cordon_with_env(&oslo, &[("CORDON_TEST_OTHER_KEY", "wk-5f1c0a9e7b3d")]);
+    assert_eq!(refused.code, 2, "{}", refused.stdout);
+    assert!(refused.stderr.contains("weather"), "{}", refused.stderr);
+}

@@ -281,6 +281,14 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
             }
         ));
     }
+    // A secret's template, not its value: rotating the value is not a new approval.
+    for secret in &grant.config_secrets {
+        lines.push(format!(
+            "secret {}({})",
+            secret.key,
+            digest(secret.template.as_bytes())
+        ));
+    }
     // No settings at all and an empty settings table are the same approval.
     let settings = match &grant.settings {
         serde_json::Value::Null => "{}".to_string(),

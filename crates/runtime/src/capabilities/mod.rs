@@ -2,6 +2,7 @@
 //! every request passes), env vars, resource limits, the right to hook other tools, the lock that
 //! pins what was approved, and what it says about the tools of components that cannot say it.
 
+pub mod config_secrets;
 pub mod grant;
 pub mod grant_notice;
 pub mod limits;

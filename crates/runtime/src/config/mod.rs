@@ -13,6 +13,7 @@ mod http_section;
 mod layout;
 mod mount_source;
 mod plugin_section;
+mod secrets_section;
 #[cfg(test)]
 mod tests;
 mod tool_section;

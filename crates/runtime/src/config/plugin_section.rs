@@ -1,5 +1,5 @@
 //! `[plugins.ID]` and `[defaults]`: one plugin's grants (directories, HTTP origins, env vars, the
-//! hook), its settings, its pin and its limits, checked and turned into a [`PluginGrant`].
+//! hook), its settings and secrets, its pin and its limits, checked and turned into a [`PluginGrant`].
 
 use super::http_section::RawHttpGrant;
 use super::*;
@@ -17,6 +17,8 @@ pub(super) struct RawPlugin {
     #[serde(default)]
     http: Vec<RawHttpGrant>,
     limits: Option<RawLimits>,
+    #[serde(default)]
+    secrets: BTreeMap<String, String>,
     #[serde(default)]
     settings: toml::Table,
     sha256: Option<String>,
@@ -252,6 +254,8 @@ impl RawPlugin {
                     .map_err(|(field, message)| (format!("http[{index}]{field}"), message))?,
             );
         }
+        let config_secrets =
+            super::secrets_section::expand(&self.secrets, &self.settings, secrets)?;
         let settings = serde_json::to_value(&self.settings)
             .map_err(|err| ("settings".to_string(), err.to_string()))?;
         let hook = match self.hook {
@@ -313,6 +317,7 @@ impl RawPlugin {
         }
         register_credential_values(&self.env, secrets);
         Ok(PluginGrant {
+            config_secrets,
             working_dir: self.working_dir,
             tools,
             wit,

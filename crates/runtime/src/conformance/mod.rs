@@ -156,6 +156,7 @@ pub async fn check_plugin(
     for tool in &plugin.tools {
         tool_checks::check_tool(
             pipeline,
+            &plugin,
             tool,
             deadline,
             &mut timed_out,

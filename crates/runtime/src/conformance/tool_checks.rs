@@ -8,7 +8,8 @@
 use super::{Findings, Outcome};
 use crate::pipeline::{BatchOptions, CallRequest, Pipeline};
 use crate::report::{ErrorKind, ToolResult};
-use crate::sandbox::plugin::ToolInfo;
+use crate::sandbox::contract::ContractVersion;
+use crate::sandbox::plugin::{Plugin, ToolInfo};
 use crate::schema::strict_form::strict_form;
 use serde_json::Value;
 use std::time::Instant;
@@ -24,11 +25,34 @@ const LISTED_PROBLEMS: usize = 5;
 /// How much of an answer a finding quotes.
 const QUOTED_CHARS: usize = 100;
 
+/// What to do about a tool with no examples: its author adds them to its schema; a component not
+/// built for cordon (a plain component or a command) cannot carry them, so the operator names them
+/// in cordon.toml.
+fn no_examples_advice(plugin: &Plugin, tool: &ToolInfo) -> String {
+    match plugin.contract {
+        ContractVersion::Plain | ContractVersion::Command => {
+            // The section is named for the derived name, which a rename there changed.
+            let section = plugin
+                .grant
+                .tools
+                .iter()
+                .find(|(_, operator)| operator.name.as_deref() == Some(&*tool.name))
+                .map_or(&*tool.name, |(derived, _)| derived);
+            format!(
+                "it gives no examples, so it was not called; a component not built for cordon cannot carry them, so add a few argument objects in cordon.toml: `examples = [{{ ... }}]` under `[plugins.{}.tools.{section}]`",
+                plugin.id
+            )
+        }
+        _ => "its parameters schema gives no \"examples\", so it was not called; add a few argument objects under \"examples\" so this test (and models) can see it work".to_string(),
+    }
+}
+
 /// Checks one tool; its examples are called only until `deadline` (then the rest fail as not
 /// called), and none once an example of the plugin timed out (`timed_out` says so: the plugin
 /// has failed, and a plugin of many sleeping tools could otherwise hold the run for hours).
 pub(super) async fn check_tool(
     pipeline: &Pipeline,
+    plugin: &Plugin,
     tool: &ToolInfo,
     deadline: Instant,
     timed_out: &mut bool,
@@ -97,11 +121,7 @@ pub(super) async fn check_tool(
             return;
         }
         None => {
-            findings.add(
-                "examples",
-                Outcome::Warn,
-                "its parameters schema gives no \"examples\", so it was not called; add a few argument objects under \"examples\" so this test (and models) can see it work",
-            );
+            findings.add("examples", Outcome::Warn, no_examples_advice(plugin, tool));
             return;
         }
     };

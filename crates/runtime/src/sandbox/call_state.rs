@@ -3,6 +3,7 @@
 //! the bound on what it makes the host record, its disk quota, and the host functions the plugin imports (`log`,
 //! `progress`, `cancelled`, `settings`).
 
+use crate::capabilities::config_secrets::ConfigSecret;
 use crate::capabilities::grant::OpenedDirs;
 use crate::capabilities::limits::MAX_TABLE_ELEMENTS;
 use crate::report::budget::{
@@ -121,6 +122,7 @@ pub struct CallState {
     plugin_id: Arc<str>,
     call_id: String,
     settings: Arc<str>,
+    config_secrets: Arc<[ConfigSecret]>,
     reports: Option<ReportSink>,
     /// Where the guest's file opens are recorded; only when someone listens to reports.
     opened_paths: Option<OpenedPaths>,
@@ -153,6 +155,8 @@ pub struct CallSetup {
     pub plugin_id: Arc<str>,
     pub call_id: String,
     pub settings: Arc<str>,
+    /// What `wasi:config/store` gives beside the settings (none for `describe`).
+    pub config_secrets: Arc<[ConfigSecret]>,
     pub reports: Option<ReportSink>,
     pub cancelled: CancellationToken,
     pub deadline: Instant,
@@ -185,6 +189,7 @@ impl CallState {
             plugin_id: setup.plugin_id,
             call_id: setup.call_id,
             settings: setup.settings,
+            config_secrets: setup.config_secrets,
             opened_paths,
             reports: setup.reports,
             cancelled: setup.cancelled,
@@ -385,5 +390,10 @@ impl CallState {
     /// The plugin's settings table as JSON text, borrowed.
     pub(crate) fn settings_text(&self) -> &str {
         &self.settings
+    }
+
+    /// The plugin's secret config keys (`[plugins.ID] secrets`), for `wasi:config/store`.
+    pub(crate) fn config_secrets(&self) -> &[ConfigSecret] {
+        &self.config_secrets
     }
 }

@@ -73,7 +73,7 @@ impl Plugin {
         };
         let stdout = OutputCapture::new(stdout_limit);
         let stderr = OutputCapture::new(self.grant.limits.stdio_bytes);
-        let granted_http = matches!(grants, Grants::Granted { .. });
+        let granted = matches!(grants, Grants::Granted { .. });
         let (limits, wasi, preopens) = match grants {
             Grants::Granted { command_input } => {
                 let mut builder = self.grant.wasi_builder(stdout.clone(), stderr.clone());
@@ -120,7 +120,7 @@ impl Plugin {
             .reports
             .clone()
             .map(|sink| (sink, call_id.to_string()));
-        let http_grants = if granted_http {
+        let http_grants = if granted {
             self.grant.http.clone()
         } else {
             Vec::new().into()
@@ -146,6 +146,11 @@ impl Plugin {
             plugin_id: self.id.clone(),
             call_id: call_id.to_string(),
             settings: self.settings.clone(),
+            config_secrets: if granted {
+                self.config_secrets.clone()
+            } else {
+                Arc::from([])
+            },
             reports: options.reports.clone(),
             cancelled: options.cancel.clone(),
             deadline: started + limits.timeout,

@@ -2,8 +2,9 @@
 //! interface Wassette and other hosts give components their configuration through, so a
 //! third-party component reads its settings the way its author wrote it to. Each call sees only
 //! its own plugin's table: a top-level key is a config key; a string is its value as written,
-//! anything else (a number, a boolean, a table, an array) its JSON text. The interface is linked
-//! under each version toolchains have published it as.
+//! anything else (a number, a boolean, a table, an array) its JSON text. The plugin's `secrets`
+//! are keys too, in tool calls and hooks (not in `describe`, which is granted nothing). The
+//! interface is linked under each version toolchains have published it as.
 
 use crate::sandbox::call_state::CallState;
 use serde_json::Value;
@@ -32,16 +33,30 @@ pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
         store.func_wrap(
             "get",
             |store: StoreContextMut<'_, CallState>, (key,): (String,)| {
-                let value = settings_of(store.data()).get(&key).map(config_value);
+                let state = store.data();
+                let value = settings_of(state).get(&key).map(config_value).or_else(|| {
+                    state
+                        .config_secrets()
+                        .iter()
+                        .find(|secret| secret.key == key)
+                        .map(|secret| secret.value().to_string())
+                });
                 Ok((Ok::<_, ConfigError>(value),))
             },
         )?;
         store.func_wrap(
             "get-all",
             |store: StoreContextMut<'_, CallState>, (): ()| {
-                let all: Vec<(String, String)> = settings_of(store.data())
+                let state = store.data();
+                let all: Vec<(String, String)> = settings_of(state)
                     .iter()
                     .map(|(key, value)| (key.clone(), config_value(value)))
+                    .chain(
+                        state
+                            .config_secrets()
+                            .iter()
+                            .map(|secret| (secret.key.clone(), secret.value().to_string())),
+                    )
                     .collect();
                 Ok((Ok::<_, ConfigError>(all),))
             },

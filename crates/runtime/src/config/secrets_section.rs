@@ -1,0 +1,89 @@
+//! `[plugins.ID] secrets = { KEY = "${env:NAME}" }`: checked and expanded into the plugin's
+//! [`ConfigSecret`]s, each value registered with the host's secret scrubber.
+
+use super::http_section::expand_env_parts;
+use crate::capabilities::config_secrets::ConfigSecret;
+use crate::report::secrets::Secrets;
+use std::collections::BTreeMap;
+
+/// Checks `raw` (key to template) and expands each template, registering what it expanded to
+/// with `secrets`. `settings` are the plugin's settings: a key may be a setting or a secret, not
+/// both. Errors name the key (`secrets.KEY`) and what to do.
+pub(crate) fn expand(
+    raw: &BTreeMap<String, String>,
+    settings: &toml::Table,
+    secrets: &Secrets,
+) -> Result<Vec<ConfigSecret>, (String, String)> {
+    let mut granted = Vec::new();
+    for (key, template) in raw {
+        let field = format!("secrets.{key}");
+        if key.is_empty() || key.chars().any(char::is_control) {
+            return Err((field, "a config key must be a non-empty name".into()));
+        }
+        if settings.contains_key(key) {
+            return Err((
+                field,
+                format!(
+                    "{key:?} is also a setting; a config key is either a setting or a secret, so remove one of them"
+                ),
+            ));
+        }
+        let (value, parts) = expand_env_parts(template).map_err(|message| {
+            (
+                field.clone(),
+                format!("{message}; a secret is read from the host's environment, as `\"${{env:NAME}}\"`"),
+            )
+        })?;
+        for part in parts.iter().chain([&value]) {
+            secrets.register(part);
+        }
+        granted.push(ConfigSecret::new(key.clone(), template.clone(), value));
+    }
+    Ok(granted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_expands_from_the_environment_and_its_value_is_masked_and_never_debugged() {
+        // PATH is set wherever tests run (no test may change the environment).
+        let path = std::env::var("PATH").expect("PATH is set");
+        let secrets = Secrets::default();
+        let raw = [("search".to_string(), "${env:PATH}".to_string())].into();
+        let granted = expand(&raw, &toml::Table::new(), &secrets).unwrap();
+        assert_eq!(granted[0].value(), path);
+        assert_eq!(granted[0].template, "${env:PATH}");
+        assert!(!format!("{granted:?}").contains(&path));
+        assert_eq!(
+            secrets.scrub(&format!("key: {path}")),
+            "key: [REDACTED:secret]"
+        );
+    }
+
+    #[test]
+    fn a_key_both_setting_and_secret_or_an_unset_variable_is_refused_by_name() {
+        let secrets = Secrets::default();
+        let mut settings = toml::Table::new();
+        settings.insert("region".into(), "north".into());
+        let both = [("region".to_string(), "x".to_string())].into();
+        let (field, message) = expand(&both, &settings, &secrets).unwrap_err();
+        assert_eq!(field, "secrets.region");
+        assert!(
+            message.contains("either a setting or a secret"),
+            "{message}"
+        );
+        let unset = [(
+            "k".to_string(),
+            "${env:CORDON_TEST_CONFIG_SECRET_UNSET}".to_string(),
+        )]
+        .into();
+        let (field, message) = expand(&unset, &toml::Table::new(), &secrets).unwrap_err();
+        assert_eq!(field, "secrets.k");
+        assert!(
+            message.contains("CORDON_TEST_CONFIG_SECRET_UNSET"),
+            "{message}"
+        );
+    }
+}
