@@ -277,3 +277,34 @@ fn output_over_the_plugin_output_limit_is_an_error() {
     let fits = ws.call("big_output", r#"{"bytes": 1000}"#);
     assert_eq!(text(&fits).len(), 1000);
 }
+
+/// A component built with stubbed-out imports traps in the stub without a word on stderr: the
+/// message names the function it stopped in (from its name section), and the details list the
+/// frames, innermost first (tests/fixtures_wat/stubbed_import.wat).
+#[tokio::test]
+async fn a_silent_trap_says_which_function_it_happened_in() {
+    let component =
+        wat::parse_str(include_str!("../fixtures_wat/stubbed_import.wat")).expect("assembles");
+    let ws = crate::support::Workspace::new().raw_plugin("stubbed", &component);
+    let pipeline = ws.pipeline().await;
+    let trapped = call(&pipeline, "environment", "{}").await;
+    assert_eq!(trapped.error_kind, Some(ErrorKind::Trap), "{trapped:?}");
+    assert!(
+        trapped
+            .text()
+            .contains("unreachable instruction executed) in `wasi_snapshot_preview1::environ_get`")
+            || trapped
+                .text()
+                .contains("in `wasi_snapshot_preview1::environ_get`"),
+        "{}",
+        trapped.text()
+    );
+    assert_eq!(
+        trapped.details["wasm_frames"],
+        serde_json::json!(["wasi_snapshot_preview1::environ_get", "read_environment"]),
+        "{:?}",
+        trapped.details
+    );
+    let answered = call(&pipeline, "answer", "{}").await;
+    assert_eq!(answered.text(), "42");
+}

@@ -3,6 +3,7 @@
 
 use crate::capabilities::limits::{Limits, MAX_TABLE_ELEMENTS};
 use crate::report::ErrorKind;
+use crate::report::text_cut::{CutMark, cut_chars};
 use crate::sandbox::call_state::CallState;
 use serde_json::{Value, json};
 use wasmtime::Trap;
@@ -93,7 +94,7 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
         _ if state.limiter.denied => out_of_memory(limits, what),
         _ if state.limiter.table_denied => out_of_table_space(what),
         Some(Trap::AsyncDeadlock) => waits_forever(state, what),
-        Some(trap) => Failure::trap(trap.to_string(), &state.stderr.tail(STDERR_TAIL_LINES)),
+        Some(trap) => trap_where(err, trap, state),
         None if is_lift_budget_exhausted(err) => over_lift_budget(state, what),
         None if is_out_of_handles(err) => out_of_handles(err, state, what),
         None => {
@@ -105,6 +106,52 @@ pub fn classify(err: &wasmtime::Error, state: &CallState, limits: &Limits, what:
             Failure::trap(reason, &state.stderr.tail(STDERR_TAIL_LINES))
         }
     }
+}
+
+/// A trap of the guest's own, with the functions it was in (innermost first) in
+/// `details.wasm_frames` when the component has a name section. A guest that printed nothing
+/// before it stopped (a component built with stubbed-out imports stops so, in the stub) gets the
+/// innermost named function in the message too, since nothing else says where it stopped.
+fn trap_where(err: &wasmtime::Error, trap: &Trap, state: &CallState) -> Failure {
+    let stderr = state.stderr.tail(STDERR_TAIL_LINES);
+    let frames = guest_frames(err);
+    let mut reason = trap.to_string();
+    if stderr.is_empty()
+        && let Some(innermost) = frames.first()
+    {
+        reason.push_str(&format!(" in `{innermost}`"));
+    }
+    let mut failure = Failure::trap(reason, &stderr);
+    if !frames.is_empty() {
+        failure.details["wasm_frames"] = json!(frames);
+    }
+    failure
+}
+
+/// The most frames a trap's details name, and the longest name kept of each.
+const MAX_FRAMES: usize = 8;
+const MAX_FRAME_NAME_CHARS: usize = 120;
+
+/// The named guest functions the trap happened in, innermost first: demangled when they are
+/// Rust symbols, on one line and cut (a name section is the guest's own text).
+fn guest_frames(err: &wasmtime::Error) -> Vec<String> {
+    let Some(backtrace) = err.downcast_ref::<wasmtime::WasmBacktrace>() else {
+        return Vec::new();
+    };
+    backtrace
+        .frames()
+        .iter()
+        .filter_map(|frame| frame.func_name())
+        .take(MAX_FRAMES)
+        .map(|name| {
+            let name = match rustc_demangle::try_demangle(name) {
+                Ok(demangled) => format!("{demangled:#}"),
+                Err(_) => name.to_string(),
+            };
+            let name = crate::report::terminal_text::one_line(&name);
+            cut_chars(&name, MAX_FRAME_NAME_CHARS, CutMark::Ellipsis).into_owned()
+        })
+        .collect()
 }
 
 /// Whether the call held as many handles as it may: resources in its WASI table, or the component
