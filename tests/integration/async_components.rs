@@ -453,6 +453,9 @@ async fn rust_sdk_tools_may_await_with_block_on_and_a_future_nothing_finishes_sa
     // The short nap, started second, ends first: the two sleeps overlap.
     let raced = ws.call("nap_race", r#"{"long_ms": 300}"#);
     assert_eq!(text(&raced), "short,long", "{raced}");
+    // A block_on inside another leaves the outer one's waits in place.
+    let nested = ws.call("nested", r#"{"long_ms": 300}"#);
+    assert_eq!(text(&nested), "helper,long", "{nested}");
     assert!(
         !ws.pipeline().await.registry().component_model_async(),
         "block_on keeps the plugin on the synchronous path"

@@ -44,6 +44,16 @@ impl Wake for WokenFlag {
 /// could ever finish it (it waits on a runtime other than WASI's, or on itself). The panic ends
 /// the call as a trap whose message says so, rather than letting it sit out its time limit.
 pub fn block_on<F: Future>(future: F) -> F::Output {
+    // A `block_on` inside another (a sync helper called from an async body) leaves the outer
+    // one's pollables as it found them.
+    let outer = WAITING_ON.with(|waiting| std::mem::take(&mut *waiting.borrow_mut()));
+    let output = drive(future);
+    WAITING_ON.with(|waiting| *waiting.borrow_mut() = outer);
+    output
+}
+
+/// [`block_on`]'s loop, on a list of waits of its own.
+fn drive<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
     let woken = Arc::new(WokenFlag(AtomicBool::new(false)));
     let waker = Waker::from(woken.clone());

@@ -1,9 +1,10 @@
 //! Attacks, one module per surface an attacker reaches: hostile plugins and what they may be
-//! granted, hooks, the network, loading, model replies, output, host resources,
+//! granted, a plugin's secrets, hooks, the network, loading, model replies, output, host resources,
 //! installation, locks and approvals, questions and cancellation, registry credentials and
 //! responses, `cordon serve` and `cordon test`, session hooks and transcripts. Each test is named
 //! for what it proves holds; SECURITY.md lists them by promise.
 
+mod config_secrets;
 mod grants;
 mod hooks;
 mod install;

@@ -3,8 +3,11 @@
 
 use super::http_section::expand_env_parts;
 use crate::capabilities::config_secrets::ConfigSecret;
-use crate::report::secrets::Secrets;
+use crate::report::secrets::{MAX_SECRET_BYTES, MIN_SECRET_BYTES, Secrets};
 use std::collections::BTreeMap;
+
+/// The longest key a secret may have.
+const MAX_KEY_BYTES: usize = 128;
 
 /// Checks `raw` (key to template) and expands each template, registering what it expanded to
 /// with `secrets`. `settings` are the plugin's settings: a key may be a setting or a secret, not
@@ -17,8 +20,24 @@ pub(crate) fn expand(
     let mut granted = Vec::new();
     for (key, template) in raw {
         let field = format!("secrets.{key}");
-        if key.is_empty() || key.chars().any(char::is_control) {
-            return Err((field, "a config key must be a non-empty name".into()));
+        if key.is_empty()
+            || key.len() > MAX_KEY_BYTES
+            || !key
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        {
+            return Err((
+                field,
+                format!("a secret's key is 1 to {MAX_KEY_BYTES} letters, digits, `_`, `-` and `.`"),
+            ));
+        }
+        if !template.contains("${env:") {
+            // A literal would sit in cordon.toml, and the lock's digest of it could be checked
+            // against guesses.
+            return Err((
+                field,
+                "a secret is read from the host's environment: write it as \"${env:NAME}\", not its value".into(),
+            ));
         }
         if settings.contains_key(key) {
             return Err((
@@ -34,6 +53,16 @@ pub(crate) fn expand(
                 format!("{message}; a secret is read from the host's environment, as `\"${{env:NAME}}\"`"),
             )
         })?;
+        // Only what the scrubber can mask may be handed out as a secret.
+        if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&value.trim().len()) {
+            return Err((
+                field,
+                format!(
+                    "its value is {} bytes; a secret is {MIN_SECRET_BYTES} to {MAX_SECRET_BYTES} bytes, or it could not be masked in what the plugin returns (give a shorter value as a setting if it is not secret)",
+                    value.trim().len()
+                ),
+            ));
+        }
         for part in parts.iter().chain([&value]) {
             secrets.register(part);
         }
@@ -67,13 +96,22 @@ mod tests {
         let secrets = Secrets::default();
         let mut settings = toml::Table::new();
         settings.insert("region".into(), "north".into());
-        let both = [("region".to_string(), "x".to_string())].into();
+        let both = [("region".to_string(), "${env:PATH}".to_string())].into();
         let (field, message) = expand(&both, &settings, &secrets).unwrap_err();
         assert_eq!(field, "secrets.region");
         assert!(
             message.contains("either a setting or a secret"),
             "{message}"
         );
+        for (key, template, says) in [
+            ("a b", "${env:PATH}", "letters, digits"),
+            ("k\u{202e}", "${env:PATH}", "letters, digits"),
+            ("literal", "hunter2-literal-value", "not its value"),
+        ] {
+            let raw = [(key.to_string(), template.to_string())].into();
+            let (_, message) = expand(&raw, &toml::Table::new(), &secrets).unwrap_err();
+            assert!(message.contains(says), "{key:?}: {message}");
+        }
         let unset = [(
             "k".to_string(),
             "${env:CORDON_TEST_CONFIG_SECRET_UNSET}".to_string(),

@@ -74,12 +74,15 @@ impl ApprovalRequest {
 /// A value as one line of at most about `max` bytes, as JSON with every string in it marked
 /// (see [`marked`]); cut in the middle when longer.
 fn shown(value: &Value, max: usize, secrets: &Secrets) -> String {
-    cut_middle(&one_line(&marked_value(value).to_string()), max, secrets)
+    // Masked first: marking and escaping a secret would leave a form the mask does not know.
+    let mut value = value.clone();
+    secrets.scrub_json(&mut value);
+    cut_middle(&one_line(&marked_value(&value).to_string()), max, secrets)
 }
 
 /// Text that is not JSON (a hook's reason, who asked) as one line, marked, cut in the middle.
 fn plain(text: &str, max: usize, secrets: &Secrets) -> String {
-    cut_middle(&one_line(&marked(text)), max, secrets)
+    cut_middle(&one_line(&marked(&secrets.scrub(text))), max, secrets)
 }
 
 /// `value` with every string in it (object keys too) [`marked`].

@@ -172,6 +172,7 @@ impl Registry {
             &settings,
             options.config.max_http_connections,
             options.config.max_open_files,
+            options.config.secrets.clone(),
         )?);
         register_header_secrets(&options.config);
         let sources = plugin_sources(files, options.given);

@@ -9,6 +9,7 @@ use crate::capabilities::limits::MAX_TABLE_ELEMENTS;
 use crate::report::budget::{
     MAX_LOG_LINE_BYTES, MESSAGE_OVERHEAD_BYTES, RecordKind, ReportBudget, cut, without_controls,
 };
+use crate::report::secrets::Secrets;
 use crate::report::{
     Content, GuestReport, LogLevel, LogLine, OmittedRecords, ProgressUpdate, ReportSink,
 };
@@ -122,6 +123,8 @@ pub struct CallState {
     plugin_id: Arc<str>,
     call_id: String,
     settings: Arc<str>,
+    /// The host's secrets: a log line is masked before it is escaped or cut.
+    secrets: Secrets,
     config_secrets: Arc<[ConfigSecret]>,
     reports: Option<ReportSink>,
     /// Where the guest's file opens are recorded; only when someone listens to reports.
@@ -155,6 +158,7 @@ pub struct CallSetup {
     pub plugin_id: Arc<str>,
     pub call_id: String,
     pub settings: Arc<str>,
+    pub secrets: Secrets,
     /// What `wasi:config/store` gives beside the settings (none for `describe`).
     pub config_secrets: Arc<[ConfigSecret]>,
     pub reports: Option<ReportSink>,
@@ -189,6 +193,7 @@ impl CallState {
             plugin_id: setup.plugin_id,
             call_id: setup.call_id,
             settings: setup.settings,
+            secrets: setup.secrets,
             config_secrets: setup.config_secrets,
             opened_paths,
             reports: setup.reports,
@@ -348,6 +353,8 @@ impl CallState {
         {
             return;
         }
+        // Masked first: escaping or cutting a secret would leave what the mask no longer knows.
+        let message = self.secrets.scrub(&message);
         let message = cut(&without_controls(&message), MAX_LOG_LINE_BYTES);
         let (plugin, call) = (&*self.plugin_id, self.call_id.as_str());
         match level {
@@ -390,6 +397,12 @@ impl CallState {
     /// The plugin's settings table as JSON text, borrowed.
     pub(crate) fn settings_text(&self) -> &str {
         &self.settings
+    }
+
+    /// `text` with the host's secrets masked, then cut to `max` bytes: what the host records of a
+    /// guest's paths (a cut first could leave part of a secret the mask no longer recognises).
+    pub(crate) fn masked_cut(&self, text: &str, max: usize) -> String {
+        cut(&self.secrets.scrub(text), max)
     }
 
     /// The plugin's secret config keys (`[plugins.ID] secrets`), for `wasi:config/store`.

@@ -1,7 +1,10 @@
 //! A guest's stdout or stderr: kept in a bounded buffer, never written to the host's stdio (which
 //! the MCP stdio transport owns). Writes past the bound are accepted and dropped, so a chatty
-//! plugin keeps running; the dropped byte count is reported with the captured text.
+//! plugin keeps running; the dropped byte count is reported with the captured text. The host's
+//! secrets are masked before the text is cut to its bound: the buffer keeps the longest form of a
+//! secret beyond it, so a secret across the bound is masked whole, not left half-shown.
 
+use crate::report::secrets::Secrets;
 use bytes::Bytes;
 use std::io;
 use std::pin::Pin;
@@ -21,13 +24,18 @@ struct Buffer {
 #[derive(Debug, Clone)]
 pub struct OutputCapture {
     limit: usize,
+    /// Bytes kept past `limit` so a secret across it can be found before the cut.
+    margin: usize,
+    secrets: Secrets,
     buffer: Arc<Mutex<Buffer>>,
 }
 
 impl OutputCapture {
-    pub fn new(limit: u64) -> Self {
+    pub fn new(limit: u64, secrets: Secrets) -> Self {
         Self {
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            margin: secrets.longest_form(),
+            secrets,
             buffer: Arc::default(),
         }
     }
@@ -37,22 +45,34 @@ impl OutputCapture {
             .buffer
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let room = self.limit.saturating_sub(buffer.kept.len());
+        let room = self
+            .limit
+            .saturating_add(self.margin)
+            .saturating_sub(buffer.kept.len());
         let kept = bytes.len().min(room);
         buffer.kept.extend_from_slice(&bytes[..kept]);
         buffer.dropped += (bytes.len() - kept) as u64;
     }
 
-    /// What was captured (lossy UTF-8) and how many bytes were dropped past the bound.
+    /// What was captured (lossy UTF-8, the host's secrets masked, then cut to the bound) and how
+    /// many bytes were dropped past the bound.
     pub fn contents(&self) -> (String, u64) {
         let buffer = self
             .buffer
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        (
-            String::from_utf8_lossy(&buffer.kept).into_owned(),
-            buffer.dropped,
-        )
+        let text = String::from_utf8_lossy(&buffer.kept);
+        let mut text = self.secrets.scrub(&text).into_owned();
+        let mut dropped = buffer.dropped;
+        if text.len() > self.limit {
+            let mut end = self.limit;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            dropped += (text.len() - end) as u64;
+            text.truncate(end);
+        }
+        (text, dropped)
     }
 
     /// The last `max_lines` non-empty lines, for error messages.
@@ -128,7 +148,7 @@ mod tests {
 
     #[test]
     fn keeps_up_to_the_limit_and_counts_the_rest() {
-        let capture = OutputCapture::new(10);
+        let capture = OutputCapture::new(10, Secrets::default());
         capture.push(b"hello ");
         capture.push(b"world, and more");
         assert_eq!(capture.contents(), ("hello worl".to_string(), 11));
@@ -136,8 +156,20 @@ mod tests {
 
     #[test]
     fn tail_returns_last_lines() {
-        let capture = OutputCapture::new(1024);
+        let capture = OutputCapture::new(1024, Secrets::default());
         capture.push(b"one\ntwo\n\nthree\n");
         assert_eq!(capture.tail(2), "two\nthree");
+    }
+
+    #[test]
+    fn a_secret_across_the_bound_is_masked_whole_before_the_cut() {
+        let secrets = Secrets::default();
+        secrets.register("wk-5f1c0a9e7b3d");
+        let capture = OutputCapture::new(12, secrets);
+        capture.push(b"AAAAAAAAwk-5f1c0a9e7b3d and on");
+        let (text, _) = capture.contents();
+        assert!(!text.contains("wk-5f"), "{text}");
+        assert!(text.starts_with("AAAAAAAA["), "{text}");
+        assert!(text.len() <= 12, "{text}");
     }
 }

@@ -271,6 +271,15 @@ impl Secrets {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The longest form of any registered secret, in bytes (0 with none): how much more than its
+    /// bound a cut text must keep so it can be masked before it is cut.
+    pub fn longest_form(&self) -> usize {
+        if !self.any() {
+            return 0;
+        }
+        self.read_known().longest
+    }
+
     /// Whether any secret is registered.
     fn any(&self) -> bool {
         self.shared.any.load(Ordering::Acquire)

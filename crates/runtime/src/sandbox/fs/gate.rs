@@ -13,7 +13,7 @@
 //!
 //! Nothing is recorded (and nothing is allocated) for calls nobody listens to.
 
-use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, cut};
+use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind};
 use crate::report::{GuestReport, PathOpen};
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::fs::nonblocking_open::{self, Refused};
@@ -89,12 +89,10 @@ async fn open_at(
     (directory, path_flags, path, open_flags, flags): OpenAt,
 ) -> wasmtime::Result<(Result<Resource<Descriptor>, ErrorCode>,)> {
     let state = store.data_mut();
-    let guest_path = state.opened_paths().map(|opened| {
-        cut(
-            &joined(&opened.path_of(directory.rep()), &path),
-            MAX_RECORDED_PATH_BYTES,
-        )
-    });
+    let guest_path = state
+        .opened_paths()
+        .map(|opened| joined(&opened.path_of(directory.rep()), &path))
+        .map(|guest_path| state.masked_cut(&guest_path, MAX_RECORDED_PATH_BYTES));
     // Creating counts against the call's entry budget (fs/disk_quota.rs); past it the call ends.
     if open_flags.contains(OpenFlags::CREATE) {
         state.disk().charge_entry(0)?;
@@ -185,7 +183,7 @@ fn real_path(state: &mut CallState, descriptor: &Resource<Descriptor>) -> Option
         Descriptor::Dir(dir) => dir.dir.as_raw_fd(),
     };
     let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
-    Some(cut(&path.to_string_lossy(), MAX_RECORDED_PATH_BYTES))
+    Some(state.masked_cut(&path.to_string_lossy(), MAX_RECORDED_PATH_BYTES))
 }
 
 /// The directory's guest path joined with the path the guest gave, as written (not normalised, so

@@ -15,6 +15,7 @@ use crate::capabilities::limits::HttpLimits;
 use crate::capabilities::net::grant::{HttpGrant, RequestTarget, Scheme};
 use crate::capabilities::net::request_path::{ambiguous_segment, is_never_sent};
 use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
+use crate::report::secrets::Secrets;
 use crate::report::{GuestReport, HttpAttempt, ReportSink};
 use http_body_util::BodyExt;
 use std::future::Future;
@@ -55,6 +56,8 @@ pub struct GateSetup {
     pub reports: Option<(ReportSink, String)>,
     /// The sandbox's bound on what it makes the host record.
     pub budget: Arc<ReportBudget>,
+    /// The host's secrets, masked in what is recorded of a request before it is cut.
+    pub secrets: Secrets,
 }
 
 /// The per-call gate (the `WasiHttpHooks` of the call's store).
@@ -68,6 +71,7 @@ pub struct HttpGate {
     connections: ConnectionPool,
     reports: Option<(ReportSink, String)>,
     budget: Arc<ReportBudget>,
+    secrets: Secrets,
 }
 
 impl HttpGate {
@@ -81,7 +85,14 @@ impl HttpGate {
             connections: setup.connections,
             reports: setup.reports,
             budget: setup.budget,
+            secrets: setup.secrets,
         }
+    }
+
+    /// `text` with the host's secrets masked, then cut to `max` bytes (a cut first could leave
+    /// part of a secret the mask no longer recognises).
+    fn shown(&self, text: &str, max: usize) -> String {
+        cut(&self.secrets.scrub(text), max)
     }
 
     fn report(&self, target: &RequestTarget, allowed: bool) {
@@ -90,8 +101,8 @@ impl HttpGate {
         {
             sink(GuestReport::Http(HttpAttempt {
                 call_id: call_id.clone(),
-                method: cut(&target.method, 32),
-                url: cut(
+                method: self.shown(&target.method, 32),
+                url: self.shown(
                     &format!("{}{}", target.origin(), target.path),
                     MAX_RECORDED_PATH_BYTES,
                 ),
@@ -107,7 +118,7 @@ impl HttpGate {
         self.budget.refused(|| {
             format!(
                 "an HTTP request to {}: {reason}",
-                cut(&target.origin(), MAX_RECORDED_PATH_BYTES)
+                self.shown(&target.origin(), MAX_RECORDED_PATH_BYTES)
             )
         });
         self.report(target, false);
@@ -118,7 +129,7 @@ impl HttpGate {
     /// the sandbox has warnings left.
     fn warn(&self, target: &RequestTarget, message: impl FnOnce(&str) -> String) {
         if self.budget.warn() {
-            let shown = cut(
+            let shown = self.shown(
                 &format!("{} {}{}", target.method, target.origin(), target.path),
                 MAX_RECORDED_PATH_BYTES,
             );
@@ -267,7 +278,7 @@ impl HttpGate {
                 return Err(Error::HttpResponseTimeout);
             }
         };
-        tracing::debug!(plugin = %self.plugin, status = response.status().as_u16(), "HTTP {} {}", target.method, cut(&target.path, MAX_RECORDED_PATH_BYTES));
+        tracing::debug!(plugin = %self.plugin, status = response.status().as_u16(), "HTTP {} {}", target.method, self.shown(&target.path, MAX_RECORDED_PATH_BYTES));
         // The permit bounds requests waiting for their response, not bodies: a guest may wait for
         // its responses in any order, and a body left unread holding a permit could starve the
         // very request the guest waits for. An open body holds its connection slots instead

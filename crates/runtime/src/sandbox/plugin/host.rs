@@ -2,6 +2,7 @@
 //! contract's host functions and cordon's own gates shadowing some of them, the compile cache, and
 //! the process-wide bounds on sandboxes, HTTP connections and open files.
 
+use crate::report::secrets::Secrets;
 use crate::sandbox::cache::CompileCache;
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::engine::{EngineError, EngineSettings};
@@ -27,6 +28,8 @@ pub(crate) struct PluginHost {
     pub connections: ConnectionPool,
     /// Files and directories guests of the whole process may hold open.
     pub files: ProcessFiles,
+    /// The host's secrets: what a guest logs or prints is masked before it is cut or escaped.
+    pub secrets: Secrets,
 }
 
 impl PluginHost {
@@ -36,6 +39,7 @@ impl PluginHost {
         settings: &EngineSettings,
         max_http_connections: usize,
         max_open_files: usize,
+        secrets: Secrets,
     ) -> Result<Self, EngineError> {
         let mut linker = Linker::new(&engine);
         // All of WASI p2 is linked so every language runtime instantiates; what a plugin can reach
@@ -76,6 +80,7 @@ impl PluginHost {
             sandbox_slots: Arc::new(Semaphore::new(settings.max_instances as usize)),
             connections: ConnectionPool::new(max_http_connections),
             files: ProcessFiles::new(max_open_files),
+            secrets,
         })
     }
 }

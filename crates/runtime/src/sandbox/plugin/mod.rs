@@ -229,6 +229,7 @@ pub struct Plugin {
     sandbox_slots: Arc<Semaphore>,
     connections: ConnectionPool,
     files: ProcessFiles,
+    secrets: crate::report::secrets::Secrets,
     pre: ContractPre,
 }
 
@@ -356,6 +357,7 @@ impl Plugin {
             sandbox_slots: host.sandbox_slots.clone(),
             connections: host.connections.clone(),
             files: host.files.clone(),
+            secrets: host.secrets.clone(),
             pre,
         };
         let info = plugin.describe().await?;

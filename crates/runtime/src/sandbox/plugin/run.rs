@@ -71,8 +71,8 @@ impl Plugin {
         } else {
             self.grant.limits.stdio_bytes
         };
-        let stdout = OutputCapture::new(stdout_limit);
-        let stderr = OutputCapture::new(self.grant.limits.stdio_bytes);
+        let stdout = OutputCapture::new(stdout_limit, self.secrets.clone());
+        let stderr = OutputCapture::new(self.grant.limits.stdio_bytes, self.secrets.clone());
         let granted = matches!(grants, Grants::Granted { .. });
         let (limits, wasi, preopens) = match grants {
             Grants::Granted { command_input } => {
@@ -133,6 +133,7 @@ impl Plugin {
             connections: self.connections.clone(),
             reports,
             budget: budget.clone(),
+            secrets: self.secrets.clone(),
         });
         let state = CallState::new(CallSetup {
             wasi,
@@ -146,6 +147,7 @@ impl Plugin {
             plugin_id: self.id.clone(),
             call_id: call_id.to_string(),
             settings: self.settings.clone(),
+            secrets: self.secrets.clone(),
             config_secrets: if granted {
                 self.config_secrets.clone()
             } else {
