@@ -116,7 +116,42 @@ fn tool_name(id: &str) -> String {
 fn definition(name: &str, plugin: &Plugin) -> Tool {
     let hook = &*plugin.id;
     let stages = stages_of(plugin);
-    let schema = json!({
+    let schema = question_schema(&stages);
+    let Value::Object(schema) = schema else {
+        unreachable!("the schema is an object")
+    };
+    let mut tool = Tool::new(
+        name.to_string(),
+        format!(
+            "Asks cordon's sandboxed hook `{hook}` what it decides at one stage ({}), without running any tool or model: the decision (allow, ask, block, rewrite, keep, replace, proceed, narrow, add_context, drop_calls, or failed, which means stop) with its reason and what it changes.",
+            stages.join(", ")
+        ),
+        Arc::new(schema),
+    );
+    tool.title = Some(format!("Hook {hook}"));
+    let writes = plugin
+        .grant
+        .dirs
+        .iter()
+        .any(|dir| dir.access == Access::ReadWrite);
+    let reaches = !plugin.grant.http.is_empty();
+    tool.annotations = Some(ToolAnnotations::from_raw(
+        Some(format!("Hook {hook}")),
+        Some(!writes && !reaches),
+        Some(false),
+        None,
+        Some(reaches),
+    ));
+    if let Value::Object(output) = hook_answer_formats::answer_schema() {
+        tool.output_schema = Some(Arc::new(output));
+    }
+    tool
+}
+
+/// The input schema of a hook tool asked at `stages`: every argument [`read_question`] takes
+/// (a test holds the two together).
+fn question_schema(stages: &[&str]) -> Value {
+    json!({
         "type": "object",
         "properties": {
             "stage": {
@@ -149,36 +184,7 @@ fn definition(name: &str, plugin: &Plugin) -> Tool {
         },
         "required": ["stage"],
         "additionalProperties": false,
-    });
-    let Value::Object(schema) = schema else {
-        unreachable!("the schema is an object")
-    };
-    let mut tool = Tool::new(
-        name.to_string(),
-        format!(
-            "Asks cordon's sandboxed hook `{hook}` what it decides at one stage ({}), without running any tool or model: the decision (allow, ask, block, rewrite, keep, replace, proceed, narrow, add_context, drop_calls, or failed, which means stop) with its reason and what it changes.",
-            stages.join(", ")
-        ),
-        Arc::new(schema),
-    );
-    tool.title = Some(format!("Hook {hook}"));
-    let writes = plugin
-        .grant
-        .dirs
-        .iter()
-        .any(|dir| dir.access == Access::ReadWrite);
-    let reaches = !plugin.grant.http.is_empty();
-    tool.annotations = Some(ToolAnnotations::from_raw(
-        Some(format!("Hook {hook}")),
-        Some(!writes && !reaches),
-        Some(false),
-        None,
-        Some(reaches),
-    ));
-    if let Value::Object(output) = hook_answer_formats::answer_schema() {
-        tool.output_schema = Some(Arc::new(output));
-    }
-    tool
+    })
 }
 
 /// The answer to a call of `hook`'s tool with `arguments`.
@@ -289,9 +295,11 @@ fn question_bytes(arguments: &Map<String, Value>) -> usize {
         .sum()
 }
 
+/// The arguments a hook tool takes, as [`question_schema`] lists them.
+const KNOWN: [&str; 6] = ["stage", "tool", "arguments", "result", "payload", "format"];
+
 /// The question and the answer's format a call's arguments give.
 fn read_question(arguments: &Map<String, Value>) -> Result<(HookQuestion, AnswerFormat), String> {
-    const KNOWN: [&str; 6] = ["stage", "tool", "arguments", "result", "payload", "format"];
     if let Some(unknown) = arguments.keys().find(|key| !KNOWN.contains(&key.as_str())) {
         return Err(format!(
             "`{unknown}` is not an argument of a hook tool (it takes {})",
@@ -444,6 +452,21 @@ mod tests {
             unreachable!()
         };
         read_question(&arguments).map(|(question, _)| question)
+    }
+
+    #[test]
+    fn the_listed_schema_names_every_argument_the_reader_takes() {
+        let schema = question_schema(&["before-tool-call"]);
+        let mut listed: Vec<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        listed.sort_unstable();
+        let mut read = KNOWN.to_vec();
+        read.sort_unstable();
+        assert_eq!(listed, read);
     }
 
     #[test]
