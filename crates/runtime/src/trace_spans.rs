@@ -36,8 +36,7 @@ pub fn captures_content() -> bool {
 
 /// `text`, masked and cut for a span.
 pub fn captured(text: &str, secrets: &Secrets) -> String {
-    let masked = secrets.scrub(text);
-    crate::report::budget::cut(&masked, MAX_CAPTURED_BYTES)
+    crate::report::budget::masked_cut(text, MAX_CAPTURED_BYTES, secrets)
 }
 
 /// The most bytes of a name or id (a tool's name, a call or request id) put in a span.
@@ -45,8 +44,7 @@ const MAX_ID_BYTES: usize = 256;
 
 /// A name or id a model, client or plugin chose, masked and cut for a span.
 pub fn captured_id(text: &str, secrets: &Secrets) -> String {
-    let masked = secrets.scrub(text);
-    crate::report::budget::cut(&masked, MAX_ID_BYTES)
+    crate::report::budget::masked_cut(text, MAX_ID_BYTES, secrets)
 }
 
 /// A batch of `calls` tool calls.

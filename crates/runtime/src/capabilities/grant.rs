@@ -120,7 +120,7 @@ pub struct PluginGrant {
     pub settings: Value,
     /// Values the plugin reads through `wasi:config/store` beside its settings, never printed
     /// (`secrets`).
-    pub config_secrets: Vec<crate::capabilities::config_secrets::ConfigSecret>,
+    pub config_secrets: std::sync::Arc<[crate::capabilities::config_secrets::ConfigSecret]>,
     /// When set, the plugin file must have exactly this sha256.
     pub sha256: Option<[u8; 32]>,
     /// Whether (and over which tools) the plugin's hook may run; `None`: its hook never runs.

@@ -282,7 +282,7 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
         ));
     }
     // A secret's template, not its value: rotating the value is not a new approval.
-    for secret in &grant.config_secrets {
+    for secret in grant.config_secrets.iter() {
         lines.push(format!(
             "secret {}({})",
             secret.key,

@@ -317,7 +317,7 @@ impl RawPlugin {
         }
         register_credential_values(&self.env, secrets);
         Ok(PluginGrant {
-            config_secrets,
+            config_secrets: config_secrets.into(),
             working_dir: self.working_dir,
             tools,
             wit,

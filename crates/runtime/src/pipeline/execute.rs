@@ -47,19 +47,15 @@ impl Pipeline {
                 reports: reports::sink(reporter, emitter, running.clone()),
                 cancel: cancel.clone(),
             };
-            let mut result = call
+            let result = call
                 .plugin
                 .call_tool(&call.id, &call.name, &call.arguments, &options)
                 .await;
             // Progress a guest reports after its call ended is ignored.
             running.store(false, Ordering::SeqCst);
-            // Masked before any after-hook sees it: a hook is another plugin, which must not
-            // read the tool's secrets (a `secrets` key it returned, a header a server echoed).
-            self.secrets().scrub_result(&mut result);
             self.after_hooks(&call, result, cancel, emitter).await
         };
-        // Masked again (a hook's replacement is scrubbed like a tool's result), and before it is
-        // cut: a cut inside a secret would leave the rest of it unmasked.
+        // Masked before it is cut: a cut inside a secret would leave the rest of it unmasked.
         self.secrets().scrub_result(&mut result);
         result_budget::apply(&mut result, &self.inner.settings);
         self.end(&result, started, emitter);
@@ -137,6 +133,10 @@ impl Pipeline {
                 cancel: cancel.clone(),
             };
             let span = crate::trace_spans::hook(&hook.id, "after", &call.name);
+            // Masked before the hook sees it: a hook is another plugin, which must not read the
+            // tool's secrets (a `secrets` key it returned, a header a server echoed), nor those a
+            // hook before it put in its replacement.
+            self.secrets().scrub_result(&mut result);
             // No schema for the sandbox: it would refuse a replacement without structured output,
             // which here stands as the hook's text alone (replacement_output.rs checks the rest).
             let decision = hook

@@ -4,6 +4,7 @@
 //! counts are reported once when the sandbox ends, so a flood costs the host a counter, not memory,
 //! audit lines or stderr.
 
+use crate::report::secrets::Secrets;
 use crate::report::terminal_text;
 use crate::report::text_cut::{self, CutMark};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -154,6 +155,12 @@ pub fn one_line(text: &str) -> String {
 /// [`CutMark::MoreBytes`]).
 pub fn cut(text: &str, max: usize) -> String {
     text_cut::cut(text, max, CutMark::MoreBytes).into_owned()
+}
+
+/// `text` with `secrets` masked, then [`cut`]: how guest-chosen text is recorded (a cut first
+/// could leave part of a secret the mask no longer recognises).
+pub fn masked_cut(text: &str, max: usize, secrets: &Secrets) -> String {
+    cut(&secrets.scrub(text), max)
 }
 
 #[cfg(test)]

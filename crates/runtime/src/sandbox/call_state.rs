@@ -402,7 +402,7 @@ impl CallState {
     /// `text` with the host's secrets masked, then cut to `max` bytes: what the host records of a
     /// guest's paths (a cut first could leave part of a secret the mask no longer recognises).
     pub(crate) fn masked_cut(&self, text: &str, max: usize) -> String {
-        cut(&self.secrets.scrub(text), max)
+        crate::report::budget::masked_cut(text, max, &self.secrets)
     }
 
     /// The plugin's secret config keys (`[plugins.ID] secrets`), for `wasi:config/store`.

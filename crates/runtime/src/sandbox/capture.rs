@@ -65,10 +65,7 @@ impl OutputCapture {
         let mut text = self.secrets.scrub(&text).into_owned();
         let mut dropped = buffer.dropped;
         if text.len() > self.limit {
-            let mut end = self.limit;
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
+            let end = text.floor_char_boundary(self.limit);
             dropped += (text.len() - end) as u64;
             text.truncate(end);
         }

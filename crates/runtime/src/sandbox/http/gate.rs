@@ -14,7 +14,7 @@ use super::body::BoundedBody;
 use crate::capabilities::limits::HttpLimits;
 use crate::capabilities::net::grant::{HttpGrant, RequestTarget, Scheme};
 use crate::capabilities::net::request_path::{ambiguous_segment, is_never_sent};
-use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, cut};
+use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind, ReportBudget, masked_cut};
 use crate::report::secrets::Secrets;
 use crate::report::{GuestReport, HttpAttempt, ReportSink};
 use http_body_util::BodyExt;
@@ -89,10 +89,9 @@ impl HttpGate {
         }
     }
 
-    /// `text` with the host's secrets masked, then cut to `max` bytes (a cut first could leave
-    /// part of a secret the mask no longer recognises).
+    /// `text` as recorded: the host's secrets masked, then cut to `max` bytes.
     fn shown(&self, text: &str, max: usize) -> String {
-        cut(&self.secrets.scrub(text), max)
+        masked_cut(text, max, &self.secrets)
     }
 
     fn report(&self, target: &RequestTarget, allowed: bool) {

@@ -223,7 +223,6 @@ pub struct Plugin {
     /// The granted directories, opened once at load; every call's preopens are clones of these.
     preopens: OpenedDirs,
     settings: Arc<str>,
-    config_secrets: Arc<[crate::capabilities::config_secrets::ConfigSecret]>,
     engine: Engine,
     fuel_metering: bool,
     sandbox_slots: Arc<Semaphore>,
@@ -331,7 +330,6 @@ impl Plugin {
             .map(|(name, _)| name.to_string())
             .collect();
         let settings: Arc<str> = grant.settings.to_string().into();
-        let config_secrets = grant.config_secrets.clone().into();
         // A command starts in its working directory (grant.rs, `with_working_dir`).
         let preopens = if contract == ContractVersion::Command {
             grant.with_working_dir(preopens)
@@ -351,7 +349,6 @@ impl Plugin {
             exports,
             preopens,
             settings,
-            config_secrets,
             engine: host.engine.clone(),
             fuel_metering: host.fuel_metering,
             sandbox_slots: host.sandbox_slots.clone(),

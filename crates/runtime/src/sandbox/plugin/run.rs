@@ -149,7 +149,7 @@ impl Plugin {
             settings: self.settings.clone(),
             secrets: self.secrets.clone(),
             config_secrets: if granted {
-                self.config_secrets.clone()
+                self.grant.config_secrets.clone()
             } else {
                 Arc::from([])
             },
