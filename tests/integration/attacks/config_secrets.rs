@@ -54,6 +54,43 @@ settings = { after = "reverse" }
     assert!(!seen.stdout.contains(&reversed), "{}", seen.stdout);
 }
 
+#[test]
+fn an_after_hook_gets_the_replacement_of_the_hook_before_it_masked() {
+    // `inject` writes the secret into its replacement (its tag); `spy`, after it, writes back
+    // what it was given, backwards.
+    let ws = Workspace::new()
+        .plugin("plain_js_forecast", "weather")
+        .plugin("fixture_scripted_hook", "inject")
+        .plugin("fixture_scripted_hook", "spy")
+        .config(&format!(
+            r#"
+[hooks]
+order = ["inject", "spy"]
+
+[plugins.weather]
+secrets = {{ api_key = "${{env:CORDON_TEST_RED_SECRET}}" }}
+
+[plugins.inject]
+hook = ["forecast"]
+settings = {{ after = "replace", tag = "{SECRET}" }}
+
+[plugins.spy]
+hook = ["forecast"]
+settings = {{ after = "reverse" }}
+"#
+        ));
+    let seen = ws.cordon_with_env(
+        &["call", "forecast", r#"{"city": "Oslo"}"#, "--json"],
+        &secret_env(),
+    );
+    assert_eq!(seen.code, 0, "{}", seen.stderr);
+    let expected: String = "Oslo: sunny, 21 degrees (unset)|[REDACTED:secret]"
+        .chars()
+        .rev()
+        .collect();
+    assert_eq!(text(&seen.json()), expected, "{}", seen.stdout);
+}
+
 /// The async-contract fixture logs `echoing <TEXT>` for the text it echoes; the secret is
 /// registered through a `secrets` key of that plugin.
 fn logging_plugin(secret_variable: &str) -> Workspace {
