@@ -45,7 +45,7 @@ FIXTURE_PACKAGES := $(addprefix fixture_,$(FIXTURES))
 # `cordon` binary on top (crates/).
 HOST_CRATES := -p cordon-runtime -p cordon-agent -p cordon-mcp -p cordon-scaffold -p cordon-distribution -p cordon-telemetry -p cordon
 
-.PHONY: build install demo test test-rust test-mcp test-deploy mcp-clients registry-tools test-real-model fuzz bench toolchain host plugins fixtures lint clean
+.PHONY: build install demo test test-rust test-mcp test-deploy mcp-clients registry-tools test-real-model fuzz bench toolchain host plugins guests fixtures lint clean
 
 build: host plugins
 
@@ -110,24 +110,29 @@ $(GUEST_DIR)/plain_qjs_%.wasm: tests/fixtures_plain/qjs_%/app.js tests/fixtures_
 # JavaScript and C plugins are built with `cordon build` (so the host is built first), rebuilt
 # when their sources, the SDK or the contract change. `--force`: the guest directory is the
 # Makefile's own, so whatever is there under the name (a build from before the build records) is ours.
+# GUEST_BUILD (output dir, project) and GUEST_BUILD_NEEDS are what builds them and what must be made
+# first: tests/guests/build.rs passes the scaffold's own builder (`cargo run --example build_guest`)
+# instead, so a plain `cargo test` builds no second host.
+GUEST_BUILD ?= $(CORDON) --plugins $(1) build --force $(2)
+GUEST_BUILD_NEEDS ?= host
 $(GUEST_DIR)/json_query.wasm: $(wildcard plugins/json_query/*.js)
-$(GUEST_DIR)/%.wasm: plugins/%/app.js sdk/js/cordon.js sdk/js/session.js sdk/js/build.mjs wit/plugin-0.3.0/plugin.wit | host $(JS_TOOLCHAIN)
+$(GUEST_DIR)/%.wasm: plugins/%/app.js sdk/js/cordon.js sdk/js/session.js sdk/js/build.mjs wit/plugin-0.3.0/plugin.wit | $(GUEST_BUILD_NEEDS) $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
-	$(CORDON) --plugins $(GUEST_DIR) build --force plugins/$*
+	$(call GUEST_BUILD,$(GUEST_DIR),plugins/$*)
 
-$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/session.js sdk/js/build.mjs wit/plugin-0.3.0/plugin.wit | host $(JS_TOOLCHAIN)
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_js/%/app.js sdk/js/cordon.js sdk/js/session.js sdk/js/build.mjs wit/plugin-0.3.0/plugin.wit | $(GUEST_BUILD_NEEDS) $(JS_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)/js-fixtures
-	$(CORDON) --plugins $(GUEST_DIR)/js-fixtures build --force tests/fixtures_js/$*
+	$(call GUEST_BUILD,$(GUEST_DIR)/js-fixtures,tests/fixtures_js/$*)
 	mv $(GUEST_DIR)/js-fixtures/$*.wasm $@
 
 C_SDK := $(wildcard sdk/c/*.c sdk/c/*.h)
-$(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) $(C_SDK) wit/plugin-0.3.0/plugin.wit | host $(ZIG_TOOLCHAIN)
+$(GUEST_DIR)/hash.wasm: $(wildcard plugins/hash/*.c plugins/hash/*.h) $(C_SDK) wit/plugin-0.3.0/plugin.wit | $(GUEST_BUILD_NEEDS) $(ZIG_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)
-	$(CORDON) --plugins $(GUEST_DIR) build --force plugins/hash
+	$(call GUEST_BUILD,$(GUEST_DIR),plugins/hash)
 
-$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_c/%/app.c $(C_SDK) wit/plugin-0.3.0/plugin.wit | host $(ZIG_TOOLCHAIN)
+$(GUEST_DIR)/fixture_%.wasm: tests/fixtures_c/%/app.c $(C_SDK) wit/plugin-0.3.0/plugin.wit | $(GUEST_BUILD_NEEDS) $(ZIG_TOOLCHAIN)
 	@mkdir -p $(GUEST_DIR)/c-fixtures
-	$(CORDON) --plugins $(GUEST_DIR)/c-fixtures build --force tests/fixtures_c/$*
+	$(call GUEST_BUILD,$(GUEST_DIR)/c-fixtures,tests/fixtures_c/$*)
 	mv $(GUEST_DIR)/c-fixtures/$*.wasm $@
 
 $(JS_TOOLCHAIN): sdk/js/package-lock.json
@@ -139,9 +144,13 @@ $(ZIG_TOOLCHAIN): sdk/c/requirements-build.txt $(BUILD_VENV)/.installed
 	$(BUILD_VENV)/bin/pip install --quiet --disable-pip-version-check -r sdk/c/requirements-build.txt
 	touch $@
 
-# One cargo invocation builds the bundled plugins and every fixture, once per test run.
-fixtures: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM) $(SDK_PLUGIN_WASM) $(JS_FIXTURE_WASM) $(C_FIXTURE_WASM) $(PLAIN_FIXTURE_WASM)
+# One cargo invocation builds the bundled plugins and every fixture, once per test run, into
+# GUEST_DIR (`guests`, what tests/guests/build.rs runs); `fixtures` also copies the bundled ones
+# into plugins/.
+guests: toolchain $(PYTHON_WASM) $(PYTHON_FIXTURE_WASM) $(SDK_PLUGIN_WASM) $(JS_FIXTURE_WASM) $(C_FIXTURE_WASM) $(PLAIN_FIXTURE_WASM)
 	cargo build --target wasm32-wasip2 --profile guest $(addprefix -p ,$(BUNDLED) $(FIXTURE_PACKAGES))
+
+fixtures: guests
 	@for name in $(BUNDLED) $(PYTHON_PLUGINS) $(JS_PLUGINS) $(C_PLUGINS); do cp $(GUEST_DIR)/$$name.wasm plugins/$$name.wasm; done
 
 demo: build
@@ -202,7 +211,7 @@ endif
 
 # The property tests of tests/integration/fuzz.rs with many more cases than CI runs.
 fuzz: host
-	PROPTEST_CASES=$${PROPTEST_CASES:-20000} cargo test -p cordon --test integration fuzz -- --test-threads 2
+	CORDON_GUEST_DIR=$(GUEST_DIR) PROPTEST_CASES=$${PROPTEST_CASES:-20000} cargo test -p cordon --test integration fuzz -- --test-threads 2
 
 # One run of every benchmark (crates/cordon/benches/suite/), printed and written to BENCHMARKS.md. ripgrep,
 # which the real-repository section compares with, is installed for it into a cache directory (it
@@ -221,7 +230,7 @@ $(BENCH_TOOLS)/bin/rg:
 
 lint: toolchain
 	cargo fmt --all --check
-	cargo clippy $(HOST_CRATES) --all-targets -- -D warnings
+	CORDON_GUEST_DIR=$(GUEST_DIR) cargo clippy $(HOST_CRATES) --all-targets -- -D warnings
 	cargo clippy --target wasm32-wasip2 $(addprefix -p ,cordon-sdk $(BUNDLED) $(FIXTURE_PACKAGES)) -- -D warnings
 
 clean:

@@ -1,6 +1,6 @@
 //! The runtime embedded with nothing on disk but the data it grants: a plugin given as bytes, its
 //! grants made in code (checked as cordon.toml's are, secrets masked), arguments given as JSON
-//! values. Runs against the bundled fs plugin, built by `make test` into `CORDON_GUEST_DIR`.
+//! values. Runs against the bundled fs plugin, built for the tests (crate cordon-test-guests).
 
 use cordon_runtime::capabilities::grant::{Access, PluginGrant};
 use cordon_runtime::capabilities::net::HttpGrant;
@@ -10,12 +10,9 @@ use cordon_runtime::{CallRequest, CompileCache, ErrorKind, RuntimeBuilder};
 use serde_json::json;
 use std::path::PathBuf;
 
-/// The bytes of a guest component `make test` built.
+/// The bytes of a guest component built for the tests.
 fn guest(name: &str) -> Vec<u8> {
-    let dir = std::env::var_os("CORDON_GUEST_DIR").map(PathBuf::from).expect(
-        "CORDON_GUEST_DIR is not set: run the tests with `make test`, which builds the guest plugins first",
-    );
-    let path = dir.join(format!("{name}.wasm"));
+    let path = cordon_test_guests::dir().join(format!("{name}.wasm"));
     std::fs::read(&path).unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()))
 }
 

@@ -1,5 +1,5 @@
 //! Test helpers: a temporary workspace with a plugins dir and a config, the `cordon` binary, and
-//! the guest components `make test` built.
+//! the guest components built for the tests (crate cordon-test-guests).
 
 pub mod agent_runs;
 pub mod hostile_http;
@@ -16,14 +16,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use tempfile::TempDir;
 
-/// Where `make test` put the guest components.
+/// Where the guest components are: `CORDON_GUEST_DIR` (`make test` builds them there), else
+/// where a plain `cargo test` built them (tests/guests/build.rs).
 pub fn guest_dir() -> PathBuf {
-    let dir = std::env::var_os("CORDON_GUEST_DIR").map(PathBuf::from).expect(
-        "CORDON_GUEST_DIR is not set: run the tests with `make test`, which builds the guest plugins first",
-    );
+    let dir = cordon_test_guests::dir();
     assert!(
         dir.join("fixture_probe.wasm").is_file(),
-        "{} has no fixture_probe.wasm: run `make test`",
+        "{} has no fixture_probe.wasm: run `make test`, or `cargo test` without CORDON_GUEST_DIR",
         dir.display()
     );
     dir

@@ -118,9 +118,7 @@ mod tests {
 
     #[test]
     fn every_guest_built_here_passes_its_outline() {
-        let Some(dir) = std::env::var_os("CORDON_GUEST_DIR") else {
-            panic!("CORDON_GUEST_DIR is not set; run the tests through `make test`");
-        };
+        let dir = cordon_test_guests::dir();
         let mut checked = 0;
         let mut most = 0;
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
