@@ -50,6 +50,7 @@ mod secret_scrubbing;
 mod session_hooks;
 mod session_promises;
 mod session_sdks;
+mod signed_plugins;
 mod strict_schemas;
 mod terminal_lines;
 mod uninstall;

@@ -7,12 +7,14 @@
 //! environment or the docker config file, and never shows them; `upload.rs` pushes blobs and
 //! manifests with the credentials for the registry's origin only; `transfer.rs` is HTTP with
 //! timeouts, a redirect policy and capped bodies; `wassette_policy.rs` reads the permission
-//! policy Wassette keeps beside a component as the cordon grants that allow no more.
+//! policy Wassette keeps beside a component as the cordon grants that allow no more;
+//! `signature/` says who signed an artifact (cosign's keyed signatures) and signs one.
 
 mod credentials;
 mod fetch;
 mod oci;
 mod sign_in;
+pub mod signature;
 mod source;
 mod transfer;
 mod upload;

@@ -34,7 +34,7 @@ pub struct Pushed {
     pub component_sha256: String,
 }
 
-fn parse(reference: &str) -> Result<Reference, DistributionError> {
+pub(crate) fn parse(reference: &str) -> Result<Reference, DistributionError> {
     let bad = |reason: String| DistributionError::BadReference {
         reference: format!("oci://{reference}"),
         reason,
@@ -55,7 +55,7 @@ fn parse(reference: &str) -> Result<Reference, DistributionError> {
     Ok(parsed)
 }
 
-fn client_for(reference: &Reference) -> Client {
+pub(crate) fn client_for(reference: &Reference) -> Client {
     let registry = reference.resolve_registry().to_string();
     let protocol = if is_loopback(&registry) {
         ClientProtocol::HttpsExcept(vec![registry])
@@ -71,7 +71,7 @@ fn client_for(reference: &Reference) -> Client {
 }
 
 /// `https`, or `http` for a registry on this machine.
-fn scheme_for(registry: &str) -> &'static str {
+pub(crate) fn scheme_for(registry: &str) -> &'static str {
     if is_loopback(registry) {
         "http"
     } else {
@@ -79,7 +79,7 @@ fn scheme_for(registry: &str) -> &'static str {
     }
 }
 
-fn registry_error(
+pub(crate) fn registry_error(
     what: &'static str,
     reference: &str,
     err: impl std::fmt::Display,
@@ -92,7 +92,7 @@ fn registry_error(
 }
 
 /// The credentials for `reference`'s registry, after cordon signed in itself (see sign_in.rs).
-async fn signed_in(
+pub(crate) async fn signed_in(
     reference: &Reference,
     reference_text: &str,
     push: bool,
@@ -119,6 +119,24 @@ async fn fetch_manifest(
     reference_text: &str,
     auth: &RegistryAuth,
 ) -> Result<Vec<u8>, DistributionError> {
+    fetch_manifest_if_any(client, reference, reference_text, auth)
+        .await?
+        .ok_or_else(|| {
+            registry_error(
+                "the manifest pull",
+                reference_text,
+                format!("HTTP {}", reqwest::StatusCode::NOT_FOUND),
+            )
+        })
+}
+
+/// The manifest at `reference`, or `None` when the registry has none there (404).
+pub(crate) async fn fetch_manifest_if_any(
+    client: &Client,
+    reference: &Reference,
+    reference_text: &str,
+    auth: &RegistryAuth,
+) -> Result<Option<Vec<u8>>, DistributionError> {
     let token = client
         .auth(reference, auth, RegistryOperation::Pull)
         .await
@@ -149,6 +167,9 @@ async fn fetch_manifest(
         .send()
         .await
         .map_err(|err| registry_error("the manifest pull", reference_text, err))?;
+    if response.status() == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
     if !response.status().is_success() {
         return Err(registry_error(
             "the manifest pull",
@@ -162,6 +183,7 @@ async fn fetch_manifest(
         &format!("the manifest of oci://{reference_text}"),
     )
     .await
+    .map(Some)
 }
 
 /// The most bytes of one manifest read (a Wasm artifact's is well under a kilobyte).
@@ -245,7 +267,7 @@ pub async fn pull(
 }
 
 /// The layer's bytes, refused as soon as they pass the size its descriptor gave.
-async fn pull_layer(
+pub(crate) async fn pull_layer(
     client: &Client,
     reference: &Reference,
     reference_text: &str,

@@ -179,6 +179,73 @@ pub(crate) fn http_get(address: &str, path: &str, accept: &str) -> (String, Vec<
     (headers, response[split + 4..].to_vec())
 }
 
+impl Registry {
+    /// Uploads `bytes` as a blob of `repository` (one monolithic POST); returns its digest.
+    pub(crate) fn put_blob(&self, repository: &str, bytes: &[u8]) -> String {
+        let digest = format!("sha256:{}", crate::support::hostile_http::sha256(bytes));
+        let started = http_send(
+            &self.address,
+            "POST",
+            &format!("/v2/{repository}/blobs/uploads/"),
+            "application/octet-stream",
+            b"",
+        );
+        let location = started
+            .lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("location")
+                    .then(|| value.trim().to_string())
+            })
+            .unwrap_or_else(|| panic!("blob upload start: {started}"));
+        let path = location
+            .strip_prefix(&format!("http://{}", self.address))
+            .unwrap_or(&location);
+        let separator = if path.contains('?') { '&' } else { '?' };
+        let head = http_send(
+            &self.address,
+            "PUT",
+            &format!("{path}{separator}digest={digest}"),
+            "application/octet-stream",
+            bytes,
+        );
+        assert!(head.contains(" 201 "), "blob upload: {head}");
+        digest
+    }
+
+    /// Puts `manifest` (an OCI image manifest) under `repository:tag`.
+    pub(crate) fn put_manifest(&self, repository: &str, tag: &str, manifest: &Value) {
+        let head = http_send(
+            &self.address,
+            "PUT",
+            &format!("/v2/{repository}/manifests/{tag}"),
+            "application/vnd.oci.image.manifest.v1+json",
+            &serde_json::to_vec(manifest).unwrap(),
+        );
+        assert!(head.contains(" 201 "), "manifest put: {head}");
+    }
+}
+
+/// One HTTP/1.0 request with a body; returns the response's head.
+fn http_send(address: &str, method: &str, path: &str, content_type: &str, body: &[u8]) -> String {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.0\r\nHost: {address}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    String::from_utf8_lossy(&response)
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
 impl Drop for Registry {
     fn drop(&mut self) {
         let _ = self.child.kill();

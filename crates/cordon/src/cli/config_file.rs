@@ -1,9 +1,10 @@
 //! cordon.toml as the binary reads it: one [`ConfigDocument`], from which each crate reads the
 //! tables it owns (the runtime's grants, hooks and host; the agent's `[model]` and loop keys;
-//! `[telemetry]`), and then one check names any key nobody read, with its file and line. A mistake
+//! `[telemetry]`; the binary's own `[trust]`), and then one check names any key nobody read, with its file and line. A mistake
 //! in any table fails every command that reads the file.
 
 use crate::cli::host_secrets::host_secrets;
+use crate::cli::trust_policy::TrustPolicy;
 use cordon_agent::settings::SessionSettings;
 use cordon_runtime::config::{Config, ConfigDocument, ConfigError};
 use std::path::Path;
@@ -14,6 +15,8 @@ pub struct ConfigFile {
     pub runtime: Config,
     /// `[model]` and the loop's keys of `[agent]`.
     pub session: SessionSettings,
+    /// `[trust]`: the keys signatures are checked with, and which plugins must be signed.
+    pub trust: TrustPolicy,
 }
 
 /// Reads and checks the config file at `path`.
@@ -30,6 +33,11 @@ fn read(document: &ConfigDocument) -> Result<ConfigFile, ConfigError> {
     let runtime = Config::from_document(document)?;
     let session = SessionSettings::from_document(document)?;
     cordon_telemetry::read_file_settings(document)?;
+    let trust = TrustPolicy::from_document(document)?;
     document.check_all_read()?;
-    Ok(ConfigFile { runtime, session })
+    Ok(ConfigFile {
+        runtime,
+        session,
+        trust,
+    })
 }

@@ -7,6 +7,7 @@
 //! (`cordon remove` undoes an `add`: uninstall.rs.)
 
 use anyhow::{Context as _, bail};
+use cordon_distribution::signature::{Signer, SigningKey};
 use cordon_distribution::{ComponentSummary, Source, fetch};
 use cordon_runtime::capabilities::lock::{Lockfile, PluginSource};
 use cordon_runtime::{CompileCache, RuntimeBuilder};
@@ -58,6 +59,24 @@ pub async fn add(
     };
     check_name(&name)?;
     let fetched = fetch(&source, sha256, &super::host_secrets::registry_secret).await?;
+    // Who signed it, before anything else is looked at; a signer other than the one the lock
+    // recorded for the name is a new decision (--force).
+    let trust = super::trust_policy::read(&paths.config)?;
+    let signed = super::signatures::look(&trust, &fetched.pinned).await?;
+    let recorded_signer = match force {
+        true => None,
+        false => load_lock(&paths.lock)?
+            .sources
+            .get(&name)
+            .and_then(|recorded| recorded.signer.clone()),
+    };
+    super::signatures::check(
+        &trust,
+        &name,
+        &fetched.pinned.to_text(),
+        &signed,
+        recorded_signer.as_deref(),
+    )?;
     let target = paths.plugins.join(format!("{name}.wasm"));
     if let Ok(existing) = cordon_distribution::read_component_file(&target)
         && cordon_distribution::sha256_hex(&existing) != fetched.sha256
@@ -140,6 +159,7 @@ pub async fn add(
         PluginSource {
             source: fetched.pinned.to_text(),
             sha256: fetched.sha256.clone(),
+            signer: signed.signer.as_ref().map(Signer::lock_text),
         },
     );
     lock.write(&paths.lock)?;
@@ -149,6 +169,7 @@ pub async fn add(
         for_terminal(&fetched.pinned.to_text()),
         fetched.sha256
     ))?;
+    out(&format!("  {}", for_terminal(&signed.found)))?;
     for line in plugin {
         out(&format!("  {line}"))?;
     }
@@ -175,6 +196,7 @@ pub async fn add(
 /// `cordon sync` (and `cordon add --locked`): installs every plugin cordon.lock records.
 pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
     let lock = Lockfile::load(&paths.lock)?;
+    let trust = super::trust_policy::read(&paths.config)?;
     if lock.sources.is_empty() {
         bail!(
             "{} records no plugin sources: install plugins with `cordon add REF` first",
@@ -230,6 +252,14 @@ pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
         )
         .await
         .with_context(|| format!("installing {name} as cordon.lock records it"))?;
+        let signed = super::signatures::look(&trust, &fetched.pinned).await?;
+        super::signatures::check(
+            &trust,
+            name,
+            &recorded.source,
+            &signed,
+            recorded.signer.as_deref(),
+        )?;
         install_file(&target, &fetched.bytes)?;
         crate::cli::render::stdout_line(&format!(
             "{name}: installed from {} (sha256 {})",
@@ -241,9 +271,24 @@ pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
 }
 
 /// `cordon push PLUGIN REF`: PLUGIN is a plugin id in the plugins directory or a .wasm path.
-pub async fn push(paths: &InstallPaths, plugin: &str, reference: &str) -> anyhow::Result<ExitCode> {
+/// With `sign`, the pushed manifest is signed with that key (cosign's keyed layout).
+pub async fn push(
+    paths: &InstallPaths,
+    plugin: &str,
+    reference: &str,
+    sign: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
     let Source::Oci { reference } = Source::parse(reference)? else {
         bail!("cordon push publishes to an OCI registry: give oci://HOST/REPOSITORY:TAG");
+    };
+    // The key is read before anything is pushed: a push that cannot be signed is not made.
+    let signing_key = match sign {
+        Some(path) => {
+            let pem = std::fs::read(path)
+                .with_context(|| format!("reading the signing key {}", path.display()))?;
+            Some(SigningKey::from_pem(&pem, &path.display().to_string())?)
+        }
+        None => None,
     };
     let file = if plugin.ends_with(".wasm") || plugin.contains('/') {
         PathBuf::from(plugin)
@@ -275,6 +320,21 @@ pub async fn push(paths: &InstallPaths, plugin: &str, reference: &str) -> anyhow
         pushed.component_sha256,
         pushed.manifest_digest
     ))?;
+    if let Some(key) = signing_key {
+        cordon_distribution::signature::oci_signatures::push(
+            repository,
+            &pushed.manifest_digest,
+            &key,
+            &super::host_secrets::registry_secret,
+        )
+        .await?;
+        crate::cli::render::stdout_line(&format!(
+            "signed oci://{repository}@{} with the key {} (cosign's layout: oci://{repository}:{}.sig)",
+            pushed.manifest_digest,
+            key.public_key().fingerprint(),
+            pushed.manifest_digest.replacen(':', "-", 1)
+        ))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

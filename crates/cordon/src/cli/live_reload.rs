@@ -6,6 +6,8 @@
 //! log line, an audit-log record and a `cordon_reloads_total` count, and the clients watching the
 //! tool list are told.
 
+use super::trust_policy::TrustPolicy;
+use anyhow::Context as _;
 use cordon_runtime::capabilities::lock::Lockfile;
 use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::ToolChanges;
@@ -35,11 +37,6 @@ pub struct PipelineLoader {
 }
 
 impl PipelineLoader {
-    /// The config as it is on disk now (its runtime part).
-    pub fn config(&self) -> anyhow::Result<Config> {
-        Ok(self.config_file()?.runtime)
-    }
-
     /// Every part of the config as it is on disk now.
     pub fn config_file(&self) -> anyhow::Result<super::config_file::ConfigFile> {
         Ok(match &self.config {
@@ -50,6 +47,7 @@ impl PipelineLoader {
             None => super::config_file::ConfigFile {
                 runtime: super::host_secrets::empty_config(),
                 session: Default::default(),
+                trust: Default::default(),
             },
         })
     }
@@ -69,6 +67,7 @@ impl PipelineLoader {
     pub async fn build(
         &self,
         mut config: Config,
+        trust: &TrustPolicy,
         lock: Option<Lockfile>,
     ) -> anyhow::Result<Pipeline> {
         config.allow_missing_hooks |= self.allow_missing_hooks;
@@ -87,6 +86,20 @@ impl PipelineLoader {
         if let Some(tools) = &self.tools {
             builder = builder.active_tools(tools.clone());
         }
+        if trust.requires_any() {
+            // What `cordon add` and `sync` verified, read as the lock is now.
+            let sources = if self.lock_path.exists() {
+                Lockfile::load(&self.lock_path)
+                    .context("[trust] requires signatures, which cordon.lock records")?
+                    .sources
+            } else {
+                BTreeMap::new()
+            };
+            let trust = trust.clone();
+            builder = builder.admission(move |id, sha256| {
+                super::signatures::admit(&trust, &sources, id, sha256)
+            });
+        }
         Ok(builder.build().await?)
     }
 
@@ -102,10 +115,10 @@ impl PipelineLoader {
 
     /// Reads the config and the lock from disk and builds from them.
     pub async fn load(&self) -> anyhow::Result<Pipeline> {
-        let config = self.config()?;
-        self.check_host_files(&config)?;
-        let lock = self.lock(&config)?;
-        self.build(config, lock).await
+        let file = self.config_file()?;
+        self.check_host_files(&file.runtime)?;
+        let lock = self.lock(&file.runtime)?;
+        self.build(file.runtime, &file.trust, lock).await
     }
 
     /// Starts watching: what is on disk now counts as loaded. Called before the first load, so a

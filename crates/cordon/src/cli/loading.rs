@@ -18,6 +18,8 @@ pub(super) struct Loaded {
     pub agent: AgentSettings,
     /// Watching plugins/, the config and the lock from before the first load (live front ends).
     pub watcher: Option<cordon_runtime::watch::ChangeWatcher>,
+    /// `[trust]`, for what `cordon list` shows of who signed each plugin.
+    pub trust: super::trust_policy::TrustPolicy,
 }
 
 impl Cli {
@@ -42,17 +44,14 @@ impl Cli {
         let model = file.session.model;
         let agent = file.session.agent;
         let watcher = watch.then(|| self.pipeline_loader().watch_from_now());
-        let pipeline = self.load_pipeline(config, lock).await?;
+        let pipeline = self.load_pipeline(config, &file.trust, lock).await?;
         Ok(Loaded {
             pipeline,
             model,
             agent,
             watcher,
+            trust: file.trust,
         })
-    }
-
-    pub(super) fn load_config(&self) -> anyhow::Result<Config> {
-        self.pipeline_loader().config()
     }
 
     pub(super) fn install_paths(&self) -> install::InstallPaths {
@@ -87,9 +86,10 @@ impl Cli {
     pub(super) async fn load_pipeline(
         &self,
         config: Config,
+        trust: &super::trust_policy::TrustPolicy,
         lock: Option<Lockfile>,
     ) -> anyhow::Result<Pipeline> {
-        self.pipeline_loader().build(config, lock).await
+        self.pipeline_loader().build(config, trust, lock).await
     }
 
     /// How this command line loads its pipeline, again and again (live reloads).

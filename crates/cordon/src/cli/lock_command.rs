@@ -10,13 +10,14 @@ use std::process::ExitCode;
 impl Cli {
     /// Loads the plugins as they are (unlocked) and writes the lock approving them.
     pub(super) async fn lock(&self) -> anyhow::Result<ExitCode> {
-        let config = self.load_config()?;
+        let file = self.pipeline_loader().config_file()?;
+        let config = file.runtime;
         let deployment = cordon_runtime::capabilities::lock::deployment(
             config.audit_path.as_deref(),
             &config.hook_order,
             config.batches.approval.lock_line(),
         );
-        let pipeline = self.load_pipeline(config, None).await?;
+        let pipeline = self.load_pipeline(config, &file.trust, None).await?;
         self.write_lock(&pipeline, deployment)
     }
 

@@ -18,9 +18,12 @@ mod project_commands;
 pub mod render;
 mod serve_command;
 mod session_commands;
+mod signatures;
 pub mod stdio_output;
 pub mod telemetry_setup;
+mod trust_policy;
 mod uninstall;
+mod verify_command;
 mod wassette_import;
 
 use anyhow::bail;
@@ -118,6 +121,16 @@ pub enum Command {
         /// A plugin id in the plugins directory, or a path to a .wasm file.
         plugin: String,
         /// oci://HOST/REPOSITORY:TAG
+        reference: String,
+        /// Sign the pushed artifact with this key (a PKCS#8 PEM private key, ECDSA P-256 or
+        /// Ed25519), stored as cosign stores keyed signatures.
+        #[arg(long, value_name = "KEY")]
+        sign: Option<PathBuf>,
+    },
+    /// Check who signed a plugin against [trust]: REF as `cordon add` takes it, or the name of
+    /// a plugin cordon.lock records. Prints what was found; exit 1 when [trust] would refuse it.
+    Verify {
+        /// oci://HOST/REPOSITORY:TAG (or @sha256:DIGEST), a URL, a path, or an installed name.
         reference: String,
     },
     /// Check plugins against the contract, as the host would load them: names and schemas
@@ -292,8 +305,13 @@ impl Cli {
             }
             Command::Sync => install::sync(&self.install_paths()).await,
             Command::Remove { name } => self.remove(name),
-            Command::Push { plugin, reference } => {
-                install::push(&self.install_paths(), plugin, reference).await
+            Command::Push {
+                plugin,
+                reference,
+                sign,
+            } => install::push(&self.install_paths(), plugin, reference, sign.as_deref()).await,
+            Command::Verify { reference } => {
+                verify_command::run(&self.install_paths(), reference).await
             }
             Command::Test {
                 files,
@@ -314,8 +332,10 @@ impl Cli {
                 json,
                 allow_refused,
             } => {
-                let pipeline = self.load(false).await?.pipeline;
-                render::list(&pipeline, *json)?;
+                let loaded = self.load(false).await?;
+                let pipeline = loaded.pipeline;
+                let signers = signatures::provenance(&loaded.trust, &self.lock_path(), &pipeline);
+                render::list(&pipeline, &signers, *json)?;
                 let refused = pipeline.registry().rejected().len();
                 if refused == 0 || *allow_refused {
                     return Ok(ExitCode::SUCCESS);

@@ -10,6 +10,7 @@ use cordon_runtime::report::terminal_text::{json_text, lines, one_line};
 use cordon_runtime::report::{Content, ToolResult};
 use cordon_runtime::{Plugin, ToolInfo};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 fn tool_json(plugin: &Plugin, tool: &ToolInfo, active: bool) -> Value {
     let mut value = json!({
@@ -37,7 +38,12 @@ fn tool_json(plugin: &Plugin, tool: &ToolInfo, active: bool) -> Value {
     value
 }
 
-pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
+/// `signers`: what is known of who signed each plugin, by id (signatures.rs).
+pub fn list(
+    pipeline: &Pipeline,
+    signers: &BTreeMap<String, String>,
+    as_json: bool,
+) -> anyhow::Result<()> {
     let registry = pipeline.registry();
     let hooks: Vec<(&Plugin, _)> = pipeline
         .hooks()
@@ -70,6 +76,7 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
                 "contract": plugin.contract,
                 "compiled": match plugin.compiled { CompileSource::Cached => "cache", CompileSource::Compiled => "fresh" },
                 "tools": plugin.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+                "signature": signers.get(&*plugin.id),
             })).collect::<Vec<_>>(),
             "rejected": registry.rejected(),
             "collisions": registry.collisions(),
@@ -112,8 +119,11 @@ pub fn list(pipeline: &Pipeline, as_json: bool) -> anyhow::Result<()> {
             .max()
             .unwrap_or(0);
         for plugin in plugins {
+            let signed = signers
+                .get(&*plugin.id)
+                .map_or(String::new(), |signer| format!("  ({})", one_line(signer)));
             out.push_str(&format!(
-                "  {:width$}  contract {}  {}\n",
+                "  {:width$}  contract {}  {}{signed}\n",
                 one_line(&plugin.id),
                 plugin.contract,
                 one_line(&plugin.path.display().to_string())

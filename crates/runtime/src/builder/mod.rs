@@ -77,6 +77,7 @@ pub struct RuntimeBuilder {
     lock: Option<Lockfile>,
     lock_path: Option<PathBuf>,
     active_tools: Option<Vec<String>>,
+    admission: Option<crate::sandbox::plugin::Admission>,
 }
 
 impl RuntimeBuilder {
@@ -100,6 +101,7 @@ impl RuntimeBuilder {
             lock: None,
             lock_path: None,
             active_tools: None,
+            admission: None,
         }
     }
 
@@ -154,6 +156,16 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Checks each plugin (its id and component sha256) before it is compiled: one `admit`
+    /// refuses is listed as rejected with the reason it gives.
+    pub fn admission(
+        mut self,
+        admit: impl Fn(&str, &[u8; 32]) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.admission = Some(std::sync::Arc::new(admit));
+        self
+    }
+
     /// Offers only these tools (they must be loaded), whatever `[agent] tools` says.
     pub fn active_tools(mut self, tools: Vec<String>) -> Self {
         self.active_tools = Some(tools);
@@ -188,6 +200,7 @@ impl RuntimeBuilder {
             cache: self.cache.unwrap_or_else(CompileCache::default_location),
             lock: self.lock,
             lock_path: self.lock_path,
+            admission: self.admission,
         })
         .await?;
         Ok(Pipeline::assemble(

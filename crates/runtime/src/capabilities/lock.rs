@@ -68,6 +68,10 @@ pub struct PluginSource {
     pub source: String,
     /// The component's sha256.
     pub sha256: String,
+    /// Who signed it, as `cordon add` verified it against `[trust]` (`key sha256:…`, the key's
+    /// fingerprint); absent for an unsigned plugin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
 }
 
 /// The approved plugins by id.

@@ -85,6 +85,8 @@ pub struct RegistryOptions {
     /// Where the lockfile lives (checked, like the plugins directory and the compile cache, to be
     /// outside every read-write grant).
     pub lock_path: Option<PathBuf>,
+    /// The embedder's own check of each plugin before it is compiled.
+    pub admission: Option<crate::sandbox::plugin::Admission>,
 }
 
 /// The loaded plugins and their tools.
@@ -202,11 +204,19 @@ impl Registry {
             let host = host.clone();
             let grant = Arc::new(options.config.grant_for(&source.id));
             let lock = lock.clone();
+            let admission = options.admission.clone();
             loads.spawn(async move {
                 (
                     index,
-                    Plugin::load(&host, &source.id, &source.component, grant, lock.as_deref())
-                        .await,
+                    Plugin::load(
+                        &host,
+                        &source.id,
+                        &source.component,
+                        grant,
+                        lock.as_deref(),
+                        admission.as_ref(),
+                    )
+                    .await,
                 )
             });
         }

@@ -127,6 +127,10 @@ pub enum LoadError {
     /// Loading is locked and cordon.lock does not approve the plugin as it is.
     #[error(transparent)]
     NotApproved(#[from] LockRefusal),
+    /// The embedder's admission check refused the component (the binary's: `[trust]` requires a
+    /// signature the lock does not record).
+    #[error("{0}")]
+    NotAdmitted(String),
     /// The component follows no contract the host speaks.
     #[error(transparent)]
     WrongWorld(#[from] WrongWorld),
@@ -232,6 +236,10 @@ pub struct Plugin {
     pre: ContractPre,
 }
 
+/// A check the embedder makes of each plugin, by id and the sha256 of its component, before it is
+/// compiled: `Err` says why it is refused (it is then listed as rejected, with that reason).
+pub type Admission = Arc<dyn Fn(&str, &[u8; 32]) -> Result<(), String> + Send + Sync>;
+
 impl Plugin {
     /// Reads, verifies (sha256 pin, lockfile approval), compiles (or loads from cache), links and
     /// describes one plugin file.
@@ -241,6 +249,7 @@ impl Plugin {
         source: &ComponentSource,
         grant: Arc<PluginGrant>,
         lock: Option<&Lockfile>,
+        admission: Option<&Admission>,
     ) -> Result<Self, LoadError> {
         let id: Arc<str> = id.into();
         let path = match source {
@@ -259,6 +268,10 @@ impl Plugin {
         if let Some(lock) = lock {
             lock.check(&id, &sha256, &grant)
                 .map_err(LoadError::NotApproved)?;
+        }
+        // Before anything is compiled, on the digest of the bytes that will be.
+        if let Some(admit) = admission {
+            admit(&id, &sha256).map_err(LoadError::NotAdmitted)?;
         }
         let preopens = grant.open_dirs()?;
         let engine = host.engine.clone();

@@ -1,0 +1,77 @@
+//! `cordon verify REF`: who signed a plugin, checked against `[trust]`, without installing it:
+//! REF as `cordon add` takes it, or the name of a plugin cordon.lock records (its recorded source,
+//! sha256 and signer).
+
+use super::signatures::{check, look};
+use cordon_distribution::Source;
+
+/// `cordon verify REF`: fetches REF (or the source cordon.lock records for an installed name)
+/// without installing it, and prints who signed it and whether `[trust]` lets it in.
+pub async fn run(
+    paths: &super::install::InstallPaths,
+    reference: &str,
+) -> anyhow::Result<std::process::ExitCode> {
+    use super::render::stdout_line;
+    use cordon_runtime::report::terminal_text::one_line;
+    let trust = super::trust_policy::read(&paths.config)?;
+    let lock = if paths.lock.exists() {
+        super::install::load_lock(&paths.lock)?
+    } else {
+        Default::default()
+    };
+    let (name, source, sha256, recorded) = match lock.sources.get(reference) {
+        Some(installed) => (
+            reference.to_string(),
+            Source::parse(&installed.source)?,
+            Some(installed.sha256.clone()),
+            installed.signer.clone(),
+        ),
+        None => {
+            let source = Source::parse(reference)?;
+            (source.default_name(), source, None, None)
+        }
+    };
+    let fetched = cordon_distribution::fetch(
+        &source,
+        sha256.as_deref(),
+        &super::host_secrets::registry_secret,
+    )
+    .await?;
+    let pinned = fetched.pinned.to_text();
+    let findings = look(&trust, &fetched.pinned).await?;
+    stdout_line(&format!(
+        "{} (sha256 {}): {}",
+        one_line(&pinned),
+        fetched.sha256,
+        one_line(&findings.found)
+    ))?;
+    if let Some(recorded) = &recorded {
+        stdout_line(&format!("  cordon.lock records it as signed by {recorded}"))?;
+    }
+    match check(&trust, &name, &pinned, &findings, recorded.as_deref()) {
+        Ok(()) if trust.waives(&name) => {
+            stdout_line(&format!(
+                "  [trust]: let in unsigned by name ([trust] unsigned lists {name})"
+            ))?;
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Ok(()) => {
+            let verdict = match (&findings.signer, trust.requires_signature(&name, &pinned)) {
+                (Some(_), _) => "accepted: signed by a trusted key",
+                (None, false) => "accepted: [trust] does not require it to be signed",
+                (None, true) => {
+                    unreachable!("check refuses an unsigned plugin the policy requires signed")
+                }
+            };
+            stdout_line(&format!("  [trust]: {verdict}"))?;
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Err(refusal) => {
+            stdout_line(&format!(
+                "  [trust]: refused: {}",
+                one_line(&refusal.to_string())
+            ))?;
+            Ok(std::process::ExitCode::FAILURE)
+        }
+    }
+}

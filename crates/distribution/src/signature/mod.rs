@@ -1,0 +1,42 @@
+//! Who published a plugin: signatures checked against the keys the operator trusts. Keyed
+//! signatures of OCI artifacts in cosign's layout (simple_signing.rs, oci_signatures.rs), made
+//! and checked with the keys of keys.rs. The policy that says which plugins must be signed, and
+//! by which keys, is cordon.toml's `[trust]`, read by the binary; the lock records the signer.
+
+mod keys;
+pub mod oci_signatures;
+mod simple_signing;
+
+pub use keys::{KeyError, PublicKey, SigningKey};
+
+/// A key the operator trusts, under the name `[trust.keys]` gives it.
+#[derive(Clone, Debug)]
+pub struct TrustedKey {
+    pub name: String,
+    pub key: PublicKey,
+}
+
+/// Who signed an artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Signer {
+    /// A trusted key, by its `[trust.keys]` name and its fingerprint.
+    Key { name: String, fingerprint: String },
+}
+
+impl Signer {
+    /// How the lock records the signer: what stays the same while the signer does (a key's
+    /// fingerprint, not the name the config gives it).
+    pub fn lock_text(&self) -> String {
+        match self {
+            Signer::Key { fingerprint, .. } => format!("key {fingerprint}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Signer::Key { name, fingerprint } => write!(f, "the key `{name}` ({fingerprint})"),
+        }
+    }
+}
