@@ -15,30 +15,10 @@ pub enum AnswerFormat {
     ClaudeCode,
 }
 
-/// The JSON schema of cordon's answer (`structuredContent` of every hook tool).
+/// The JSON schema of cordon's answer (`structuredContent` of every hook tool), derived from
+/// [`HookAnswer`].
 pub fn answer_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "hook": {"type": "string"},
-            "stage": {"type": "string"},
-            "decision": {"type": "string", "enum": [
-                "allow", "ask", "block", "rewrite", "keep", "replace", "proceed", "narrow",
-                "add_context", "drop_calls", "failed"
-            ]},
-            "reason": {"type": "string"},
-            "watched": {"type": "boolean"},
-            "arguments": {"type": "object"},
-            "result": {"type": "object"},
-            "replace": {"type": "string"},
-            "add_context": {"type": "string"},
-            "only_tools": {"type": "array", "items": {"type": "string"}},
-            "drop_calls": {"type": "array", "items": {"type": "string"}},
-            "duration_ms": {"type": "integer", "minimum": 0},
-            "cut": {"type": "array", "items": {"type": "string"}},
-        },
-        "required": ["hook", "stage", "decision", "watched", "duration_ms"],
-    })
+    HookAnswer::json_schema()
 }
 
 /// The answer as a Claude Code hook's JSON output for the matching event. What Claude Code's hook

@@ -8,6 +8,7 @@
 //! malformed input) is an `isError` result saying what to send instead.
 
 use super::hook_answer_formats::{self, AnswerFormat};
+use super::hook_tool_question::{self, CallArguments, GivenResult, HookToolQuestion};
 use cordon_runtime::Pipeline;
 use cordon_runtime::Plugin;
 use cordon_runtime::SessionStage;
@@ -17,7 +18,7 @@ use cordon_runtime::pipeline::hook_questions::{HookQuestion, stages_of};
 use cordon_runtime::report::{Content, ToolResult, terminal_text};
 use rmcp::model::{CallToolResult, ContentBlock, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use tokio_util::sync::CancellationToken;
 
 /// What a hook tool's name starts with.
@@ -116,10 +117,7 @@ fn tool_name(id: &str) -> String {
 fn definition(name: &str, plugin: &Plugin) -> Tool {
     let hook = &*plugin.id;
     let stages = stages_of(plugin);
-    let schema = question_schema(&stages);
-    let Value::Object(schema) = schema else {
-        unreachable!("the schema is an object")
-    };
+    let schema = hook_tool_question::input_schema(&stages);
     let mut tool = Tool::new(
         name.to_string(),
         format!(
@@ -146,45 +144,6 @@ fn definition(name: &str, plugin: &Plugin) -> Tool {
         tool.output_schema = Some(Arc::new(output));
     }
     tool
-}
-
-/// The input schema of a hook tool asked at `stages`: every argument [`read_question`] takes
-/// (a test holds the two together).
-fn question_schema(stages: &[&str]) -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "stage": {
-                "type": "string",
-                "enum": stages,
-                "description": "Where the hook is asked: before-tool-call and after-tool-call for a tool call, or a session stage.",
-            },
-            "tool": {
-                "type": "string",
-                "description": "before-tool-call, after-tool-call: the name of the tool called.",
-            },
-            "arguments": {
-                "type": ["object", "string"],
-                "description": "before-tool-call, after-tool-call: the call's arguments (an object, or its JSON text).",
-            },
-            "result": {
-                "type": ["object", "string"],
-                "description": "after-tool-call: the call's result: its text, or {\"text\": ..., \"is_error\": true|false}.",
-            },
-            "payload": {
-                "type": "object",
-                "description": "A session stage: its event, with the fields docs/session-hooks.md lists for the stage (prompt: {\"prompt\": ...}; stop: {\"answer\": ...}); fields left out take empty values.",
-            },
-            "format": {
-                "type": "string",
-                "enum": ["cordon", "claude-code"],
-                "default": "cordon",
-                "description": "The text of the result: cordon's decision as JSON, or the JSON a Claude Code hook answers with.",
-            },
-        },
-        "required": ["stage"],
-        "additionalProperties": false,
-    })
 }
 
 /// The answer to a call of `hook`'s tool with `arguments`.
@@ -295,38 +254,36 @@ fn question_bytes(arguments: &Map<String, Value>) -> usize {
         .sum()
 }
 
-/// The arguments a hook tool takes, as [`question_schema`] lists them.
-const KNOWN: [&str; 6] = ["stage", "tool", "arguments", "result", "payload", "format"];
-
 /// The question and the answer's format a call's arguments give.
 fn read_question(arguments: &Map<String, Value>) -> Result<(HookQuestion, AnswerFormat), String> {
-    if let Some(unknown) = arguments.keys().find(|key| !KNOWN.contains(&key.as_str())) {
+    static NAMES: LazyLock<Vec<String>> = LazyLock::new(hook_tool_question::argument_names);
+    if let Some(unknown) = arguments.keys().find(|key| !NAMES.contains(key)) {
         return Err(format!(
             "`{unknown}` is not an argument of a hook tool (it takes {})",
-            KNOWN.join(", ")
+            NAMES.join(", ")
         ));
     }
-    let format = match arguments.get("format").map(|format| format.as_str()) {
-        None | Some(Some("cordon")) => AnswerFormat::Cordon,
+    if !arguments.contains_key("stage") {
+        return Err("`stage` is required: before-tool-call, after-tool-call, or a session stage such as prompt".to_string());
+    }
+    let asked: HookToolQuestion =
+        serde_json::from_value(Value::Object(arguments.clone())).map_err(|err| err.to_string())?;
+    let format = match asked.format.as_deref() {
+        None | Some("cordon") => AnswerFormat::Cordon,
         // In any case: a client that means Claude Code's form gets it, refusals included.
-        Some(Some(format)) if format.eq_ignore_ascii_case("claude-code") => {
-            AnswerFormat::ClaudeCode
-        }
+        Some(format) if format.eq_ignore_ascii_case("claude-code") => AnswerFormat::ClaudeCode,
         Some(_) => return Err("`format` is \"cordon\" or \"claude-code\"".to_string()),
     };
-    let Some(stage) = arguments.get("stage").and_then(Value::as_str) else {
-        return Err("`stage` is required: before-tool-call, after-tool-call, or a session stage such as prompt".to_string());
-    };
-    let question = match stage {
+    let question = match asked.stage.as_str() {
         "before-tool-call" => HookQuestion::BeforeToolCall {
-            tool: tool_of(arguments)?,
-            arguments: arguments_of(arguments)?,
+            tool: tool_of(&asked)?,
+            arguments: arguments_of(asked.arguments)?,
         },
         "after-tool-call" => {
-            let tool = tool_of(arguments)?;
-            let result = result_of(arguments, &tool)?;
+            let tool = tool_of(&asked)?;
+            let result = result_of(asked.result, &tool)?;
             HookQuestion::AfterToolCall {
-                arguments: arguments_of(arguments)?,
+                arguments: arguments_of(asked.arguments)?,
                 tool,
                 result,
             }
@@ -338,14 +295,9 @@ fn read_question(arguments: &Map<String, Value>) -> Result<(HookQuestion, Answer
                     SessionStage::ALL.map(SessionStage::as_str).join(", ")
                 ));
             };
-            let payload = match arguments.get("payload") {
-                None => Map::new(),
-                Some(Value::Object(payload)) => payload.clone(),
-                Some(_) => return Err("`payload` is a JSON object".to_string()),
-            };
             HookQuestion::Session {
                 stage,
-                payload: session_payload(stage, payload)?,
+                payload: session_payload(stage, asked.payload.unwrap_or_default())?,
             }
         }
     };
@@ -353,9 +305,9 @@ fn read_question(arguments: &Map<String, Value>) -> Result<(HookQuestion, Answer
 }
 
 /// The `tool` a tool-call stage needs.
-fn tool_of(arguments: &Map<String, Value>) -> Result<String, String> {
-    match arguments.get("tool").and_then(Value::as_str) {
-        Some(tool) if !tool.is_empty() => Ok(tool.to_string()),
+fn tool_of(asked: &HookToolQuestion) -> Result<String, String> {
+    match &asked.tool {
+        Some(tool) if !tool.is_empty() => Ok(tool.clone()),
         _ => {
             Err("`tool` is required at a tool-call stage: the name of the tool called".to_string())
         }
@@ -363,34 +315,23 @@ fn tool_of(arguments: &Map<String, Value>) -> Result<String, String> {
 }
 
 /// The call's arguments: an object, or the JSON text of one; none is `{}`.
-fn arguments_of(arguments: &Map<String, Value>) -> Result<Value, String> {
-    match arguments.get("arguments") {
+fn arguments_of(arguments: Option<CallArguments>) -> Result<Value, String> {
+    match arguments {
         None => Ok(json!({})),
-        Some(object @ Value::Object(_)) => Ok(object.clone()),
-        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+        Some(CallArguments::Object(object)) => Ok(Value::Object(object)),
+        Some(CallArguments::Text(text)) => match serde_json::from_str::<Value>(&text) {
             Ok(object @ Value::Object(_)) => Ok(object),
             _ => Err("`arguments` is a JSON object, or the JSON text of one".to_string()),
         },
-        Some(_) => Err("`arguments` is a JSON object, or the JSON text of one".to_string()),
     }
 }
 
 /// The result an after-tool-call question shows the hook.
-fn result_of(arguments: &Map<String, Value>, tool: &str) -> Result<Box<ToolResult>, String> {
-    let (text, is_error) = match arguments.get("result") {
-        Some(Value::String(text)) => (text.clone(), false),
-        Some(Value::Object(result)) => {
-            let Some(text) = result.get("text").and_then(Value::as_str) else {
-                return Err("`result.text` is required: the text of the call's result".to_string());
-            };
-            let is_error = match result.get("is_error") {
-                None => false,
-                Some(Value::Bool(flag)) => *flag,
-                Some(_) => return Err("`result.is_error` is true or false".to_string()),
-            };
-            (text.to_string(), is_error)
-        }
-        _ => {
+fn result_of(result: Option<GivenResult>, tool: &str) -> Result<Box<ToolResult>, String> {
+    let (text, is_error) = match result {
+        Some(GivenResult::Text(text)) => (text, false),
+        Some(GivenResult::Full { text, is_error }) => (text, is_error),
+        None => {
             return Err(
                 "`result` is required at after-tool-call: the result's text, or {\"text\": ..., \"is_error\": ...}"
                     .to_string(),
@@ -455,18 +396,52 @@ mod tests {
     }
 
     #[test]
-    fn the_listed_schema_names_every_argument_the_reader_takes() {
-        let schema = question_schema(&["before-tool-call"]);
-        let mut listed: Vec<&str> = schema["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
-        listed.sort_unstable();
-        let mut read = KNOWN.to_vec();
-        read.sort_unstable();
-        assert_eq!(listed, read);
+    fn the_schema_lists_the_stages_asked_and_every_argument_with_its_shape() {
+        let schema = Value::Object(hook_tool_question::input_schema(&[
+            "before-tool-call",
+            "prompt",
+        ]));
+        assert_eq!(
+            schema["properties"]["stage"]["enum"],
+            json!(["before-tool-call", "prompt"])
+        );
+        assert_eq!(schema["required"], json!(["stage"]));
+        assert_eq!(schema["additionalProperties"], json!(false));
+        assert_eq!(schema["properties"]["format"]["default"], "cordon");
+        assert!(
+            schema["properties"]["result"]["description"]
+                .as_str()
+                .unwrap()
+                .starts_with("after-tool-call")
+        );
+        // Every argument named in the schema is read, and each has its shape there.
+        let names = hook_tool_question::argument_names();
+        assert_eq!(
+            names,
+            ["stage", "tool", "arguments", "result", "payload", "format"]
+        );
+        assert!(!schema.to_string().contains("$ref"), "{schema}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_shape_says_what_to_send() {
+        let stage = read(json!({"stage": 5})).unwrap_err();
+        assert!(stage.contains("`stage` is text"), "{stage}");
+        let result =
+            read(json!({"stage": "after-tool-call", "tool": "t", "result": {"is_error": true}}))
+                .unwrap_err();
+        assert!(result.contains("`result` is the result's text"), "{result}");
+        let format =
+            read(json!({"stage": "prompt", "payload": {"prompt": "hi"}, "format": "yaml"}))
+                .unwrap_err();
+        assert!(format.contains("\"claude-code\""), "{format}");
+        // null is the same as leaving a field out.
+        assert!(
+            read(
+                json!({"stage": "before-tool-call", "tool": "t", "arguments": null, "format": null})
+            )
+            .is_ok()
+        );
     }
 
     #[test]

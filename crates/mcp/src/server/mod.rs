@@ -12,6 +12,7 @@
 mod approval;
 mod approval_state;
 mod hook_answer_formats;
+mod hook_tool_question;
 mod hook_tools;
 pub(crate) mod in_flight_calls;
 mod list_watchers;

@@ -59,8 +59,10 @@ impl HookQuestion {
     }
 }
 
-/// What the hook answered: one word for the decision, and what it carries.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// What the hook answered: one word for the decision, and what it carries. Its JSON schema
+/// ([`HookAnswer::json_schema`]) is derived from this type; fields are added, never renamed or
+/// removed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct HookAnswer {
     /// The plugin whose hook answered.
     pub hook: String,
@@ -70,6 +72,10 @@ pub struct HookAnswer {
     /// stage: `proceed`, `block`, `replace`, `narrow`, `add_context`, `drop_calls`. Anywhere:
     /// `failed` (the hook trapped, timed out or answered what its stage does not take; where it
     /// runs for real, that stops the call or the turn).
+    #[schemars(extend("enum" = [
+        "allow", "ask", "block", "rewrite", "keep", "replace", "proceed", "narrow",
+        "add_context", "drop_calls", "failed"
+    ]))]
     pub decision: &'static str,
     /// Why it blocked or asks, or what went wrong.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,9 +85,11 @@ pub struct HookAnswer {
     pub watched: bool,
     /// The arguments a `rewrite` gives the call.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub arguments: Option<Value>,
     /// The result a `replace` after the call gives it (`content`, `isError`, ...).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, Value>>")]
     pub result: Option<Value>,
     /// A session stage's replacement text (the prompt, the reply, the summary, the message to
     /// continue with).
@@ -102,6 +110,24 @@ pub struct HookAnswer {
     /// docs/session-hooks.md), so the asker knows what the hook decided on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cut: Vec<String>,
+}
+
+impl HookAnswer {
+    /// The JSON schema of the answer as it is serialised (subschemas inline).
+    pub fn json_schema() -> Value {
+        let mut settings = schemars::generate::SchemaSettings::draft2020_12().for_serialize();
+        settings.inline_subschemas = true;
+        let mut schema = settings
+            .into_generator()
+            .into_root_schema_for::<Self>()
+            .to_value();
+        if let Value::Object(schema) = &mut schema {
+            schema.remove("$schema");
+            schema.remove("title");
+            schema.remove("description");
+        }
+        schema
+    }
 }
 
 /// Why a question could not be put to a hook at all.
@@ -402,4 +428,50 @@ fn replacement_json(result: &ToolResult) -> Value {
         json["structuredContent"] = structured.clone();
     }
     json
+}
+
+#[cfg(test)]
+mod answer_schema_tests {
+    use super::HookAnswer;
+    use serde_json::json;
+
+    #[test]
+    fn every_answer_fits_the_derived_schema_and_a_wrong_decision_does_not() {
+        let schema = HookAnswer::json_schema();
+        assert_eq!(
+            schema["required"],
+            json!(["hook", "stage", "decision", "watched", "duration_ms"]),
+            "{schema}"
+        );
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let full = HookAnswer {
+            hook: "guard".into(),
+            stage: "after-tool-call",
+            decision: "replace",
+            reason: Some("r".into()),
+            watched: true,
+            arguments: Some(json!({"path": "a"})),
+            result: Some(json!({"content": []})),
+            replace: Some("t".into()),
+            add_context: Some("c".into()),
+            only_tools: Some(vec!["a".into()]),
+            drop_calls: vec!["1".into()],
+            duration_ms: 1,
+            cut: vec!["prompt".into()],
+        };
+        for answer in [full.clone(), HookAnswer::default()] {
+            let value = serde_json::to_value(&answer).unwrap();
+            if answer.decision.is_empty() {
+                assert!(!validator.is_valid(&value), "an empty decision is not one");
+            } else {
+                assert!(validator.is_valid(&value), "{value}");
+            }
+        }
+        let mut wrong = serde_json::to_value(&full).unwrap();
+        wrong["decision"] = json!("approve");
+        assert!(!validator.is_valid(&wrong));
+        wrong["decision"] = json!("allow");
+        wrong["arguments"] = json!("text");
+        assert!(!validator.is_valid(&wrong));
+    }
 }
