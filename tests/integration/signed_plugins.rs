@@ -4,7 +4,9 @@
 //! a plugin copied in by hand, `[trust] unsigned` lets one in by name and `cordon list` says so;
 //! `cordon push --sign` writes a signature `openssl` verifies and `cordon verify` reports; a key
 //! dropped from `[trust.keys]` refuses the plugin at load; a signer other than the one the lock
-//! recorded is refused by `cordon add` (without --force) and by `cordon sync`.
+//! recorded is refused by `cordon add` (without --force) and by `cordon sync`; what would undo the
+//! policy (a pattern that cannot match, a key file a plugin could rewrite, `cordon lock` dropping
+//! a refused plugin's record, `cordon test` with the config's grants) is refused.
 
 use crate::support::Workspace;
 use crate::support::hostile_http::{component, sha256};
@@ -53,6 +55,11 @@ fn key_pair(dir: &Path, name: &str) -> (PathBuf, String, String) {
 /// payload, ECDSA over its bytes, under the tag `sha256-<hex>.sig`), with openssl and plain
 /// HTTP: nothing of cordon's.
 fn cosign_sign(registry: &Registry, repository: &str, digest: &str, key: &Path) {
+    cosign_sign_by(registry, repository, digest, &[key]);
+}
+
+/// [`cosign_sign`] by several keys, their signatures in this order.
+fn cosign_sign_by(registry: &Registry, repository: &str, digest: &str, keys: &[&Path]) {
     let payload = serde_json::to_vec(&json!({
         "critical": {
             "identity": {"docker-reference": format!("{}/{repository}", registry.address)},
@@ -64,18 +71,23 @@ fn cosign_sign(registry: &Registry, repository: &str, digest: &str, key: &Path) 
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("payload"), &payload).unwrap();
-    let out = Command::new("openssl")
-        .args(["dgst", "-sha256", "-sign"])
-        .arg(key)
-        .arg(dir.path().join("payload"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let signature = base64::engine::general_purpose::STANDARD.encode(&out.stdout);
+    let signatures: Vec<String> = keys
+        .iter()
+        .map(|key| {
+            let out = Command::new("openssl")
+                .args(["dgst", "-sha256", "-sign"])
+                .arg(key)
+                .arg(dir.path().join("payload"))
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            base64::engine::general_purpose::STANDARD.encode(&out.stdout)
+        })
+        .collect();
     let config =
         br#"{"architecture":"","config":{},"os":"","rootfs":{"type":"layers","diff_ids":[]}}"#;
     let config_digest = registry.put_blob(repository, config);
@@ -87,12 +99,12 @@ fn cosign_sign(registry: &Registry, repository: &str, digest: &str, key: &Path) 
             "schemaVersion": 2,
             "mediaType": "application/vnd.oci.image.manifest.v1+json",
             "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest, "size": config.len()},
-            "layers": [{
+            "layers": signatures.iter().map(|signature| json!({
                 "mediaType": "application/vnd.dev.cosign.simplesigning.v1+json",
                 "digest": payload_digest,
                 "size": payload.len(),
                 "annotations": {"dev.cosignproject.cosign/signature": signature},
-            }],
+            })).collect::<Vec<_>>(),
         }),
     );
 }
@@ -392,4 +404,89 @@ fn a_signer_other_than_the_locked_one_is_a_new_decision() {
         synced.stderr
     );
     assert!(!ws.plugin_path("probe").exists());
+}
+
+#[test]
+fn the_recorded_signer_is_found_among_others_and_a_refused_plugin_keeps_its_record() {
+    let keys = tempfile::tempdir().unwrap();
+    let (release, release_pub, release_fingerprint) = key_pair(keys.path(), "release");
+    let (partner, partner_pub, _) = key_pair(keys.path(), "partner");
+    let registry = Registry::start(None);
+    registry.oras_push(&component("fixture_probe"), "acme/probe:1", None);
+    let (_, digest) = registry.manifest("acme/probe", "1");
+    cosign_sign(&registry, "acme/probe", &digest, &release);
+    let pattern = format!("require = [\"{}/acme/*\"]", registry.address);
+    let ws = trusting(
+        &[("release", &release_pub), ("partner", &partner_pub)],
+        &pattern,
+    );
+    let added = ws.cordon(&["add", &format!("oci://{}/acme/probe:1", registry.address)]);
+    assert_eq!(added.code, 0, "{}{}", added.stdout, added.stderr);
+    assert_eq!(
+        locked_signer(&ws, "probe"),
+        Some(release_fingerprint.clone())
+    );
+
+    // Another trusted signature put first does not change who the lock says signed it.
+    cosign_sign_by(&registry, "acme/probe", &digest, &[&partner, &release]);
+    std::fs::remove_file(ws.plugin_path("probe")).unwrap();
+    let synced = ws.cordon(&["sync"]);
+    assert_eq!(synced.code, 0, "{}{}", synced.stdout, synced.stderr);
+
+    // The key is dropped: refused at load; `cordon lock` keeps the record, so it stays refused.
+    let pinned = sha256(&component("fixture_probe"));
+    let ws = ws.config(&format!(
+        "[trust]\n{pattern}\n[trust.keys]\npartner = \"keys/partner.pub\"\n[plugins.probe]\nsha256 = \"{pinned}\"\n"
+    ));
+    assert_eq!(ws.cordon(&["list"]).code, 1);
+    ws.cordon(&["lock"]);
+    assert_eq!(locked_signer(&ws, "probe"), Some(release_fingerprint));
+    let listed = ws.cordon(&["list"]);
+    assert_eq!(listed.code, 1, "{}{}", listed.stdout, listed.stderr);
+    assert!(
+        listed.stdout.contains("which [trust.keys] does not name"),
+        "{}",
+        listed.stdout
+    );
+}
+
+#[test]
+fn the_policy_refuses_what_would_undo_it_and_cordon_test_applies_it() {
+    let keys = tempfile::tempdir().unwrap();
+    let (_, release_pub, _) = key_pair(keys.path(), "release");
+    // A pattern naming a tag could never match a recorded source.
+    let ws = trusting(
+        &[("release", &release_pub)],
+        "require = [\"ghcr.io/acme/tool:1\"]",
+    );
+    let refused = ws.cordon(&["list"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("not a tag or a digest"),
+        "{}",
+        refused.stderr
+    );
+    // A key file a plugin could rewrite would let that plugin choose whose signatures count.
+    let ws = trusting(&[("release", &release_pub)], "").config(
+        "[trust]\nrequire = \"signed\"\nunsigned = [\"probe\"]\n[trust.keys]\nrelease = \"keys/release.pub\"\n[plugins.probe]\ndirs = [{ host = \"keys\", guest = \"/keys\", mode = \"rw\" }]\n",
+    );
+    let refused = ws.cordon(&["list"]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("[trust.keys] key file"),
+        "{}",
+        refused.stderr
+    );
+    // `cordon test` with the config refuses, as loading does, a plugin [trust] would refuse.
+    let ws = trusting(&[("release", &release_pub)], "require = \"signed\"")
+        .plugin("fixture_probe", "probe");
+    let tested = ws.cordon(&["--config", "cordon.toml", "test", "plugins/probe.wasm"]);
+    assert_ne!(tested.code, 0, "{}{}", tested.stdout, tested.stderr);
+    assert!(
+        format!("{}{}", tested.stdout, tested.stderr)
+            .contains("cordon.lock records no signed install"),
+        "{}{}",
+        tested.stdout,
+        tested.stderr
+    );
 }

@@ -41,6 +41,6 @@ pub use sandbox::contract::{ContractVersion, WrongWorld};
 /// The wasmtime engine as cordon configures it (the benchmarks compare bare wasmtime on it).
 pub use sandbox::engine;
 pub use sandbox::plugin::{
-    CallOptions, ExecutionMode, HookInfo, LoadError, Plugin, SessionDecision, SessionStage,
-    ToolAnnotations, ToolInfo, sandboxes_running,
+    Admission, CallOptions, ExecutionMode, HookInfo, LoadError, Plugin, SessionDecision,
+    SessionStage, ToolAnnotations, ToolInfo, sandboxes_running,
 };

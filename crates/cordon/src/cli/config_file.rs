@@ -34,6 +34,8 @@ fn read(document: &ConfigDocument) -> Result<ConfigFile, ConfigError> {
     let session = SessionSettings::from_document(document)?;
     cordon_telemetry::read_file_settings(document)?;
     let trust = TrustPolicy::from_document(document)?;
+    // The trusted keys are the host's own files: a plugin that could rewrite one could sign.
+    runtime.check_own_files(&trust.key_files().collect::<Vec<_>>())?;
     document.check_all_read()?;
     Ok(ConfigFile {
         runtime,

@@ -62,7 +62,6 @@ pub async fn add(
     // Who signed it, before anything else is looked at; a signer other than the one the lock
     // recorded for the name is a new decision (--force).
     let trust = super::trust_policy::read(&paths.config)?;
-    let signed = super::signatures::look(&trust, &fetched.pinned).await?;
     let recorded_signer = match force {
         true => None,
         false => load_lock(&paths.lock)?
@@ -70,6 +69,8 @@ pub async fn add(
             .get(&name)
             .and_then(|recorded| recorded.signer.clone()),
     };
+    let signed =
+        super::signatures::look(&trust, &fetched.pinned, recorded_signer.as_deref()).await?;
     super::signatures::check(
         &trust,
         &name,
@@ -252,7 +253,8 @@ pub async fn sync(paths: &InstallPaths) -> anyhow::Result<ExitCode> {
         )
         .await
         .with_context(|| format!("installing {name} as cordon.lock records it"))?;
-        let signed = super::signatures::look(&trust, &fetched.pinned).await?;
+        let signed =
+            super::signatures::look(&trust, &fetched.pinned, recorded.signer.as_deref()).await?;
         super::signatures::check(
             &trust,
             name,

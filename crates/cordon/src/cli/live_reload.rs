@@ -7,7 +7,6 @@
 //! tool list are told.
 
 use super::trust_policy::TrustPolicy;
-use anyhow::Context as _;
 use cordon_runtime::capabilities::lock::Lockfile;
 use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::ToolChanges;
@@ -86,19 +85,8 @@ impl PipelineLoader {
         if let Some(tools) = &self.tools {
             builder = builder.active_tools(tools.clone());
         }
-        if trust.requires_any() {
-            // What `cordon add` and `sync` verified, read as the lock is now.
-            let sources = if self.lock_path.exists() {
-                Lockfile::load(&self.lock_path)
-                    .context("[trust] requires signatures, which cordon.lock records")?
-                    .sources
-            } else {
-                BTreeMap::new()
-            };
-            let trust = trust.clone();
-            builder = builder.admission(move |id, sha256| {
-                super::signatures::admit(&trust, &sources, id, sha256)
-            });
+        if let Some(admit) = super::signatures::admission(trust, &self.lock_path)? {
+            builder = builder.admission(move |id, sha256| admit(id, sha256));
         }
         Ok(builder.build().await?)
     }

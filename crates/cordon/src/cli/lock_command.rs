@@ -25,15 +25,19 @@ impl Cli {
     fn write_lock(&self, pipeline: &Pipeline, deployment: Vec<String>) -> anyhow::Result<ExitCode> {
         let path = self.lock_path();
         let mut lock = Lockfile::default();
-        // Where `cordon add` installed plugins from stays recorded (for the plugins still here).
+        // Where `cordon add` installed plugins from stays recorded for the plugins still here:
+        // those that loaded as installed, and those refused (a refused plugin's record is what
+        // `[trust]` checks it against; dropping it would let it in as one copied by hand).
         if let Ok(previous) = Lockfile::load(&path) {
+            let plugins = pipeline.registry().plugins();
             lock.sources = previous
                 .sources
                 .into_iter()
                 .filter(|(id, source)| {
-                    pipeline.registry().plugins().iter().any(|plugin| {
-                        &*plugin.id == id.as_str() && hex::encode(plugin.sha256) == source.sha256
-                    })
+                    match plugins.iter().find(|plugin| &*plugin.id == id.as_str()) {
+                        Some(plugin) => hex::encode(plugin.sha256) == source.sha256,
+                        None => self.plugins.join(format!("{id}.wasm")).exists(),
+                    }
                 })
                 .collect();
         }

@@ -16,6 +16,8 @@ pub struct PluginTest {
     pub files: Vec<PathBuf>,
     pub plugins_dir: PathBuf,
     pub config: Config,
+    /// `[trust]`'s load-time check, when the config requires signatures (signatures.rs).
+    pub admission: Option<cordon_runtime::Admission>,
     pub cache: CompileCache,
     pub json: bool,
     pub deny_warnings: bool,
@@ -83,9 +85,13 @@ async fn test_one(test: &PluginTest, file: &Path) -> anyhow::Result<ConformanceR
     config.batches.tools = None;
     // The other plugins granted hooks are not here on purpose.
     config.allow_missing_hooks = true;
-    let pipeline = RuntimeBuilder::new(scratch.path())
+    let mut builder = RuntimeBuilder::new(scratch.path())
         .config(config)
-        .cache(test.cache.clone())
+        .cache(test.cache.clone());
+    if let Some(admit) = test.admission.clone() {
+        builder = builder.admission(move |id, sha256| admit(id, sha256));
+    }
+    let pipeline = builder
         .build()
         .await
         .with_context(|| format!("loading {}", file.display()))?;

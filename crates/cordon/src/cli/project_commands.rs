@@ -105,13 +105,21 @@ impl Cli {
     /// `cordon test [PLUGIN.wasm]...`: grants only from an explicit --config, since examples run
     /// for real.
     pub(super) async fn test(&self, args: TestArgs<'_>) -> anyhow::Result<ExitCode> {
+        // The config's grants come with its [trust]: a plugin it would refuse at load is refused
+        // here too, before its examples run with those grants.
+        let (config, admission) = match &self.config {
+            Some(path) => {
+                let file = config_file::load(path)?;
+                let admission = super::signatures::admission(&file.trust, &self.lock_path())?;
+                (file.runtime, admission)
+            }
+            None => (super::host_secrets::empty_config(), None),
+        };
         plugin_test::run(plugin_test::PluginTest {
             files: args.files.to_vec(),
             plugins_dir: self.plugins.clone(),
-            config: match &self.config {
-                Some(path) => config_file::load(path)?.runtime,
-                None => super::host_secrets::empty_config(),
-            },
+            config,
+            admission,
             cache: self.install_paths().cache,
             json: args.json,
             deny_warnings: args.deny_warnings,

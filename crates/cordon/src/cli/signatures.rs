@@ -18,9 +18,17 @@ pub struct Findings {
     pub found: String,
 }
 
+/// How long looking up one artifact's signatures may take in all.
+const LOOKUP_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The signatures of the plugin at `pinned` (the source as the lock records it), checked
-/// against the trusted keys of `policy`.
-pub async fn look(policy: &TrustPolicy, pinned: &Source) -> anyhow::Result<Findings> {
+/// against the trusted keys of `policy`; `recorded` is the signer the lock records (a
+/// [`Signer::lock_text`]), preferred when several trusted keys signed.
+pub async fn look(
+    policy: &TrustPolicy,
+    pinned: &Source,
+    recorded: Option<&str>,
+) -> anyhow::Result<Findings> {
     let Source::Oci { reference } = pinned else {
         return Ok(Findings {
             signer: None,
@@ -37,19 +45,29 @@ pub async fn look(policy: &TrustPolicy, pinned: &Source) -> anyhow::Result<Findi
         });
     }
     // Signatures that cannot be read are no signature: refused where one is required, with why.
-    let signatures = match oci_signatures::find(
+    let preferred = recorded.and_then(|recorded| recorded.strip_prefix("key "));
+    let lookup = oci_signatures::find(
         repository,
         digest,
         &policy.keys,
+        preferred,
         &super::host_secrets::registry_secret,
-    )
-    .await
-    {
-        Ok(signatures) => signatures,
-        Err(err) => {
+    );
+    let signatures = match tokio::time::timeout(LOOKUP_DEADLINE, lookup).await {
+        Ok(Ok(signatures)) => signatures,
+        Ok(Err(err)) => {
             return Ok(Findings {
                 signer: None,
                 found: format!("no signature that could be read ({err})"),
+            });
+        }
+        Err(_) => {
+            return Ok(Findings {
+                signer: None,
+                found: format!(
+                    "no signature read within {} s (the registry is too slow)",
+                    LOOKUP_DEADLINE.as_secs()
+                ),
             });
         }
     };
@@ -106,6 +124,29 @@ pub fn check(
         );
     }
     Ok(())
+}
+
+/// The load-time check for `policy`, with the lock at `lock_path` as it is now (what `cordon
+/// add` and `sync` verified); none when nothing must be signed.
+pub fn admission(
+    policy: &TrustPolicy,
+    lock_path: &std::path::Path,
+) -> anyhow::Result<Option<cordon_runtime::Admission>> {
+    use anyhow::Context as _;
+    if !policy.requires_any() {
+        return Ok(None);
+    }
+    let sources = if lock_path.exists() {
+        cordon_runtime::capabilities::lock::Lockfile::load(lock_path)
+            .context("[trust] requires signatures, which cordon.lock records")?
+            .sources
+    } else {
+        std::collections::BTreeMap::new()
+    };
+    let policy = policy.clone();
+    Ok(Some(std::sync::Arc::new(
+        move |id: &str, sha256: &[u8; 32]| admit(&policy, &sources, id, sha256),
+    )))
 }
 
 /// The load-time check: a plugin `[trust]` requires to be signed loads only as the lock records

@@ -18,6 +18,8 @@ pub struct TrustPolicy {
     require: Require,
     /// Plugins let in unsigned whatever `require` says.
     unsigned: BTreeSet<String>,
+    /// The key files, which no grant may reach (the host's own files, like the lock).
+    key_files: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -27,7 +29,8 @@ enum Require {
     Nothing,
     /// Every installed plugin.
     All,
-    /// Plugins whose source matches one of these patterns (`*` is any run of characters).
+    /// Plugins whose source matches one of these patterns (`*` is any run of characters), both
+    /// in [`canonical`] form.
     Sources(Vec<String>),
 }
 
@@ -53,8 +56,10 @@ impl TrustPolicy {
     pub fn from_document(document: &ConfigDocument) -> Result<Self, ConfigError> {
         let raw = document.table::<RawTrust>("trust")?;
         let mut keys = Vec::new();
+        let mut key_files = Vec::new();
         for (name, path) in raw.keys {
             let file = document.base().join(&path);
+            key_files.push(file.clone());
             let pem = std::fs::read(&file).map_err(|err| {
                 document.invalid(
                     format!("trust.keys.{name}"),
@@ -80,7 +85,16 @@ impl TrustPolicy {
                     ),
                 ));
             }
-            Some(RawRequire::Sources(patterns)) => Require::Sources(patterns),
+            Some(RawRequire::Sources(patterns)) => {
+                let mut canonical_patterns = Vec::new();
+                for pattern in patterns {
+                    canonical_patterns.push(
+                        source_pattern(&pattern)
+                            .map_err(|message| document.invalid("trust.require", message))?,
+                    );
+                }
+                Require::Sources(canonical_patterns)
+            }
         };
         if !matches!(require, Require::Nothing) && keys.is_empty() {
             return Err(document.invalid(
@@ -92,6 +106,7 @@ impl TrustPolicy {
             keys,
             require,
             unsigned: raw.unsigned.into_iter().collect(),
+            key_files,
         })
     }
 
@@ -104,10 +119,11 @@ impl TrustPolicy {
             Require::Nothing => false,
             Require::All => true,
             Require::Sources(patterns) => {
-                // The source as recorded (pinned by digest) or as written without its pin.
+                // The source as recorded (pinned by digest) or without its pin.
                 let unpinned = source.split_once('@').map_or(source, |(base, _)| base);
+                let forms = [canonical(source), canonical(unpinned)];
                 patterns.iter().any(|pattern| {
-                    [source, unpinned]
+                    forms
                         .iter()
                         .any(|text| tool_glob::matches(pattern.as_bytes(), text.as_bytes()))
                 })
@@ -125,6 +141,13 @@ impl TrustPolicy {
         self.unsigned.contains(name)
     }
 
+    /// The key files, each named for the own-files check.
+    pub fn key_files(&self) -> impl Iterator<Item = (&'static str, &std::path::Path)> {
+        self.key_files
+            .iter()
+            .map(|file| ("a [trust.keys] key file", file.as_path()))
+    }
+
     /// The trusted key with the fingerprint `fingerprint`, if any.
     pub fn key_with(&self, fingerprint: &str) -> Option<&TrustedKey> {
         self.keys
@@ -134,11 +157,106 @@ impl TrustPolicy {
 }
 
 /// `[trust]` of the config file at `path` (the default policy when there is no file), for the
-/// commands that install without loading every plugin.
+/// commands that install without loading every plugin; its key files are checked to be out of
+/// every grant's reach, as at every load.
 pub fn read(path: &std::path::Path) -> anyhow::Result<TrustPolicy> {
     if !path.exists() {
         return Ok(TrustPolicy::default());
     }
     let document = ConfigDocument::load(path, super::host_secrets::host_secrets())?;
-    Ok(TrustPolicy::from_document(&document)?)
+    let trust = TrustPolicy::from_document(&document)?;
+    let runtime = cordon_runtime::config::Config::from_document(&document)?;
+    runtime.check_own_files(&trust.key_files().collect::<Vec<_>>())?;
+    Ok(trust)
+}
+
+/// A `require` pattern as written, in [`canonical`] form: one without a scheme is an OCI one
+/// (`ghcr.io/acme/*`, as OCI clients write references). Sources are recorded pinned by digest,
+/// without their tags, so a pattern naming a tag or a digest could never match: refused.
+fn source_pattern(pattern: &str) -> Result<String, String> {
+    let written = if pattern.contains("://") || pattern.starts_with(['/', '.']) {
+        pattern.to_string()
+    } else {
+        format!("oci://{pattern}")
+    };
+    if let Some(rest) = written.strip_prefix("oci://") {
+        let last = rest.rsplit('/').next().unwrap_or_default();
+        if !rest.contains('/') || last.contains(':') || last.contains('@') {
+            return Err(format!(
+                "{pattern:?} cannot match a source: a pattern names a registry host and repositories (oci://ghcr.io/acme/*, or oci://ghcr.io/acme/tool), not a tag or a digest (the lock records every source pinned by digest)"
+            ));
+        }
+    }
+    Ok(canonical(&written))
+}
+
+/// A source or pattern as compared: an OCI one's host in lower case, without the default HTTPS
+/// port, Docker Hub under the one name the lock records it by (`index.docker.io`).
+fn canonical(text: &str) -> String {
+    let Some(rest) = text.strip_prefix("oci://") else {
+        return text.to_string();
+    };
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let mut host = host.to_ascii_lowercase();
+    if let Some(bare) = host.strip_suffix(":443") {
+        host = bare.to_string();
+    }
+    if matches!(host.as_str(), "docker.io" | "registry-1.docker.io") {
+        host = "index.docker.io".to_string();
+    }
+    format!("oci://{host}/{path}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn requiring(patterns: &[&str]) -> TrustPolicy {
+        TrustPolicy {
+            require: Require::Sources(
+                patterns
+                    .iter()
+                    .map(|pattern| source_pattern(pattern).unwrap())
+                    .collect(),
+            ),
+            ..TrustPolicy::default()
+        }
+    }
+
+    #[test]
+    fn a_pattern_matches_every_spelling_of_the_source_it_names() {
+        let pinned = "oci://index.docker.io/acme/tool@sha256:ab";
+        for pattern in [
+            "oci://docker.io/acme/*",
+            "docker.io/acme/*",
+            "oci://Docker.IO/acme/tool",
+            "index.docker.io/acme/tool",
+        ] {
+            assert!(
+                requiring(&[pattern]).requires_signature("tool", pinned),
+                "{pattern}"
+            );
+        }
+        let ghcr = "oci://ghcr.io/acme/tool@sha256:ab";
+        assert!(requiring(&["oci://GHCR.io:443/acme/*"]).requires_signature("tool", ghcr));
+        assert!(!requiring(&["oci://ghcr.io/other/*"]).requires_signature("tool", ghcr));
+        assert!(
+            !requiring(&["oci://ghcr.io/acme/*"])
+                .requires_signature("tool", "plugins/tool.wasm (installed by hand)")
+        );
+    }
+
+    #[test]
+    fn a_pattern_that_could_never_match_is_refused() {
+        for pattern in [
+            "oci://ghcr.io/acme/tool:1",
+            "ghcr.io/acme/tool:*",
+            "ghcr.io/acme/tool@sha256:ab",
+            "ghcr.io",
+        ] {
+            let err = source_pattern(pattern).unwrap_err();
+            assert!(err.contains("not a tag or a digest"), "{pattern}: {err}");
+        }
+        assert!(source_pattern("ghcr.io:5000/acme/*").is_ok());
+    }
 }

@@ -38,7 +38,7 @@ pub async fn run(
     )
     .await?;
     let pinned = fetched.pinned.to_text();
-    let findings = look(&trust, &fetched.pinned).await?;
+    let findings = look(&trust, &fetched.pinned, recorded.as_deref()).await?;
     stdout_line(&format!(
         "{} (sha256 {}): {}",
         one_line(&pinned),
@@ -48,7 +48,26 @@ pub async fn run(
     if let Some(recorded) = &recorded {
         stdout_line(&format!("  cordon.lock records it as signed by {recorded}"))?;
     }
-    match check(&trust, &name, &pinned, &findings, recorded.as_deref()) {
+    // For an installed name, what loads is the file in plugins/, not what the source serves.
+    let installed = paths.plugins.join(format!("{name}.wasm"));
+    let mut differs = false;
+    if lock.sources.contains_key(reference)
+        && let Ok(bytes) = cordon_distribution::read_component_file(&installed)
+        && cordon_distribution::sha256_hex(&bytes) != fetched.sha256
+    {
+        differs = true;
+        stdout_line(&format!(
+            "  the installed {} (sha256 {}) is not this file: it loads only where [trust] requires no signature",
+            one_line(&installed.display().to_string()),
+            cordon_distribution::sha256_hex(&bytes)
+        ))?;
+    }
+    let verdict = check(&trust, &name, &pinned, &findings, recorded.as_deref());
+    if differs && trust.requires_signature(&name, &pinned) {
+        stdout_line("  [trust]: refused: the installed file is not the one signed")?;
+        return Ok(std::process::ExitCode::FAILURE);
+    }
+    match verdict {
         Ok(()) if trust.waives(&name) => {
             stdout_line(&format!(
                 "  [trust]: let in unsigned by name ([trust] unsigned lists {name})"

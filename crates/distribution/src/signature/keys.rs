@@ -56,8 +56,23 @@ const ED25519_SPKI_PREFIX: [u8; 12] = [
 ];
 
 impl PublicKey {
-    /// The key in `pem` (`what` names where it came from, for errors).
+    /// The key in `pem`, which holds it alone (`what` names where it came from, for errors).
     pub fn from_pem(pem: &[u8], what: &str) -> Result<Self, KeyError> {
+        let text = String::from_utf8_lossy(pem);
+        let not = |reason: &str| KeyError::NotPublicKey {
+            what: what.to_string(),
+            reason: reason.to_string(),
+        };
+        if text.contains("PRIVATE KEY-----") {
+            return Err(not(
+                "it holds a private key, which never belongs in a file of trusted keys (keep it apart and give only its .pub)",
+            ));
+        }
+        if text.matches("-----BEGIN ").count() > 1 {
+            return Err(not(
+                "it holds more than one PEM block; give one key per file",
+            ));
+        }
         let der =
             SubjectPublicKeyInfoDer::from_pem_slice(pem).map_err(|err| KeyError::NotPublicKey {
                 what: what.to_string(),
@@ -220,6 +235,16 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(err.contains("cosign import-key-pair"), "{err}");
+        let both = format!("{OPENSSL_P256}{OPENSSL_P256_PUB}");
+        let err = PublicKey::from_pem(both.as_bytes(), "both.pub")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("holds a private key"), "{err}");
+        let twice = format!("{OPENSSL_P256_PUB}{OPENSSL_P256_PUB}");
+        let err = PublicKey::from_pem(twice.as_bytes(), "two.pub")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("one key per file"), "{err}");
         let err = SigningKey::from_pem(OPENSSL_P256_PUB.as_bytes(), "p256.pub")
             .err()
             .unwrap()

@@ -27,18 +27,22 @@ const MAX_SIGNATURES: usize = 64;
 pub struct OciSignatures {
     /// How many signature layers there were.
     pub found: usize,
-    /// The first trusted key that signed it.
+    /// The trusted key that signed it: the preferred one (the signer the lock recorded) when it
+    /// is among them, else the first.
     pub signer: Option<Signer>,
     /// Why each signature that was read did not count (not by a trusted key, another artifact's).
     pub refused: Vec<String>,
 }
 
 /// The keyed signatures of the manifest `digest` (`sha256:…`) in `repository`
-/// (`host/repository`), checked against `keys`.
+/// (`host/repository`), checked against `keys`; `preferred` is the fingerprint of the signer
+/// wanted when several trusted keys signed (so another valid signature put first changes
+/// nothing). A signature layer that cannot be read is skipped with its reason.
 pub async fn find(
     repository: &str,
     digest: &str,
     keys: &[TrustedKey],
+    preferred: Option<&str>,
     on_secret: SecretListener<'_>,
 ) -> Result<OciSignatures, DistributionError> {
     let reference_text = format!("{repository}:{}", signature_tag(digest));
@@ -85,7 +89,16 @@ pub async fn find(
         }
         let mut layer = layer.clone();
         layer.urls = None;
-        let payload = pull_layer(&client, &reference, &reference_text, &layer).await?;
+        let payload = match pull_layer(&client, &reference, &reference_text, &layer).await {
+            Ok(payload) => payload,
+            Err(err) => {
+                findings.refused.push(format!(
+                    "{}: the payload could not be read ({err})",
+                    layer.digest
+                ));
+                continue;
+            }
+        };
         if format!("sha256:{}", sha256_hex(&payload)) != layer.digest {
             findings.refused.push(format!(
                 "{}: the payload does not match its digest",
@@ -102,11 +115,17 @@ pub async fn find(
             .find(|trusted| trusted.key.verifies(&payload, &signature))
         {
             Some(trusted) => {
-                findings.signer = Some(Signer::Key {
+                let signer = Signer::Key {
                     name: trusted.name.clone(),
                     fingerprint: trusted.key.fingerprint().to_string(),
-                });
-                break;
+                };
+                let wanted = preferred == Some(trusted.key.fingerprint());
+                if wanted || findings.signer.is_none() {
+                    findings.signer = Some(signer);
+                }
+                if wanted {
+                    break;
+                }
             }
             None => findings.refused.push(format!(
                 "{}: signed by no key in [trust.keys]",
@@ -130,13 +149,20 @@ pub async fn push(
     let reference = parse(&reference_text)?;
     let auth = signed_in(&reference, &reference_text, true, on_secret).await?;
     let client = client_for(&reference);
-    let mut layers =
-        match fetch_manifest_if_any(&client, &reference, &reference_text, &auth).await? {
-            Some(raw) => serde_json::from_slice::<OciImageManifest>(&raw)
-                .map(|manifest| manifest.layers)
-                .unwrap_or_default(),
-            None => Vec::new(),
-        };
+    // The signatures there are kept; a manifest there that is not one is not overwritten.
+    let existing = fetch_manifest_if_any(&client, &reference, &reference_text, &auth).await?;
+    let mut layers = match existing {
+        Some(raw) => serde_json::from_slice::<OciImageManifest>(&raw)
+            .map(|manifest| manifest.layers)
+            .map_err(|err| {
+                registry_error(
+                    "the signature push",
+                    &reference_text,
+                    format!("what is there is not an image manifest ({err}); it was left as it is"),
+                )
+            })?,
+        None => Vec::new(),
+    };
     layers.retain(|layer| layer.media_type == PAYLOAD_MEDIA_TYPE);
     let payload = simple_signing::payload(repository, digest);
     let signature = base64::engine::general_purpose::STANDARD.encode(key.sign(&payload));

@@ -77,7 +77,7 @@ pub struct RuntimeBuilder {
     lock: Option<Lockfile>,
     lock_path: Option<PathBuf>,
     active_tools: Option<Vec<String>>,
-    admission: Option<crate::sandbox::plugin::Admission>,
+    admission: Option<crate::Admission>,
 }
 
 impl RuntimeBuilder {
