@@ -3,7 +3,7 @@
 
 use crate::support::{Workspace, event_trail, kind, probe, run_with_events, text};
 use cordon_runtime::ErrorKind;
-use cordon_runtime::pipeline::CallRequest;
+use cordon_runtime::pipeline::{BatchOptions, CallRequest};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -233,18 +233,36 @@ async fn cancelling_a_batch_ends_running_and_pending_calls_quickly() {
         sleep("sleeping", 30_000),
         CallRequest::new("pending", "echo", r#"{"text": "never"}"#),
     ];
+    // Cancelled once both running calls have started (the third waits for a slot).
     let cancel = CancellationToken::new();
-    let canceller = {
+    let cancelled_at = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let sink: cordon_runtime::pipeline::events::EventSink = {
         let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(150)).await;
-            cancel.cancel();
-            Instant::now()
+        let cancelled_at = cancelled_at.clone();
+        let started = std::sync::Mutex::new(0);
+        std::sync::Arc::new(move |event| {
+            if matches!(event, cordon_runtime::Event::ToolExecutionStart { .. }) {
+                let mut started = started.lock().unwrap();
+                *started += 1;
+                if *started == 2 {
+                    *cancelled_at.lock().unwrap() = Some(Instant::now());
+                    cancel.cancel();
+                }
+            }
         })
     };
-    let (results, _) = run_with_events(&pipeline, calls, cancel).await;
+    let results = pipeline
+        .run(
+            calls,
+            &BatchOptions {
+                cancel,
+                events: Some(sink),
+                approver: None,
+            },
+        )
+        .await;
     let finished = Instant::now();
-    let cancelled_at = canceller.await.unwrap();
+    let cancelled_at = cancelled_at.lock().unwrap().expect("both calls started");
     let lag = finished.duration_since(cancelled_at);
     assert!(
         lag < Duration::from_millis(50),

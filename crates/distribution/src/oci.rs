@@ -186,6 +186,15 @@ pub(crate) async fn fetch_manifest_if_any(
     .map(Some)
 }
 
+/// An uploader to `reference`'s repository, with `auth` for its registry's origin only.
+pub(crate) fn uploader<'a>(
+    reference: &'a Reference,
+    auth: &'a RegistryAuth,
+) -> Result<Upload<'a>, String> {
+    let registry = reference.resolve_registry();
+    Upload::new(registry, scheme_for(registry), reference.repository(), auth)
+}
+
 /// The most bytes of one manifest read (a Wasm artifact's is well under a kilobyte).
 const MAX_MANIFEST_BYTES: u64 = 4 << 20;
 
@@ -325,14 +334,7 @@ pub async fn push(
     let pushing = |err| registry_error("the push", reference_text, err);
     // cordon uploads itself, so the credentials go to the registry's origin and nowhere else
     // (upload.rs): a registry's upload Location on another host gets the bytes, not them.
-    let registry = reference.resolve_registry();
-    let upload = Upload::new(
-        registry,
-        scheme_for(registry),
-        reference.repository(),
-        &auth,
-    )
-    .map_err(pushing)?;
+    let upload = uploader(&reference, &auth).map_err(pushing)?;
     upload
         .blob(&layer.data, &layer_digest)
         .await

@@ -22,6 +22,9 @@ pub const TARGET: &str = "cordon_otel";
 /// The most bytes of arguments or result text put in a span when content is captured.
 const MAX_CAPTURED_BYTES: usize = 8 << 10;
 
+/// Process-wide on purpose, unlike the scrubber: it says what the exporter may receive, and the
+/// `tracing` subscriber that exports these spans is the process's own, shared by every runtime in
+/// it. What is captured is masked with each call's own runtime's secrets.
 static CAPTURE_CONTENT: AtomicBool = AtomicBool::new(false);
 
 /// Puts tool arguments and results in the spans from now on (`[telemetry] capture_content`).

@@ -11,9 +11,8 @@ use super::simple_signing::{
 use super::{Signer, TrustedKey};
 use crate::credentials::SecretListener;
 use crate::oci::{
-    client_for, fetch_manifest_if_any, parse, pull_layer, registry_error, scheme_for, signed_in,
+    client_for, fetch_manifest_if_any, parse, pull_layer, registry_error, signed_in, uploader,
 };
-use crate::upload::Upload;
 use crate::{DistributionError, sha256_hex};
 use base64::Engine as _;
 use oci_client::manifest::{OCI_IMAGE_MEDIA_TYPE, OciDescriptor, OciImageManifest};
@@ -203,14 +202,7 @@ pub async fn push(
         annotations: None,
     };
     let pushing = |err| registry_error("the signature push", &reference_text, err);
-    let registry = reference.resolve_registry();
-    let upload = Upload::new(
-        registry,
-        scheme_for(registry),
-        reference.repository(),
-        &auth,
-    )
-    .map_err(pushing)?;
+    let upload = uploader(&reference, &auth).map_err(pushing)?;
     upload
         .blob(&payload, &payload_digest)
         .await
