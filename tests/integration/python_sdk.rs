@@ -178,6 +178,36 @@ fn a_python_tool_declares_contract_0_2_features_in_its_own_idiom() {
 }
 
 #[test]
+fn a_python_tools_schema_says_what_its_author_wrote_about_each_parameter() {
+    let ws = Workspace::new().plugin("fixture_py_echo", "py");
+    let spec = ws.cordon(&["describe", "py_split", "--json"]).json();
+    let properties = &spec["parameters"]["properties"];
+    assert_eq!(
+        properties["line"]["description"], "The line to split.",
+        "{spec}"
+    );
+    assert_eq!(
+        properties["delimiter"]["description"],
+        "The separator between fields, one character."
+    );
+    assert_eq!(properties["delimiter"]["default"], ",");
+    assert_eq!(
+        properties["limit"]["description"],
+        "At most this many splits; 0 for no limit."
+    );
+    assert_eq!(properties["limit"]["default"], 0);
+    assert_eq!(spec["parameters"]["required"], serde_json::json!(["line"]));
+    // A default the client leaves out (or sends as null) is the author's.
+    let result = ws.call("py_split", r#"{"line": "a,b,c"}"#);
+    assert_eq!(text(&result), "a|b|c", "{result}");
+    let result = ws.call(
+        "py_split",
+        r#"{"line": "a;b;c", "delimiter": ";", "limit": 1}"#,
+    );
+    assert_eq!(text(&result), "a|b;c", "{result}");
+}
+
+#[test]
 fn a_python_tool_reports_progress_through_the_host() {
     // progress() built contract 0.2's tool-output with two of its three fields: every call that
     // reported progress ended in a TypeError.
