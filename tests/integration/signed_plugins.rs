@@ -462,7 +462,7 @@ fn the_policy_refuses_what_would_undo_it_and_cordon_test_applies_it() {
     let refused = ws.cordon(&["list"]);
     assert_eq!(refused.code, 2, "{}", refused.stderr);
     assert!(
-        refused.stderr.contains("not a tag or a digest"),
+        refused.stderr.contains("names a tag or a digest"),
         "{}",
         refused.stderr
     );
@@ -489,4 +489,75 @@ fn the_policy_refuses_what_would_undo_it_and_cordon_test_applies_it() {
         tested.stdout,
         tested.stderr
     );
+}
+
+#[test]
+fn a_pattern_holds_for_every_spelling_of_the_registry_port() {
+    let keys = tempfile::tempdir().unwrap();
+    let (_, release_pub, _) = key_pair(keys.path(), "release");
+    let registry = Registry::start(None);
+    registry.oras_push(&component("fixture_probe"), "acme/probe:1", None);
+    let ws = trusting(
+        &[("release", &release_pub)],
+        &format!("require = [\"{}/acme/*\"]", registry.address),
+    );
+    let (host, port) = registry.address.rsplit_once(':').unwrap();
+    let refused = ws.cordon(&["add", &format!("oci://{host}:0{port}/acme/probe:1")]);
+    assert_ne!(refused.code, 0, "{}{}", refused.stdout, refused.stderr);
+    assert!(refused.stderr.contains("requires"), "{}", refused.stderr);
+    assert!(!ws.plugin_path("probe").exists());
+}
+
+#[test]
+fn a_running_server_stops_serving_plugins_whose_key_was_revoked() {
+    let keys = tempfile::tempdir().unwrap();
+    let (release, release_pub, _) = key_pair(keys.path(), "release");
+    let (_, other_pub, _) = key_pair(keys.path(), "other");
+    let registry = Registry::start(None);
+    for (fixture, repository) in [("fixture_probe", "acme/probe"), ("guard", "acme/guard")] {
+        registry.oras_push(&component(fixture), &format!("{repository}:1"), None);
+        let (_, digest) = registry.manifest(repository, "1");
+        cosign_sign(&registry, repository, &digest, &release);
+    }
+    let ws = trusting(
+        &[("release", &release_pub), ("other", &other_pub)],
+        "require = \"signed\"",
+    );
+    for repository in ["acme/probe", "acme/guard"] {
+        let added = ws.cordon(&["add", &format!("oci://{}/{repository}:1", registry.address)]);
+        assert_eq!(added.code, 0, "{}{}", added.stdout, added.stderr);
+    }
+    let pins = format!(
+        "[plugins.probe]\nsha256 = \"{}\"\n[plugins.guard]\nsha256 = \"{}\"\nhook = true\n",
+        sha256(&component("fixture_probe")),
+        sha256(&component("guard"))
+    );
+    let ws = ws.config(&format!(
+        "[trust]\nrequire = \"signed\"\n[trust.keys]\nrelease = \"keys/release.pub\"\nother = \"keys/other.pub\"\n{pins}"
+    ));
+    let mut server = crate::support::stdio_server::Server::start(&ws);
+    let tools = |server: &mut crate::support::stdio_server::Server, id: i64| {
+        server.send(serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+        server.answers(&[id])[0]["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert!(tools(&mut server, 1) > 0);
+    // The key is revoked: the reload fails (the granted hook is refused), and what it signed
+    // stops serving rather than running on.
+    let ws = ws.config(&format!(
+        "[trust]\nrequire = \"signed\"\n[trust.keys]\nother = \"keys/other.pub\"\n{pins}"
+    ));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut id = 2;
+    while tools(&mut server, id) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the revoked plugins still serve"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        id += 1;
+    }
+    drop(ws);
 }

@@ -121,10 +121,34 @@ impl PipelineLoader {
             .config
             .clone()
             .unwrap_or_else(|| PathBuf::from("cordon.toml"));
+        let mut files = vec![config, self.lock_path.clone()];
+        // The trusted keys as the config names them at the start: a key file replaced or
+        // removed is a change like the config's own.
+        if let Ok(file) = self.config_file() {
+            files.extend(file.trust.key_files().map(|(_, path)| path.to_path_buf()));
+        }
         WatchedFiles {
             plugins_dir: self.plugins.clone(),
-            files: vec![config, self.lock_path.clone()],
+            files,
         }
+    }
+
+    /// The running plugins `[trust]` on disk now refuses (a key revoked), in words; `None` when
+    /// it refuses none or cannot be read (then nothing is decided on it).
+    pub fn running_plugins_refused_by_trust(&self, running: &Pipeline) -> Option<String> {
+        let file = self.config_file().ok()?;
+        let admit = super::signatures::admission(&file.trust, &self.lock_path).ok()??;
+        let refused: Vec<String> = running
+            .registry()
+            .plugins()
+            .iter()
+            .filter_map(|plugin| {
+                admit(&plugin.id, &plugin.sha256)
+                    .err()
+                    .map(|reason| format!("{}: {reason}", plugin.id))
+            })
+            .collect();
+        (!refused.is_empty()).then(|| refused.join("; "))
     }
 }
 
@@ -238,6 +262,27 @@ pub async fn reload(loader: &PipelineLoader, target: &impl ReloadTarget, cause: 
         Err(err) => {
             target.count(false);
             let reason = format!("{err:#}");
+            // A failed load must not keep serving what [trust] now refuses (a revoked key):
+            // then nothing is served until a load succeeds.
+            if let Some(refused) = loader.running_plugins_refused_by_trust(&before)
+                && let Ok(empty) = RuntimeBuilder::without_directory()
+                    .config(super::host_secrets::empty_config())
+                    .build()
+                    .await
+            {
+                target.replace(empty).await;
+                tracing::error!(
+                    cause,
+                    "reload refused ({reason}), and [trust] now refuses running plugins ({refused}): serving no plugins until a load succeeds"
+                );
+                before.record_in_audit_log(json!({
+                    "event": "reload",
+                    "cause": cause,
+                    "outcome": "withdrawn",
+                    "reason": format!("{reason}; [trust] refuses {refused}"),
+                }));
+                return;
+            }
             tracing::error!(
                 cause,
                 "reload refused, the running plugins keep serving: {reason}"

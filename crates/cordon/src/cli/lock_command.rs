@@ -1,5 +1,6 @@
 //! `cordon lock`: approves the plugins as they are (digest, grants, what they declare) and the
-//! deployment, keeping the recorded sources of the plugins still here, and says what it approved.
+//! deployment, keeping the recorded sources (until `cordon remove` drops one), and says what it
+//! approved.
 
 use super::Cli;
 use cordon_runtime::capabilities::lock::Lockfile;
@@ -25,19 +26,20 @@ impl Cli {
     fn write_lock(&self, pipeline: &Pipeline, deployment: Vec<String>) -> anyhow::Result<ExitCode> {
         let path = self.lock_path();
         let mut lock = Lockfile::default();
-        // Where `cordon add` installed plugins from stays recorded for the plugins still here:
-        // those that loaded as installed, and those refused (a refused plugin's record is what
-        // `[trust]` checks it against; dropping it would let it in as one copied by hand).
+        // Where `cordon add` installed plugins from stays recorded until `cordon remove` drops
+        // it, whatever loaded this time (a refused plugin's record is what `[trust]` checks it
+        // against; dropping it would let it in as one copied by hand); only a record that a
+        // loaded plugin of its name no longer matches goes.
         if let Ok(previous) = Lockfile::load(&path) {
             let plugins = pipeline.registry().plugins();
             lock.sources = previous
                 .sources
                 .into_iter()
                 .filter(|(id, source)| {
-                    match plugins.iter().find(|plugin| &*plugin.id == id.as_str()) {
-                        Some(plugin) => hex::encode(plugin.sha256) == source.sha256,
-                        None => self.plugins.join(format!("{id}.wasm")).exists(),
-                    }
+                    plugins
+                        .iter()
+                        .find(|plugin| &*plugin.id == id.as_str())
+                        .is_none_or(|plugin| hex::encode(plugin.sha256) == source.sha256)
                 })
                 .collect();
         }

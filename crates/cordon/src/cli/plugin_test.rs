@@ -18,6 +18,8 @@ pub struct PluginTest {
     pub config: Config,
     /// `[trust]`'s load-time check, when the config requires signatures (signatures.rs).
     pub admission: Option<cordon_runtime::Admission>,
+    /// The lockfile, which no grant of the config may reach (it is what admission reads).
+    pub lock_path: PathBuf,
     pub cache: CompileCache,
     pub json: bool,
     pub deny_warnings: bool,
@@ -87,7 +89,8 @@ async fn test_one(test: &PluginTest, file: &Path) -> anyhow::Result<ConformanceR
     config.allow_missing_hooks = true;
     let mut builder = RuntimeBuilder::new(scratch.path())
         .config(config)
-        .cache(test.cache.clone());
+        .cache(test.cache.clone())
+        .lock_path(test.lock_path.clone());
     if let Some(admit) = test.admission.clone() {
         builder = builder.admission(move |id, sha256| admit(id, sha256));
     }

@@ -120,6 +120,7 @@ impl Cli {
             plugins_dir: self.plugins.clone(),
             config,
             admission,
+            lock_path: self.lock_path(),
             cache: self.install_paths().cache,
             json: args.json,
             deny_warnings: args.deny_warnings,

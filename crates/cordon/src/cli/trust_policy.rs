@@ -60,7 +60,7 @@ impl TrustPolicy {
         for (name, path) in raw.keys {
             let file = document.base().join(&path);
             key_files.push(file.clone());
-            let pem = std::fs::read(&file).map_err(|err| {
+            let pem = read_key_file(&file).map_err(|err| {
                 document.invalid(
                     format!("trust.keys.{name}"),
                     format!(
@@ -156,6 +156,31 @@ impl TrustPolicy {
     }
 }
 
+/// The most bytes of a key file (a PEM public key is a few hundred).
+const MAX_KEY_FILE_BYTES: u64 = 64 << 10;
+
+/// A key file's bytes: a regular file of at most [`MAX_KEY_FILE_BYTES`], opened without blocking
+/// (a FIFO or a device named as a key neither hangs nor floods the host).
+fn read_key_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_KEY_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is over {MAX_KEY_FILE_BYTES} bytes"
+        )));
+    }
+    Ok(bytes)
+}
+
 /// `[trust]` of the config file at `path` (the default policy when there is no file), for the
 /// commands that install without loading every plugin; its key files are checked to be out of
 /// every grant's reach, as at every load.
@@ -171,40 +196,85 @@ pub fn read(path: &std::path::Path) -> anyhow::Result<TrustPolicy> {
 }
 
 /// A `require` pattern as written, in [`canonical`] form: one without a scheme is an OCI one
-/// (`ghcr.io/acme/*`, as OCI clients write references). Sources are recorded pinned by digest,
-/// without their tags, so a pattern naming a tag or a digest could never match: refused.
+/// (`ghcr.io/acme/*`, as OCI clients write references). Only OCI sources carry signatures, and
+/// they are recorded pinned by digest, in lower case, without their tags: a pattern that could
+/// never match one (another scheme, a path, a tag or digest, upper case, a trailing `/`, spaces)
+/// is refused rather than left to require nothing.
 fn source_pattern(pattern: &str) -> Result<String, String> {
-    let written = if pattern.contains("://") || pattern.starts_with(['/', '.']) {
-        pattern.to_string()
-    } else {
-        format!("oci://{pattern}")
+    let refuse = |why: &str| {
+        Err(format!(
+            "{pattern:?} cannot match a source: {why}. A pattern names an OCI registry host and repositories in lower case: oci://ghcr.io/acme/* or ghcr.io/acme/tool (the lock records every source pinned by digest, without its tag)"
+        ))
     };
-    if let Some(rest) = written.strip_prefix("oci://") {
-        let last = rest.rsplit('/').next().unwrap_or_default();
-        if !rest.contains('/') || last.contains(':') || last.contains('@') {
-            return Err(format!(
-                "{pattern:?} cannot match a source: a pattern names a registry host and repositories (oci://ghcr.io/acme/*, or oci://ghcr.io/acme/tool), not a tag or a digest (the lock records every source pinned by digest)"
-            ));
-        }
+    if pattern.trim() != pattern || pattern.is_empty() {
+        return refuse("it has spaces around it or is empty");
     }
-    Ok(canonical(&written))
+    let rest = match pattern.split_once("://") {
+        Some(("oci", rest)) => rest,
+        Some(_) => {
+            return refuse("only OCI artifacts carry signatures (write no scheme, or oci://)");
+        }
+        None if pattern.starts_with(['/', '.', '~']) => {
+            return refuse("only OCI artifacts carry signatures, not local files");
+        }
+        None => pattern,
+    };
+    let Some((_, path)) = rest.split_once('/') else {
+        return refuse("it names no repository");
+    };
+    let last = path.rsplit('/').next().unwrap_or_default();
+    if last.contains(':') || last.contains('@') {
+        return refuse("it names a tag or a digest");
+    }
+    if path.is_empty() || path.ends_with('/') || path.contains("//") {
+        return refuse("it has an empty path segment");
+    }
+    if path.chars().any(|c| c.is_ascii_uppercase()) {
+        return refuse("OCI repository names are lower case");
+    }
+    Ok(canonical(&format!("oci://{rest}")))
 }
 
-/// A source or pattern as compared: an OCI one's host in lower case, without the default HTTPS
-/// port, Docker Hub under the one name the lock records it by (`index.docker.io`).
+/// A source or pattern as compared: an OCI one's host in lower case, its port as a number
+/// (without the default HTTPS one), Docker Hub under the one name the lock records it by
+/// (`index.docker.io`, official images under `library/`).
 fn canonical(text: &str) -> String {
     let Some(rest) = text.strip_prefix("oci://") else {
         return text.to_string();
     };
     let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let mut host = host.to_ascii_lowercase();
-    if let Some(bare) = host.strip_suffix(":443") {
-        host = bare.to_string();
+    let host = host.to_ascii_lowercase();
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, digits))
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            match digits.trim_start_matches('0').parse::<u32>() {
+                Ok(443) => (name.to_string(), None),
+                Ok(port) => (name.to_string(), Some(port)),
+                // All zeros, or more digits than any port.
+                Err(_) => (name.to_string(), Some(0)),
+            }
+        }
+        _ => (host.clone(), None),
+    };
+    let docker_hub = matches!(
+        name.as_str(),
+        "docker.io" | "registry-1.docker.io" | "index.docker.io"
+    ) && port.is_none();
+    let name = if docker_hub {
+        "index.docker.io".to_string()
+    } else {
+        name
+    };
+    let path = if docker_hub && !path.contains('/') && !path.starts_with('*') {
+        format!("library/{path}")
+    } else {
+        path.to_string()
+    };
+    match port {
+        Some(port) => format!("oci://{name}:{port}/{path}"),
+        None => format!("oci://{name}/{path}"),
     }
-    if matches!(host.as_str(), "docker.io" | "registry-1.docker.io") {
-        host = "index.docker.io".to_string();
-    }
-    format!("oci://{host}/{path}")
 }
 
 #[cfg(test)]
@@ -253,10 +323,27 @@ mod tests {
             "ghcr.io/acme/tool:*",
             "ghcr.io/acme/tool@sha256:ab",
             "ghcr.io",
+            "OCI://ghcr.io/acme/*",
+            "oci://ghcr.io/acme/",
+            "ghcr.io/ACME/*",
+            " ghcr.io/acme/*",
+            "https://example.com/dl/*",
+            "./vendor/*",
         ] {
             let err = source_pattern(pattern).unwrap_err();
-            assert!(err.contains("not a tag or a digest"), "{pattern}: {err}");
+            assert!(err.contains("cannot match a source"), "{pattern}: {err}");
         }
         assert!(source_pattern("ghcr.io:5000/acme/*").is_ok());
+    }
+
+    #[test]
+    fn a_port_compares_as_a_number_and_docker_hub_images_under_library() {
+        let pinned = "oci://127.0.0.1:05000/acme/tool@sha256:ab";
+        assert!(requiring(&["127.0.0.1:5000/acme/*"]).requires_signature("tool", pinned));
+        let ghcr = "oci://ghcr.io:0443/acme/t@sha256:ab";
+        assert!(requiring(&["ghcr.io/acme/*"]).requires_signature("t", ghcr));
+        let alpine = "oci://index.docker.io/library/alpine@sha256:ab";
+        assert!(requiring(&["docker.io/alpine"]).requires_signature("alpine", alpine));
+        assert!(!requiring(&["127.0.0.1:5001/acme/*"]).requires_signature("tool", pinned));
     }
 }

@@ -27,8 +27,15 @@ pub async fn run(
             installed.signer.clone(),
         ),
         None => {
+            // Judged as `cordon add` would install it: under its default name, whose recorded
+            // signer it must match.
             let source = Source::parse(reference)?;
-            (source.default_name(), source, None, None)
+            let name = source.default_name();
+            let recorded = lock
+                .sources
+                .get(&name)
+                .and_then(|installed| installed.signer.clone());
+            (name, source, None, recorded)
         }
     };
     let fetched = cordon_distribution::fetch(
@@ -48,23 +55,24 @@ pub async fn run(
     if let Some(recorded) = &recorded {
         stdout_line(&format!("  cordon.lock records it as signed by {recorded}"))?;
     }
-    // For an installed name, what loads is the file in plugins/, not what the source serves.
-    let installed = paths.plugins.join(format!("{name}.wasm"));
-    let mut differs = false;
-    if lock.sources.contains_key(reference)
-        && let Ok(bytes) = cordon_distribution::read_component_file(&installed)
-        && cordon_distribution::sha256_hex(&bytes) != fetched.sha256
-    {
-        differs = true;
-        stdout_line(&format!(
-            "  the installed {} (sha256 {}) is not this file: it loads only where [trust] requires no signature",
-            one_line(&installed.display().to_string()),
-            cordon_distribution::sha256_hex(&bytes)
-        ))?;
-    }
+    // For an installed name, what decides whether it loads is the file in plugins/ and the
+    // lock's record of it, checked as loading checks them.
+    let installed_name = lock.sources.contains_key(reference);
+    let loads =
+        match cordon_distribution::read_component_file(&paths.plugins.join(format!("{name}.wasm")))
+        {
+            Ok(bytes) if installed_name => {
+                let digest: [u8; 32] = sha256_of(&bytes);
+                super::signatures::admit(&trust, &lock.sources, &name, &digest)
+            }
+            _ => Ok(()),
+        };
     let verdict = check(&trust, &name, &pinned, &findings, recorded.as_deref());
-    if differs && trust.requires_signature(&name, &pinned) {
-        stdout_line("  [trust]: refused: the installed file is not the one signed")?;
+    if let Err(refusal) = &loads {
+        stdout_line(&format!(
+            "  [trust]: refused: the installed plugins/{name}.wasm does not load: {}",
+            one_line(refusal)
+        ))?;
         return Ok(std::process::ExitCode::FAILURE);
     }
     match verdict {
@@ -93,4 +101,12 @@ pub async fn run(
             Ok(std::process::ExitCode::FAILURE)
         }
     }
+}
+
+/// The sha256 of `bytes`, as loading computes it.
+fn sha256_of(bytes: &[u8]) -> [u8; 32] {
+    let hex = cordon_distribution::sha256_hex(bytes);
+    let mut digest = [0u8; 32];
+    hex::decode_to_slice(hex, &mut digest).expect("sha256_hex is 64 hex digits");
+    digest
 }
