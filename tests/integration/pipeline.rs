@@ -1,9 +1,9 @@
 //! Batches: call order, parallel and sequential execution, the active set, the size budget,
 //! OpenAI-form input, progress events and cancellation.
 
-use crate::support::{Workspace, event_trail, kind, probe, run_with_events, text};
+use crate::support::{Workspace, event_trail, kind, probe, run_with_events, run_with_sink, text};
 use cordon_runtime::ErrorKind;
-use cordon_runtime::pipeline::{BatchOptions, CallRequest};
+use cordon_runtime::pipeline::CallRequest;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -251,16 +251,7 @@ async fn cancelling_a_batch_ends_running_and_pending_calls_quickly() {
             }
         })
     };
-    let results = pipeline
-        .run(
-            calls,
-            &BatchOptions {
-                cancel,
-                events: Some(sink),
-                approver: None,
-            },
-        )
-        .await;
+    let results = run_with_sink(&pipeline, calls, cancel, sink).await;
     let finished = Instant::now();
     let cancelled_at = cancelled_at.lock().unwrap().expect("both calls started");
     let lag = finished.duration_since(cancelled_at);

@@ -81,37 +81,52 @@ async fn download(url: &str) -> Result<Vec<u8>, DistributionError> {
 }
 
 /// A local component: a regular file (not a device or a pipe) of at most the cap, read no further.
-/// Opened without blocking, so a FIFO named like a component is refused instead of waited on.
 pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, DistributionError> {
+    read_bounded_file(path, MAX_COMPONENT_BYTES).map_err(|source| match source.kind() {
+        std::io::ErrorKind::FileTooLarge => DistributionError::TooLarge {
+            what: path.display().to_string(),
+            limit: MAX_COMPONENT_BYTES,
+        },
+        std::io::ErrorKind::InvalidInput => DistributionError::Read {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("not a regular file; give the path of a .wasm file"),
+        },
+        _ => DistributionError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
+    })
+}
+
+/// The bytes of the regular file at `path`, refused when it is not one (a device or a pipe:
+/// `ErrorKind::InvalidInput`) or past `limit` (`ErrorKind::FileTooLarge`), and read no further. Opened without blocking, so a FIFO named like
+/// the file is refused instead of waited on.
+pub fn read_bounded_file(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let read_error = |source| DistributionError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(read_error)?;
-    let metadata = file.metadata().map_err(read_error)?;
+        .open(path)?;
+    let metadata = file.metadata()?;
     if !metadata.is_file() {
-        return Err(read_error(std::io::Error::other(
-            "not a regular file; give the path of a .wasm file",
-        )));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
     }
-    let too_large = || DistributionError::TooLarge {
-        what: path.display().to_string(),
-        limit: MAX_COMPONENT_BYTES,
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("over {limit} bytes"),
+        )
     };
-    if metadata.len() > MAX_COMPONENT_BYTES {
+    if metadata.len() > limit {
         return Err(too_large());
     }
     let mut bytes = Vec::new();
-    file.take(MAX_COMPONENT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    if bytes.len() as u64 > MAX_COMPONENT_BYTES {
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
         return Err(too_large());
     }
     Ok(bytes)

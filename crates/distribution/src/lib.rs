@@ -22,7 +22,7 @@ mod wasm_config;
 pub mod wassette_policy;
 
 pub use credentials::SecretListener;
-pub use fetch::{Fetched, fetch, read_file as read_component_file};
+pub use fetch::{Fetched, fetch, read_bounded_file, read_file as read_component_file};
 pub use oci::{Pushed, push};
 pub use source::Source;
 pub use wasm_config::ComponentSummary;
@@ -66,8 +66,13 @@ pub enum DistributionError {
 /// The most bytes of one component fetched.
 pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
 
+/// `sha256` of `bytes`.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes).into()
+}
+
 /// `sha256` of `bytes` in lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    hex::encode(sha2::Sha256::digest(bytes))
+    hex::encode(sha256(bytes))
 }

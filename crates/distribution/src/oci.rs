@@ -252,18 +252,14 @@ pub async fn pull(
             limit: MAX_COMPONENT_BYTES,
         });
     }
-    // Only from this registry: a descriptor's `urls` could send the pull anywhere.
-    let mut layer = layer.clone();
-    layer.urls = None;
-    let bytes = pull_layer(&client, &reference, reference_text, &layer).await?;
-    let layer_actual = format!("sha256:{}", sha256_hex(&bytes));
-    if layer_actual != layer.digest {
-        return Err(DistributionError::DigestMismatch {
-            what: format!("the component layer of oci://{reference_text}"),
-            expected: layer.digest.trim_start_matches("sha256:").to_string(),
-            actual: layer_actual.trim_start_matches("sha256:").to_string(),
-        });
-    }
+    let bytes = pull_layer(
+        &client,
+        &reference,
+        reference_text,
+        layer,
+        &format!("the component layer of oci://{reference_text}"),
+    )
+    .await?;
     let repository = format!(
         "{}/{}",
         reference.resolve_registry(),
@@ -275,16 +271,21 @@ pub async fn pull(
     })
 }
 
-/// The layer's bytes, refused as soon as they pass the size its descriptor gave.
+/// The bytes of `layer` (`what` names it in errors), from this registry only, refused as soon as
+/// they pass the size its descriptor gave, and checked against its digest.
 pub(crate) async fn pull_layer(
     client: &Client,
     reference: &Reference,
     reference_text: &str,
     layer: &OciDescriptor,
+    what: &str,
 ) -> Result<Vec<u8>, DistributionError> {
     use futures_util::StreamExt as _;
+    // Only from this registry: a descriptor's `urls` could send the pull anywhere.
+    let mut layer = layer.clone();
+    layer.urls = None;
     let mut stream = client
-        .pull_blob_stream(reference, layer)
+        .pull_blob_stream(reference, &layer)
         .await
         .map_err(|err| registry_error("the layer pull", reference_text, err))?;
     let mut bytes = Vec::new();
@@ -293,7 +294,7 @@ pub(crate) async fn pull_layer(
         if (bytes.len() + chunk.len()) as u64 > layer.size as u64 {
             return Err(DistributionError::DigestMismatch {
                 what: format!(
-                    "the component layer of oci://{reference_text} (longer than the {} bytes its descriptor gives)",
+                    "{what} (longer than the {} bytes its descriptor gives)",
                     layer.size
                 ),
                 expected: layer.digest.trim_start_matches("sha256:").to_string(),
@@ -301,6 +302,14 @@ pub(crate) async fn pull_layer(
             });
         }
         bytes.extend_from_slice(&chunk);
+    }
+    let actual = format!("sha256:{}", sha256_hex(&bytes));
+    if actual != layer.digest {
+        return Err(DistributionError::DigestMismatch {
+            what: what.to_string(),
+            expected: layer.digest.trim_start_matches("sha256:").to_string(),
+            actual: actual.trim_start_matches("sha256:").to_string(),
+        });
     }
     Ok(bytes)
 }

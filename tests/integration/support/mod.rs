@@ -240,7 +240,19 @@ pub async fn run_with_events(
         let events = events.clone();
         std::sync::Arc::new(move |event| events.lock().unwrap().push(event))
     };
-    let results = pipeline
+    let results = run_with_sink(pipeline, calls, cancel, sink).await;
+    let events = events.lock().unwrap().clone();
+    (results, events)
+}
+
+/// Runs a batch whose events go to `sink` as they happen.
+pub async fn run_with_sink(
+    pipeline: &Pipeline,
+    calls: Vec<CallRequest>,
+    cancel: tokio_util::sync::CancellationToken,
+    sink: cordon_runtime::pipeline::events::EventSink,
+) -> Vec<ToolResult> {
+    pipeline
         .run(
             calls,
             &BatchOptions {
@@ -249,9 +261,7 @@ pub async fn run_with_events(
                 approver: None,
             },
         )
-        .await;
-    let events = events.lock().unwrap().clone();
-    (results, events)
+        .await
 }
 
 /// `(type, call id)` of each event, e.g. `("tool_execution_end", "a")`.

@@ -286,7 +286,7 @@ pub async fn push(
     // The key is read before anything is pushed: a push that cannot be signed is not made.
     let signing_key = match sign {
         Some(path) => {
-            let pem = std::fs::read(path)
+            let pem = cordon_distribution::signature::read_key_file(path)
                 .with_context(|| format!("reading the signing key {}", path.display()))?;
             Some(SigningKey::from_pem(&pem, &path.display().to_string())?)
         }
@@ -331,10 +331,10 @@ pub async fn push(
         )
         .await?;
         crate::cli::render::stdout_line(&format!(
-            "signed oci://{repository}@{} with the key {} (cosign's layout: oci://{repository}:{}.sig)",
+            "signed oci://{repository}@{} with the key {} (cosign's layout: oci://{repository}:{})",
             pushed.manifest_digest,
             key.public_key().fingerprint(),
-            pushed.manifest_digest.replacen(':', "-", 1)
+            cordon_distribution::signature::signature_tag(&pushed.manifest_digest)
         ))?;
     }
     Ok(ExitCode::SUCCESS)

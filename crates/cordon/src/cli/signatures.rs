@@ -7,7 +7,7 @@
 use super::trust_policy::TrustPolicy;
 use anyhow::bail;
 use cordon_distribution::Source;
-use cordon_distribution::signature::{Signer, oci_signatures};
+use cordon_distribution::signature::{Signer, oci_signatures, signature_tag};
 
 /// What the signatures of one fetched plugin showed.
 #[derive(Debug, Default)]
@@ -45,7 +45,7 @@ pub async fn look(
         });
     }
     // Signatures that cannot be read are no signature: refused where one is required, with why.
-    let preferred = recorded.and_then(|recorded| recorded.strip_prefix("key "));
+    let preferred = recorded.and_then(Signer::fingerprint_in);
     let lookup = oci_signatures::find(
         repository,
         digest,
@@ -75,7 +75,7 @@ pub async fn look(
         (Some(signer), _) => format!("signed by {signer}"),
         (None, 0) => format!(
             "no signature (cosign keeps them under oci://{repository}:{})",
-            digest.replacen(':', "-", 1) + ".sig"
+            signature_tag(digest)
         ),
         (None, count) => format!(
             "{count} signature(s), none that counts: {}",
@@ -102,9 +102,8 @@ pub fn check(
     if let Some(recorded) = recorded
         && signer.as_deref() != Some(recorded)
     {
-        let trusted = recorded
-            .strip_prefix("key ")
-            .and_then(|fingerprint| policy.key_with(fingerprint))
+        let trusted = policy
+            .key_of(recorded)
             .map_or(String::new(), |key| format!(" (the key `{}`)", key.name));
         bail!(
             "{name}: cordon.lock records it as signed by {recorded}{trusted}, but {source} is {}. A plugin from another signer is a new decision: check who published it, then add it again with --force",
@@ -184,10 +183,7 @@ pub fn admit(
             "[trust] requires it to be signed, and it was installed unsigned from {}: install a signed artifact, {let_in}",
             recorded.source
         )),
-        Some(signer) => match signer
-            .strip_prefix("key ")
-            .and_then(|fingerprint| policy.key_with(fingerprint))
-        {
+        Some(signer) => match policy.key_of(signer) {
             Some(_) => Ok(()),
             None => Err(format!(
                 "[trust] requires it to be signed by a key in [trust.keys], and it was signed by {signer}, which [trust.keys] does not name (any more): add the key back, {let_in}"
@@ -215,10 +211,7 @@ pub fn provenance(
             .filter(|recorded| recorded.sha256 == hex::encode(plugin.sha256))
             .and_then(|recorded| recorded.signer.as_deref());
         let text = match signer {
-            Some(signer) => match signer
-                .strip_prefix("key ")
-                .and_then(|fingerprint| policy.key_with(fingerprint))
-            {
+            Some(signer) => match policy.key_of(signer) {
                 Some(key) => format!("signed by the key `{}`", key.name),
                 None => format!("signed by {signer}, not in [trust.keys]"),
             },

@@ -4,7 +4,7 @@
 //! operator lets in unsigned, by name (`unsigned`), which `cordon list` shows as such. The check
 //! `cordon add`, `sync` and `verify` apply is signatures.rs; loading checks what the lock recorded.
 
-use cordon_distribution::signature::{PublicKey, TrustedKey};
+use cordon_distribution::signature::{PublicKey, Signer, TrustedKey, read_key_file};
 use cordon_runtime::capabilities::tool_glob;
 use cordon_runtime::config::{ConfigDocument, ConfigError};
 use serde::Deserialize;
@@ -148,37 +148,15 @@ impl TrustPolicy {
             .map(|file| ("a [trust.keys] key file", file.as_path()))
     }
 
-    /// The trusted key with the fingerprint `fingerprint`, if any.
-    pub fn key_with(&self, fingerprint: &str) -> Option<&TrustedKey> {
+    /// The trusted key of the signer the lock recorded (a [`Signer::lock_text`]), if any.
+    ///
+    /// [`Signer::lock_text`]: cordon_distribution::signature::Signer::lock_text
+    pub fn key_of(&self, recorded: &str) -> Option<&TrustedKey> {
+        let fingerprint = Signer::fingerprint_in(recorded)?;
         self.keys
             .iter()
             .find(|trusted| trusted.key.fingerprint() == fingerprint)
     }
-}
-
-/// The most bytes of a key file (a PEM public key is a few hundred).
-const MAX_KEY_FILE_BYTES: u64 = 64 << 10;
-
-/// A key file's bytes: a regular file of at most [`MAX_KEY_FILE_BYTES`], opened without blocking
-/// (a FIFO or a device named as a key neither hangs nor floods the host).
-fn read_key_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("it is not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_KEY_FILE_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_KEY_FILE_BYTES {
-        return Err(std::io::Error::other(format!(
-            "it is over {MAX_KEY_FILE_BYTES} bytes"
-        )));
-    }
-    Ok(bytes)
 }
 
 /// `[trust]` of the config file at `path` (the default policy when there is no file), for the

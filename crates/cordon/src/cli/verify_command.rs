@@ -57,16 +57,19 @@ pub async fn run(
     }
     // For an installed name, what decides whether it loads is the file in plugins/ and the
     // lock's record of it, checked as loading checks them.
-    let installed_name = lock.sources.contains_key(reference);
-    let loads =
-        match cordon_distribution::read_component_file(&paths.plugins.join(format!("{name}.wasm")))
-        {
-            Ok(bytes) if installed_name => {
-                let digest: [u8; 32] = sha256_of(&bytes);
-                super::signatures::admit(&trust, &lock.sources, &name, &digest)
-            }
-            _ => Ok(()),
-        };
+    let installed = paths.plugins.join(format!("{name}.wasm"));
+    let loads = match lock.sources.contains_key(reference) {
+        true => match cordon_distribution::read_component_file(&installed) {
+            Ok(bytes) => super::signatures::admit(
+                &trust,
+                &lock.sources,
+                &name,
+                &cordon_distribution::sha256(&bytes),
+            ),
+            Err(_) => Ok(()),
+        },
+        false => Ok(()),
+    };
     let verdict = check(&trust, &name, &pinned, &findings, recorded.as_deref());
     if let Err(refusal) = &loads {
         stdout_line(&format!(
@@ -101,12 +104,4 @@ pub async fn run(
             Ok(std::process::ExitCode::FAILURE)
         }
     }
-}
-
-/// The sha256 of `bytes`, as loading computes it.
-fn sha256_of(bytes: &[u8]) -> [u8; 32] {
-    let hex = cordon_distribution::sha256_hex(bytes);
-    let mut digest = [0u8; 32];
-    hex::decode_to_slice(hex, &mut digest).expect("sha256_hex is 64 hex digits");
-    digest
 }

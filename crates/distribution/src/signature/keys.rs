@@ -45,6 +45,15 @@ pub enum KeyError {
     NotSigningKey { what: String, reason: String },
 }
 
+/// The most bytes of a key file (a PEM key is a few hundred).
+const MAX_KEY_FILE_BYTES: u64 = 64 << 10;
+
+/// A key file's bytes: a regular file of at most 64 KiB, opened without blocking (a FIFO or a
+/// device named as a key neither hangs nor floods the host).
+pub fn read_key_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    crate::read_bounded_file(path, MAX_KEY_FILE_BYTES)
+}
+
 /// The SubjectPublicKeyInfo DER of a P-256 key, up to the 65-byte point.
 const P256_SPKI_PREFIX: [u8; 26] = [
     0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a,

@@ -7,7 +7,8 @@ mod keys;
 pub mod oci_signatures;
 mod simple_signing;
 
-pub use keys::{KeyError, PublicKey, SigningKey};
+pub use keys::{KeyError, PublicKey, SigningKey, read_key_file};
+pub use simple_signing::signature_tag;
 
 /// A key the operator trusts, under the name `[trust.keys]` gives it.
 #[derive(Clone, Debug)]
@@ -15,6 +16,9 @@ pub struct TrustedKey {
     pub name: String,
     pub key: PublicKey,
 }
+
+/// What [`Signer::lock_text`] writes before a key's fingerprint.
+const KEY_PREFIX: &str = "key ";
 
 /// Who signed an artifact.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,8 +32,13 @@ impl Signer {
     /// fingerprint, not the name the config gives it).
     pub fn lock_text(&self) -> String {
         match self {
-            Signer::Key { fingerprint, .. } => format!("key {fingerprint}"),
+            Signer::Key { fingerprint, .. } => format!("{KEY_PREFIX}{fingerprint}"),
         }
+    }
+
+    /// The key fingerprint in a signer the lock recorded ([`Signer::lock_text`]), if it names one.
+    pub fn fingerprint_in(lock_text: &str) -> Option<&str> {
+        lock_text.strip_prefix(KEY_PREFIX)
     }
 }
 
