@@ -113,11 +113,13 @@ fn examples_run_with_the_grants_of_an_explicit_config_only() {
         .file("data/README.md", "# Notes\nTODO: water the plants\n")
         .file(
             "test.toml",
-            "[plugins.fs]\ndirs = [{ host = \"data\", guest = \"/data\", mode = \"rw\" }]\n",
+            "[plugins.fs]\ndirs = [{ host = \"data\", guest = \"/data\", mode = \"rw\" }]\n\n[plugins.other]\nlimits = { timeout = \"2s\" }\n",
         );
     let fs = wasm("fs");
     let run = ws.cordon(&["--config", "test.toml", "test", &fs]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // The other plugin's grant is not this test's business: no warning about its missing file.
+    assert!(!run.stderr.contains("other.wasm"), "{}", run.stderr);
     assert!(
         run.stdout
             .contains("ok    read_file · example 1: answered in"),

@@ -185,7 +185,7 @@ fn new_then_build_makes_a_working_plugin_in_javascript_and_c() {
 
 /// `program args` in `dir` with the cordon under test as `CORDON`; its output, after asserting
 /// it succeeded.
-fn project_test(
+pub(crate) fn project_test(
     dir: &std::path::Path,
     program: &str,
     args: &[&str],

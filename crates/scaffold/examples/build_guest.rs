@@ -19,8 +19,9 @@ fn main() -> anyhow::Result<()> {
             name: None,
             force: true,
             records: cordon_scaffold::BuildRecords::in_cache(None),
+            cache: None,
         },
     )?;
-    println!("built {}", built.display());
+    println!("built {}", built.path.display());
     Ok(())
 }

@@ -6,6 +6,6 @@ mod build;
 mod project;
 mod templates;
 
-pub use build::{BuildOptions, BuildRecords, build};
-pub use project::{Language, ScaffoldError, Template, is_valid_name};
+pub use build::{BuildOptions, BuildRecords, Built, build};
+pub use project::{HookPoints, Language, ScaffoldError, Template, is_valid_name};
 pub use templates::create;

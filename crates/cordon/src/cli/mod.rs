@@ -4,6 +4,7 @@
 
 mod agent;
 mod approval_prompt;
+mod build_watch;
 mod call_commands;
 mod config_file;
 pub mod host_secrets;
@@ -28,7 +29,7 @@ mod wassette_import;
 
 use anyhow::bail;
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Run AI-agent tools as sandboxed WebAssembly components.
@@ -135,10 +136,15 @@ pub enum Command {
     },
     /// Check plugins against the contract, as the host would load them: names and schemas
     /// (strict-mode form included), each tool called with its schema's `examples`, the hook run
-    /// over a sample call. Exit 1 when one fails. [default: every plugin in --plugins]
+    /// over a sample call, and the author's own cases (PLUGIN/cases.toml beside PLUGIN.wasm, or
+    /// --cases). Exit 1 when one fails. [default: every plugin in --plugins]
     Test {
         /// The plugin files (.wasm).
         files: Vec<PathBuf>,
+        /// A cases file to run (docs/testing-plugins.md) instead of the one beside the plugin;
+        /// with one plugin file only.
+        #[arg(long, value_name = "FILE")]
+        cases: Option<PathBuf>,
         /// Print the reports as JSON.
         #[arg(long)]
         json: bool,
@@ -157,9 +163,15 @@ pub enum Command {
         /// The language of the project.
         #[arg(long, value_parser = language_parser(), default_value = "rust")]
         lang: cordon_scaffold::Language,
-        /// What the project starts as: a tool, or a session hook (docs/session-hooks.md).
+        /// What the project starts as: a tool, a tool hook (docs/pipeline.md) or a session hook
+        /// (docs/session-hooks.md).
         #[arg(long, value_parser = template_parser(), default_value = "tool")]
         template: cordon_scaffold::Template,
+        /// Start as a hook: `before` or `after` a tool call, `both`, or `session` (a session
+        /// hook); the same as --template before-hook, after-hook, hook or session-hook.
+        #[arg(long, value_name = "WHERE", num_args = 0..=1, default_missing_value = "both",
+              value_parser = ["before", "after", "both", "session"], conflicts_with = "template")]
+        hook: Option<String>,
     },
     /// Build a plugin project (Rust, Python, JavaScript or C) into the plugins directory as NAME.wasm.
     /// It replaces a NAME.wasm there only when that file is this project's own last build.
@@ -173,6 +185,10 @@ pub enum Command {
         /// from elsewhere).
         #[arg(long)]
         force: bool,
+        /// Build again whenever a file of the project changes, until interrupted (a failed build
+        /// is reported and the watch goes on).
+        #[arg(long)]
+        watch: bool,
     },
     /// Show one tool's description and parameters schema.
     Describe {
@@ -281,10 +297,36 @@ impl Cli {
                 name,
                 lang,
                 template,
-            } => self.new_project(name, *lang, *template),
-            Command::Build { dir, name, force } => {
-                self.build_project(dir.as_deref(), name.as_deref(), *force)
+                hook,
+            } => {
+                let template = match hook.as_deref() {
+                    None => *template,
+                    Some(points) => {
+                        let named = match points {
+                            "before" => "before-hook",
+                            "after" => "after-hook",
+                            "session" => "session-hook",
+                            _ => "hook",
+                        };
+                        cordon_scaffold::Template::named(named).expect("a listed template")
+                    }
+                };
+                self.new_project(name, *lang, template)
             }
+            Command::Build {
+                dir,
+                name,
+                force,
+                watch: false,
+            } => self.build_project(dir.as_deref(), name.as_deref(), *force),
+            Command::Build {
+                dir,
+                name,
+                force,
+                watch: true,
+            } => build_watch::run(dir.as_deref().unwrap_or(Path::new(".")), || {
+                self.build_project(dir.as_deref(), name.as_deref(), *force)
+            }),
             Command::Add {
                 reference,
                 name,
@@ -315,12 +357,14 @@ impl Cli {
             }
             Command::Test {
                 files,
+                cases,
                 json,
                 deny_warnings,
                 time_budget,
             } => {
                 self.test(project_commands::TestArgs {
                     files,
+                    cases: cases.as_deref(),
                     json: *json,
                     deny_warnings: *deny_warnings,
                     time_budget: *time_budget,

@@ -1,19 +1,26 @@
 //! `cordon test [PLUGIN.wasm…]`: the conformance run for plugin authors (the checks are the
 //! runtime's `conformance` module). Each file is loaded alone from a scratch directory, with the
-//! grants the config gives its id, and its report printed; the exit status is 0 when every plugin
+//! grants the config gives its id, its author's cases run (`--cases`, or `NAME/cases.toml`
+//! beside `NAME.wasm`), and its report printed; the exit status is 0 when every plugin
 //! passed, 1 when one failed (or warned, with `--deny-warnings`), 2 when there was nothing to test.
 
 use anyhow::{Context as _, bail};
 use cordon_runtime::config::Config;
-use cordon_runtime::conformance::{ConformanceReport, Outcome, check_plugin};
+use cordon_runtime::conformance::{AuthorCases, ConformanceReport, Outcome, check_plugin};
 use cordon_runtime::{CompileCache, RuntimeBuilder};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// The author's cases of a plugin project, in its directory.
+pub const CASES_FILE: &str = "cases.toml";
 
 /// What `cordon test` was asked to do.
 pub struct PluginTest {
     /// The plugin files; empty means every `*.wasm` in `plugins_dir`.
     pub files: Vec<PathBuf>,
+    /// `--cases FILE`: the cases to run (with one plugin file); else each plugin's own
+    /// `NAME/cases.toml` beside its `NAME.wasm`, when there is one.
+    pub cases: Option<PathBuf>,
     pub plugins_dir: PathBuf,
     pub config: Config,
     /// `[trust]`'s load-time check, when the config requires signatures (signatures.rs).
@@ -33,6 +40,12 @@ pub async fn run(test: PluginTest) -> anyhow::Result<ExitCode> {
     } else {
         test.files.clone()
     };
+    if test.cases.is_some() && files.len() != 1 {
+        bail!(
+            "--cases runs one plugin's cases: give exactly one plugin file ({} given)",
+            files.len()
+        );
+    }
     let mut reports = Vec::new();
     for file in &files {
         if !file.is_file() {
@@ -41,7 +54,12 @@ pub async fn run(test: PluginTest) -> anyhow::Result<ExitCode> {
                 file.display()
             );
         }
-        reports.push(test_one(&test, file).await?);
+        // Read (and checked) before the plugin runs: a broken cases file is the author's to fix.
+        let cases = match test.cases.clone().or_else(|| cases_beside(file)) {
+            Some(path) => Some(AuthorCases::load(&path)?),
+            None => None,
+        };
+        reports.push(test_one(&test, file, cases.as_ref()).await?);
     }
     let passed = reports
         .iter()
@@ -71,8 +89,19 @@ pub async fn run(test: PluginTest) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Loads `file` as the only plugin of a scratch directory and checks it.
-async fn test_one(test: &PluginTest, file: &Path) -> anyhow::Result<ConformanceReport> {
+/// `DIR/NAME/cases.toml` for the plugin file `DIR/NAME.wasm` (its project's cases), if it exists.
+fn cases_beside(file: &Path) -> Option<PathBuf> {
+    let stem = file.file_stem()?;
+    let path = file.with_file_name(stem).join(CASES_FILE);
+    path.is_file().then_some(path)
+}
+
+/// Loads `file` as the only plugin of a scratch directory, checks it and runs `cases`.
+async fn test_one(
+    test: &PluginTest,
+    file: &Path,
+    cases: Option<&AuthorCases>,
+) -> anyhow::Result<ConformanceReport> {
     let id = cordon_runtime::registry::plugin_id(file);
     let scratch = tempfile::Builder::new()
         .prefix("cordon-test-")
@@ -85,7 +114,8 @@ async fn test_one(test: &PluginTest, file: &Path) -> anyhow::Result<ConformanceR
     let mut config = test.config.clone();
     config.audit_path = None;
     config.batches.tools = None;
-    // The other plugins granted hooks are not here on purpose.
+    // The other plugins are not here on purpose: their grants (hooks included) do not apply.
+    config.plugins.retain(|granted, _| *granted == id);
     config.allow_missing_hooks = true;
     let mut builder = RuntimeBuilder::new(scratch.path())
         .config(config)
@@ -99,6 +129,9 @@ async fn test_one(test: &PluginTest, file: &Path) -> anyhow::Result<ConformanceR
         .await
         .with_context(|| format!("loading {}", file.display()))?;
     let mut report = check_plugin(&pipeline, copy, test.time_budget).await;
+    if let Some(cases) = cases {
+        cases.check(&pipeline, &mut report).await;
+    }
     report.file = file.to_path_buf();
     Ok(report)
 }

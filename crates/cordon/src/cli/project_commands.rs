@@ -20,6 +20,7 @@ pub(super) struct AddArgs<'a> {
 /// What `cordon test` was given.
 pub(super) struct TestArgs<'a> {
     pub files: &'a [PathBuf],
+    pub cases: Option<&'a Path>,
     pub json: bool,
     pub deny_warnings: bool,
     pub time_budget: std::time::Duration,
@@ -33,7 +34,9 @@ impl Cli {
         lang: cordon_scaffold::Language,
         template: cordon_scaffold::Template,
     ) -> anyhow::Result<ExitCode> {
-        let project = cordon_scaffold::create(name, lang, template, &self.plugins)?;
+        let cache = cordon_runtime::cordon_cache_dir();
+        let project =
+            cordon_scaffold::create(name, lang, template, &self.plugins, cache.as_deref())?;
         render::stdout_line(&format!(
             "created {}; build it with: cordon build {}",
             project.display(),
@@ -49,20 +52,27 @@ impl Cli {
         name: Option<&str>,
         force: bool,
     ) -> anyhow::Result<ExitCode> {
-        let output = cordon_scaffold::build(
-            dir.unwrap_or(Path::new(".")),
+        let project = dir.unwrap_or(Path::new("."));
+        let plugins = plugins_dir_for(project, &self.plugins);
+        let cache = cordon_runtime::cordon_cache_dir();
+        let built = cordon_scaffold::build(
+            project,
             &cordon_scaffold::BuildOptions {
-                plugins: &self.plugins,
+                plugins: &plugins,
                 name,
                 force,
-                records: cordon_scaffold::BuildRecords::in_cache(
-                    cordon_runtime::cordon_cache_dir().as_deref(),
-                ),
+                records: cordon_scaffold::BuildRecords::in_cache(cache.as_deref()),
+                cache: cache.as_deref(),
             },
         )?;
         render::stdout_line(&format!(
-            "built {}",
-            one_line(&output.display().to_string())
+            "built {}{}",
+            one_line(&built.path.display().to_string()),
+            if built.reused {
+                " (its inputs are those of an earlier build: its component was reused)"
+            } else {
+                ""
+            }
         ))?;
         Ok(ExitCode::SUCCESS)
     }
@@ -117,6 +127,7 @@ impl Cli {
         };
         plugin_test::run(plugin_test::PluginTest {
             files: args.files.to_vec(),
+            cases: args.cases.map(Path::to_path_buf),
             plugins_dir: self.plugins.clone(),
             config,
             admission,
@@ -127,5 +138,27 @@ impl Cli {
             time_budget: args.time_budget,
         })
         .await
+    }
+}
+
+/// Where a build of `project` goes: `plugins`, unless that lies inside the project itself (a
+/// build run from inside a `cordon new` project, where `plugins/` names a directory of the
+/// project): then the directory holding the project, where `cordon new` put it.
+fn plugins_dir_for(project: &Path, plugins: &Path) -> PathBuf {
+    let (Ok(project), Ok(resolved)) = (
+        project.canonicalize(),
+        std::path::absolute(plugins).map(|path| {
+            // The plugins directory may not exist yet: resolve what does.
+            match (path.parent().map(Path::canonicalize), path.file_name()) {
+                (Some(Ok(parent)), Some(name)) => parent.join(name),
+                _ => path,
+            }
+        }),
+    ) else {
+        return plugins.to_path_buf();
+    };
+    match project.parent() {
+        Some(holder) if resolved.starts_with(&project) => holder.to_path_buf(),
+        _ => plugins.to_path_buf(),
     }
 }

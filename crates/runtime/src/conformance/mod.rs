@@ -3,16 +3,20 @@
 //! for it, if any); then its tools are checked (`tool_checks.rs`: description, the strict-mode form
 //! of every parameters schema, each `examples` entry called through the whole pipeline) and its
 //! hook run over a sample call (`hook_checks.rs`) and each session stage it declares over a sample
-//! event (`session_checks.rs`). Each check is a [`Finding`]; a plugin passes when
+//! event (`session_checks.rs`), and the author's own cases run (`author_cases.rs`). Each check is
+//! a [`Finding`]; a plugin passes when
 //! none failed. A failure is something that breaks the contract or a limit: refused at load, an
 //! example its own schema refuses, a trap, a timeout, memory or fuel used up, output over its
 //! limit or breaking its output schema, a hook that crashes or answers garbage. A warning is
 //! something a client or a model will trip on without breaking the contract: no description, a
 //! schema strict clients cannot use, no examples to call, an example answered with an error.
 
+mod author_cases;
 mod hook_checks;
 mod session_checks;
 mod tool_checks;
+
+pub use author_cases::{AuthorCases, CasesError};
 
 use crate::pipeline::Pipeline;
 use std::path::PathBuf;

@@ -1,7 +1,8 @@
 //! JavaScript plugin projects: `sdk/js/build.mjs` bundles the project's `app.js` with the SDK
 //! (rolldown) and makes it a component (componentize-js), both pinned in `sdk/js/package-lock.json`.
 
-use super::{require, run};
+use super::output_cache::BuildKey;
+use super::{require, run, tool_identity};
 use crate::project::{ScaffoldError, source_root};
 use std::path::Path;
 use std::process::Command;
@@ -31,4 +32,17 @@ pub fn build(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
         .arg(sdk.join("build.mjs"))
         .arg(project)
         .arg(output))
+}
+
+/// The digest of what a JavaScript build reads: Node (its path and version), the SDK (its build
+/// script, sources and the lock pinning rolldown and componentize-js), the contract and the
+/// project, its `node_modules` included (the bundle takes what the project imports from there).
+pub fn key(project: &Path) -> Result<Option<String>, ScaffoldError> {
+    let root = source_root()?;
+    let mut key = BuildKey::new("javascript");
+    key.value("node", &tool_identity(Path::new("node"), &["--version"]));
+    key.tree("sdk", &root.join("sdk/js"), &["node_modules"]);
+    key.tree("contract", &root.join(crate::project::CONTRACT_DIR), &[]);
+    key.tree("project", project, &[]);
+    Ok(key.finish())
 }

@@ -51,6 +51,11 @@ pub enum ScaffoldError {
     },
     #[error("the build failed ({status}): {command}")]
     BuildFailed { command: String, status: ExitStatus },
+    /// cargo succeeded but wrote no component for the project's crate.
+    #[error(
+        "cargo built no wasm32-wasip2 component for the crate {krate} (its [lib] needs crate-type = [\"cdylib\"], as `cordon new` writes it): {command}"
+    )]
+    NoComponent { krate: String, command: String },
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
         action: &'static str,
@@ -121,24 +126,59 @@ impl Language {
     }
 }
 
-/// What a new project starts as: `cordon new --template`.
+/// What a new project starts as: `cordon new --template` (or `--hook`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Template {
     /// A tool (a word counter).
     #[default]
     Tool,
+    /// A tool hook (a call naming a secrets file refused; a long result cut).
+    Hook(HookPoints),
     /// A session hook (small talk routed to no tools; an unfinished answer sent back).
     SessionHook,
 }
 
+/// Where a tool hook runs: before a call, after it, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HookPoints {
+    /// It decides about calls before they run.
+    pub before: bool,
+    /// It decides about results before the model sees them.
+    pub after: bool,
+}
+
 impl Template {
     /// Every template, in the order help texts list them.
-    pub const ALL: [Template; 2] = [Self::Tool, Self::SessionHook];
+    pub const ALL: [Template; 5] = [
+        Self::Tool,
+        Self::Hook(HookPoints {
+            before: true,
+            after: true,
+        }),
+        Self::Hook(HookPoints {
+            before: true,
+            after: false,
+        }),
+        Self::Hook(HookPoints {
+            before: false,
+            after: true,
+        }),
+        Self::SessionHook,
+    ];
 
     /// The name `cordon new --template` takes.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Tool => "tool",
+            Self::Hook(HookPoints {
+                before: true,
+                after: false,
+            }) => "before-hook",
+            Self::Hook(HookPoints {
+                before: false,
+                after: true,
+            }) => "after-hook",
+            Self::Hook(_) => "hook",
             Self::SessionHook => "session-hook",
         }
     }

@@ -2,16 +2,20 @@
 //! session hook), its test, and a README.
 
 mod session_hook;
+mod tool_hook;
 
 use crate::project::{Language, ScaffoldError, Template, is_valid_name, source_root};
 use std::path::{Path, PathBuf};
 
-/// Creates `dir/NAME/` from `template` in `language`; returns the directory.
+/// Creates `dir/NAME/` from `template` in `language`; returns the directory. With `cache`
+/// (cordon's cache directory), a Rust project builds and tests in the target directory every
+/// project shares there (`.cargo/config.toml`), so only its own crate is compiled.
 pub fn create(
     name: &str,
     language: Language,
     template: Template,
     dir: &Path,
+    cache: Option<&Path>,
 ) -> Result<PathBuf, ScaffoldError> {
     if !is_valid_name(name) {
         return Err(ScaffoldError::InvalidName {
@@ -23,10 +27,14 @@ pub fn create(
         return Err(ScaffoldError::AlreadyExists { path: project });
     }
     let root = source_root()?;
-    let files = match template {
+    let mut files = match template {
         Template::Tool => tool_files(name, language, &root),
+        Template::Hook(points) => tool_hook::files(name, language, points, &root),
         Template::SessionHook => session_hook::files(name, language, &root),
     };
+    if let (Language::Rust, Some(cache)) = (language, cache) {
+        files.push((".cargo/config.toml", shared_target_config(cache)));
+    }
     for (relative, text) in files {
         let path = project.join(relative);
         let parent = path.parent().expect("a file in the project");
@@ -36,8 +44,35 @@ pub fn create(
     Ok(project)
 }
 
+/// The author's cases `cordon test` runs for the project (docs/testing-plugins.md).
+pub(super) const CASES_FILE: &str = "cases.toml";
+
 /// The files of a tool project in `language`.
 fn tool_files(name: &str, language: Language, root: &Path) -> Vec<(&'static str, String)> {
+    let mut files = tool_sources(name, language, root);
+    files.push((CASES_FILE, TOOL_CASES.replace("{name}", name)));
+    files
+}
+
+const TOOL_CASES: &str = r#"# What `{name}` must answer: `cordon test plugins/{name}.wasm` calls the tool with each case's
+# arguments, through the whole pipeline as a client's call would go, and fails when one does not
+# come out as expected (docs/testing-plugins.md).
+
+[[case]]
+name = "counts words split by any whitespace"
+tool = "{name}"
+arguments = { text = "one two\n three" }
+expect = { text = "3" }
+
+[[case]]
+name = "an empty text has no words"
+tool = "{name}"
+arguments = { text = "" }
+expect = { text = "0" }
+"#;
+
+/// The sources, test and README of a tool project in `language`.
+fn tool_sources(name: &str, language: Language, root: &Path) -> Vec<(&'static str, String)> {
     match language {
         Language::Rust => vec![
             ("Cargo.toml", rust_manifest(name, &root.join("sdk/rust"))),
@@ -85,6 +120,19 @@ fn tool_files(name: &str, language: Language, root: &Path) -> Vec<(&'static str,
             ),
         ],
     }
+}
+
+/// A Rust project's cargo configuration: build in the target directory all projects share.
+fn shared_target_config(cache: &Path) -> String {
+    let target = cache.join("cargo-target");
+    // A TOML literal string holds any path but one with a single quote.
+    let quoted = match target.to_string_lossy() {
+        path if path.contains('\'') => format!("{path:?}"),
+        path => format!("'{path}'"),
+    };
+    format!(
+        "# Every plugin project builds in one target directory in cordon's cache, so a new project\n# compiles only its own crate (the SDK and its dependencies are built once). Remove this\n# file to build in ./target instead.\n[build]\ntarget-dir = {quoted}\n"
+    )
 }
 
 /// The project README, naming the plugin and how it is built.
@@ -266,7 +314,8 @@ A cordon plugin in {build}. Its example tool counts words; change it into yours.
 - Build: `cordon build plugins/{name}` writes `plugins/{name}.wasm`.
 - Try it: `cordon call {name} '{"text": "one two three"}'`.
 - Check it: `cordon test plugins/{name}.wasm` loads it as the host would, checks its schema, calls
-  it with its `examples` and runs its hook, if any; the project's own test runs it too.
+  it with its `examples`, runs its hook, if any, and runs the cases in `cases.toml` (arguments and
+  what must come back; add yours there); the project's own test runs it too.
 - Grant it what it needs (directories, env vars, HTTP origins) under `[plugins.{name}]` in
   `cordon.toml`; without a grant it gets nothing.
 "#;
@@ -387,8 +436,8 @@ static size_t count_words(const char *text) {
 "#;
 
 const C_TEST: &str = r#"/* Tests for the word counting, natively, then `cordon test` on the built plugin: in this
- * directory, `python3 -m ziglang cc test_app.c -o test_app && ./test_app` (or `zig cc`, or any C
- * compiler), after `cordon build`. CORDON names the cordon binary when it is not on PATH. */
+ * directory, `cc test_app.c -o test_app && ./test_app` (any C compiler: gcc, clang, `zig cc`),
+ * after `cordon build`. CORDON names the cordon binary when it is not on PATH. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,8 +454,8 @@ int main(void) {
 }
 "#;
 
-const C_README: &str = r#"- Test it: `python3 -m ziglang cc test_app.c -o test_app && ./test_app` here (or `zig cc`, or any
-  C compiler; files named `test_*.c` are not built into the plugin): the word counting natively,
-  then `cordon test` on the built plugin.
+const C_README: &str = r#"- Test it: `cc test_app.c -o test_app && ./test_app` here (any C compiler: gcc, clang, `zig cc`;
+  files named `test_*.c` are not built into the plugin): the word counting natively, then
+  `cordon test` on the built plugin.
 - The C SDK is `{sdk}/cordon.h`; every `*.c` file here is compiled into the plugin.
 "#;

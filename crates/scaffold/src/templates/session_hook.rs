@@ -1,13 +1,21 @@
 //! The session-hook templates `cordon new --template session-hook` writes, one per language: a
 //! hook that routes small talk ("hi", "thanks") to an answer with no tools at the `prompt`
 //! stage, and at the `stop` stage sends an answer that still says TODO back once to be finished;
-//! with a native test of both rules and a test that runs `cordon test` on the built plugin.
+//! with a native test of both rules, a test that runs `cordon test` on the built plugin, and the
+//! cases `cordon test` runs against them (`cases.toml`).
 
 use crate::project::Language;
 use std::path::Path;
 
 /// The files of a session-hook project in `language`.
 pub(super) fn files(name: &str, language: Language, root: &Path) -> Vec<(&'static str, String)> {
+    let mut files = sources(name, language, root);
+    files.push((super::CASES_FILE, CASES.replace("{name}", name)));
+    files
+}
+
+/// The sources, tests and README of a session-hook project in `language`.
+fn sources(name: &str, language: Language, root: &Path) -> Vec<(&'static str, String)> {
     let fill = |text: &str| text.replace("{name}", name);
     match language {
         Language::Rust => vec![
@@ -60,12 +68,41 @@ pub(super) fn files(name: &str, language: Language, root: &Path) -> Vec<(&'stati
                 readme(
                     name,
                     "C (Zig's clang, wasm32-wasi)",
-                    "zig cc test_app.c -o test_app && ./test_app",
+                    "cc test_app.c -o test_app && ./test_app",
                 ),
             ),
         ],
     }
 }
+
+/// The cases `cordon test` runs against the hook's two rules.
+const CASES: &str = r#"# What `{name}` must decide: `cordon test plugins/{name}.wasm` runs every case against the
+# built plugin (docs/testing-plugins.md), and fails when one does not come out as expected.
+
+[[case]]
+name = "small talk gets no tools"
+stage = "prompt"
+payload = { prompt = "hello!" }
+expect = { decision = "only_tools", only_tools = [] }
+
+[[case]]
+name = "a task keeps its tools"
+stage = "prompt"
+payload = { prompt = "hi, please read notes.txt and fix its typos" }
+expect = { decision = "proceed" }
+
+[[case]]
+name = "an answer that says TODO goes back once"
+stage = "stop"
+payload = { answer = "Done. TODO: the tests", continuations = 0 }
+expect = { decision = "replace", contains = "TODO" }
+
+[[case]]
+name = "and only once"
+stage = "stop"
+payload = { answer = "Done. TODO: the tests", continuations = 1 }
+expect = { decision = "proceed" }
+"#;
 
 fn readme(name: &str, build: &str, test: &str) -> String {
     README
@@ -85,7 +122,8 @@ and what a decision there may do.
 - Grant it: a hook runs only when the operator says so, in `cordon.toml`:
   `[plugins.{name}]` then `hook = true`.
 - Check it: `cordon test plugins/{name}.wasm` runs each stage it declares over a sample event
-  and shows what it decided.
+  and shows what it decided, then runs the cases in `cases.toml` (events and the decision each
+  must get; add yours there).
 - Test it: `{test}` here: the rules natively, then `cordon test` on the built plugin.
 "#;
 
@@ -334,8 +372,8 @@ static bool unfinished(const char *answer, long long continuations) {
 "#;
 
 const C_TEST: &str = r#"/* Tests for the hook's rules, natively, then `cordon test` on the built plugin: in this
- * directory, `zig cc test_app.c -o test_app && ./test_app` (or any C compiler), after
- * `cordon build`. CORDON names the cordon binary when it is not on PATH. */
+ * directory, `cc test_app.c -o test_app && ./test_app` (any C compiler: gcc, clang, `zig cc`),
+ * after `cordon build`. CORDON names the cordon binary when it is not on PATH. */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
