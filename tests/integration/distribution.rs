@@ -272,6 +272,24 @@ fn a_digest_that_does_not_match_is_refused_and_nothing_is_written() {
         out.stderr
     );
     assert!(!ws.path().join("plugins/junk.wasm").exists());
+
+    // A cordon.toml that does not load is said before anything is fetched, and left as it was.
+    let broken = "[plugins.probe]\nlimits = { timeout = \"2s\" }\n\n[unknown_table]\nkey = 1\n";
+    std::fs::write(ws.path().join("cordon.toml"), broken).unwrap();
+    let out = ws.cordon(&["add", "local.wasm"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("unknown_table"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("must load before `cordon add` changes it"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("cordon.toml")).unwrap(),
+        broken
+    );
+    assert!(!ws.path().join("plugins/local.wasm").exists());
 }
 
 #[test]

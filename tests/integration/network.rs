@@ -471,3 +471,52 @@ async fn sockets_and_name_lookup_are_denied_to_every_plugin() {
     assert_eq!(dns["isError"], true, "{dns}");
     assert_eq!(seen.requests.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_reading_an_unset_variable_refuses_its_plugin_only() {
+    let (server, seen) = serve(None).await;
+    let ws = Arc::new(workspace(&format!(
+        "[plugins.probe]\nhttp = [{{ origin = \"http://{server}\", headers = {{ Authorization = \"Bearer ${{env:CORDON_TEST_UNSET_TOKEN}}\" }} }}]\nsecrets = {{ api = \"${{env:CORDON_TEST_UNSET_TOKEN}}\" }}\n\n[plugins.http_fetch]\nhttp = [{{ origin = \"http://{server}\" }}]\n"
+    )));
+    let listed = {
+        let ws = ws.clone();
+        tokio::task::spawn_blocking(move || ws.cordon(&["list"]))
+            .await
+            .unwrap()
+    };
+    // Refused, so `cordon list` exits 1, as for any refused plugin.
+    assert_eq!(listed.code, 1, "{}{}", listed.stdout, listed.stderr);
+    assert!(
+        listed.stdout.contains("probe.wasm: its grant in cordon.toml reads the environment variable CORDON_TEST_UNSET_TOKEN, not set where cordon runs"),
+        "{}",
+        listed.stdout
+    );
+    assert!(listed.stdout.contains("http_fetch"), "{}", listed.stdout);
+    // The other plugin works; the refused one's tool is not there, and nothing was sent for it.
+    let page = call(
+        &ws,
+        "http_fetch",
+        format!(r#"{{"url": "http://{server}/page"}}"#),
+        vec![],
+    )
+    .await;
+    assert_eq!(page["details"]["status"], 200, "{page}");
+    let probe = call(
+        &ws,
+        "http_get",
+        format!(r#"{{"url": "http://{server}/headers"}}"#),
+        vec![],
+    )
+    .await;
+    assert_eq!(probe["isError"], true, "{probe}");
+    assert!(seen.authorization.lock().unwrap().is_empty());
+    // Set, the same config loads the plugin.
+    let set = call(
+        &ws,
+        "http_get",
+        format!(r#"{{"url": "http://{server}/headers"}}"#),
+        vec![("CORDON_TEST_UNSET_TOKEN", "now-it-is-set")],
+    )
+    .await;
+    assert_eq!(text(&set), "recorded", "{set}");
+}

@@ -244,6 +244,10 @@ async def test_a_config_edit_takes_effect_and_an_invalid_one_is_refused(transpor
                 result = await client.call_tool("read_path", {"path": "/data/note.txt"})
                 return not result.is_error and "granted at last" in text_of(result)
             await eventually(granted, "the new grant to take effect")
+            # The plugin file is the same; the reload still says what changed for it.
+            regranted = [a for r in served.reloads() for a in r.get("regranted", [])]
+            assert [a["plugin"] for a in regranted] == ["probe"], served.reloads()
+            assert any(line.startswith("dir /data ro") for line in regranted[0]["granted"]), regranted
 
             (live / "cordon.toml").write_text(GRANT + "\n[plugins.probe.limits]\nnot_a_limit = 1\n")
 

@@ -24,6 +24,20 @@ pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
     read(&ConfigDocument::load(path, host_secrets())?)
 }
 
+/// Fails, before `command` changes the config file at `path`, when the file does not load now:
+/// it would not load after either, and every other command would refuse it. No file is fine.
+pub fn loads_before_editing(path: &Path, command: &str) -> anyhow::Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    load(path).map(drop).map_err(|err| {
+        anyhow::anyhow!(
+            "{err}\n{} must load before `{command}` changes it; fix it and run the command again (nothing was installed)",
+            path.display()
+        )
+    })
+}
+
 /// Checks config text as [`load`] checks a file; `origin` names it, `base` anchors its paths.
 pub fn parse(text: &str, origin: &Path, base: &Path) -> Result<ConfigFile, ConfigError> {
     read(&ConfigDocument::new(text, origin, base, host_secrets())?)

@@ -49,6 +49,7 @@ pub async fn add(
         ..
     } = *options;
     let source = Source::parse(reference)?;
+    super::config_file::loads_before_editing(&paths.config, "cordon add")?;
     let policy = match crate::cli::wassette_import::policy_path(&source, options.policy)? {
         Some(path) => Some((crate::cli::wassette_import::proposal(&path)?, path)),
         None => None,
@@ -466,9 +467,6 @@ fn capabilities_it_could_use(imports: &[String]) -> Vec<String> {
     needs
 }
 
-/// Writes `bytes` to `target` atomically: a new temp file beside it (random name, created
-/// exclusively, so nothing planted there is followed), then a rename over the target (which
-/// replaces a symlink there rather than writing through it).
 /// Whether `text`, written to the config file, would load.
 fn config_text_loads(text: &str, paths: &InstallPaths) -> Result<(), String> {
     let base = paths
@@ -481,6 +479,9 @@ fn config_text_loads(text: &str, paths: &InstallPaths) -> Result<(), String> {
         .map_err(|err| err.to_string())
 }
 
+/// Writes `bytes` to `target` atomically: a new temp file beside it (random name, created
+/// exclusively, so nothing planted there is followed), then a rename over the target (which
+/// replaces a symlink there rather than writing through it).
 pub(crate) fn install_file(target: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write as _;
     let dir = match target.parent() {

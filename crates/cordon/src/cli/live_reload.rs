@@ -7,7 +7,7 @@
 //! tool list are told.
 
 use super::trust_policy::TrustPolicy;
-use cordon_runtime::capabilities::lock::Lockfile;
+use cordon_runtime::capabilities::lock::{Lockfile, capabilities};
 use cordon_runtime::config::Config;
 use cordon_runtime::pipeline::ToolChanges;
 use cordon_runtime::watch::{ChangeWatcher, POLL_INTERVAL, WatchedFiles};
@@ -367,6 +367,28 @@ fn plugin_changes(before: &Pipeline, after: &Pipeline) -> Vec<(&'static str, Val
         .filter(|(id, _)| !new.contains_key(*id))
         .map(|(id, sha256)| json!({"plugin": id, "sha256": sha256}))
         .collect();
+    let regranted: Vec<Value> = after
+        .registry()
+        .plugins()
+        .iter()
+        .filter_map(|plugin| {
+            let previous = before.registry().plugin(&plugin.id)?;
+            if previous.sha256 != plugin.sha256 {
+                return None;
+            }
+            let (was, now) = (capabilities(&previous.grant), capabilities(&plugin.grant));
+            let granted: Vec<&String> = now.iter().filter(|line| !was.contains(line)).collect();
+            let withdrawn: Vec<&String> = was.iter().filter(|line| !now.contains(line)).collect();
+            (!granted.is_empty() || !withdrawn.is_empty()).then(|| {
+                json!({
+                    "plugin": plugin.id.to_string(),
+                    "sha256": hex::encode(plugin.sha256),
+                    "granted": granted,
+                    "withdrawn": withdrawn,
+                })
+            })
+        })
+        .collect();
     let refused: Vec<Value> = after
         .registry()
         .rejected()
@@ -377,6 +399,7 @@ fn plugin_changes(before: &Pipeline, after: &Pipeline) -> Vec<(&'static str, Val
         ("added", Value::Array(added)),
         ("replaced", Value::Array(replaced)),
         ("removed", Value::Array(removed)),
+        ("regranted", Value::Array(regranted)),
         ("refused", Value::Array(refused)),
     ]
 }
@@ -392,6 +415,20 @@ fn summary_line(plugins: &[(&'static str, Value)], tools: &ToolChanges) -> Strin
             .iter()
             .map(
                 |entry| match (entry["plugin"].as_str(), entry["file"].as_str()) {
+                    (Some(plugin), _) if entry.get("granted").is_some() => {
+                        let lines = |key: &str, sign: char| -> Vec<String> {
+                            entry[key]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .filter_map(Value::as_str)
+                                .map(|line| format!("{sign}{line}"))
+                                .collect()
+                        };
+                        let mut changes = lines("granted", '+');
+                        changes.extend(lines("withdrawn", '-'));
+                        format!("{plugin} ({})", changes.join("; "))
+                    }
                     (Some(plugin), _) => format!(
                         "{plugin} (sha256 {})",
                         entry["sha256"]

@@ -133,6 +133,9 @@ pub struct PluginGrant {
     /// The granted directory (its guest path) a command starts in (`working_dir`); `None`: the
     /// first granted directory ([`PluginGrant::working_dir`]).
     pub working_dir: Option<String>,
+    /// Why the grant cannot be given now (a `${env:NAME}` it reads is not set): the plugin is
+    /// refused at load with this reason, and only it.
+    pub unavailable: Option<String>,
 }
 
 impl PluginGrant {

@@ -16,11 +16,13 @@ pub(super) struct RawHttpGrant {
 }
 
 impl RawHttpGrant {
-    /// A typed grant; `${env:NAME}` in header values is read from the host environment now, so a
-    /// missing secret is a configuration error, not a surprise at call time.
+    /// A typed grant; `${env:NAME}` in header values is read from the host environment now. A
+    /// variable that is not set is added to `unset` (its header left empty): the plugin is then
+    /// refused at load, saying so, rather than a surprise at call time or the whole config failing.
     pub(super) fn validate(
         self,
         secrets: &crate::report::secrets::Secrets,
+        unset: &mut Vec<String>,
     ) -> Result<HttpGrant, KeyError> {
         let (scheme, host, port) =
             HttpGrant::parse_origin(&self.origin).map_err(|m| (".origin".to_string(), m))?;
@@ -67,11 +69,13 @@ impl RawHttpGrant {
                     "the Host header always names the granted origin and cannot be set".into(),
                 ));
             }
-            let (value, parts) = expand_env_parts(template).map_err(|m| (key.clone(), m))?;
+            let unset_before = unset.len();
+            let (value, parts) = expand_env(template, Some(unset)).map_err(|m| (key.clone(), m))?;
+            let incomplete = unset.len() > unset_before;
             // What comes from the environment, and the value of any header but the harmless
             // ones, are secrets: no output of cordon shows them. `Accept = "application/json"`
             // is not, and masking it would hide ordinary words in every result.
-            if !parts.is_empty() || carries_credentials(name) {
+            if !incomplete && (!parts.is_empty() || carries_credentials(name)) {
                 secrets.register_header_value(&value);
             }
             parts.iter().for_each(|part| secrets.register(part));
@@ -123,6 +127,15 @@ pub fn carries_credentials(name: &str) -> bool {
 /// `template` with every `${env:NAME}` replaced by the host's value of NAME, and the values put
 /// in (each one a secret for the caller to register with [`crate::report::secrets::Secrets`]).
 pub fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), String> {
+    expand_env(template, None)
+}
+
+/// As [`expand_env_parts`], but with `unset` given a variable that is not set is added to it and
+/// read as empty instead of being an error (the grant holding it is then unavailable).
+pub(super) fn expand_env(
+    template: &str,
+    mut unset: Option<&mut Vec<String>>,
+) -> Result<(String, Vec<String>), String> {
     let mut parts = Vec::new();
     let mut out = String::new();
     let mut rest = template;
@@ -133,10 +146,14 @@ pub fn expand_env_parts(template: &str) -> Result<(String, Vec<String>), String>
             .find('}')
             .ok_or_else(|| "an unclosed ${env:...}".to_string())?;
         let name = &after[..end];
-        let value = std::env::var(name)
-            .map_err(|_| format!("the environment variable {name} is not set"))?;
-        out.push_str(&value);
-        parts.push(value);
+        match (std::env::var(name), unset.as_deref_mut()) {
+            (Ok(value), _) => {
+                out.push_str(&value);
+                parts.push(value);
+            }
+            (Err(_), Some(unset)) => unset.push(name.to_string()),
+            (Err(_), None) => return Err(format!("the environment variable {name} is not set")),
+        }
         rest = &after[end + 1..];
     }
     out.push_str(rest);

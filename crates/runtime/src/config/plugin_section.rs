@@ -248,14 +248,25 @@ impl RawPlugin {
             }
         }
         let mut http_grants = Vec::new();
+        let mut unset = Vec::new();
         for (index, raw) in self.http.into_iter().enumerate() {
             http_grants.push(
-                raw.validate(secrets)
+                raw.validate(secrets, &mut unset)
                     .map_err(|(field, message)| (format!("http[{index}]{field}"), message))?,
             );
         }
         let config_secrets =
-            super::secrets_section::expand(&self.secrets, &self.settings, secrets)?;
+            super::secrets_section::expand(&self.secrets, &self.settings, secrets, &mut unset)?;
+        unset.sort();
+        unset.dedup();
+        let unavailable = (!unset.is_empty()).then(|| {
+            format!(
+                "its grant in cordon.toml reads the environment variable{} {}, not set where cordon runs; set {} and reload (the other plugins are not affected)",
+                if unset.len() == 1 { "" } else { "s" },
+                unset.join(", "),
+                if unset.len() == 1 { "it" } else { "them" },
+            )
+        });
         let settings = serde_json::to_value(&self.settings)
             .map_err(|err| ("settings".to_string(), err.to_string()))?;
         let hook = match self.hook {
@@ -317,6 +328,7 @@ impl RawPlugin {
         }
         register_credential_values(&self.env, secrets);
         Ok(PluginGrant {
+            unavailable,
             config_secrets: config_secrets.into(),
             working_dir: self.working_dir,
             tools,

@@ -1,7 +1,7 @@
 //! `[plugins.ID] secrets = { KEY = "${env:NAME}" }`: checked and expanded into the plugin's
 //! [`ConfigSecret`]s, each value registered with the host's secret scrubber.
 
-use super::http_section::expand_env_parts;
+use super::http_section::expand_env;
 use crate::capabilities::config_secrets::ConfigSecret;
 use crate::report::secrets::{MAX_SECRET_BYTES, MIN_SECRET_BYTES, Secrets};
 use std::collections::BTreeMap;
@@ -11,11 +11,13 @@ const MAX_KEY_BYTES: usize = 128;
 
 /// Checks `raw` (key to template) and expands each template, registering what it expanded to
 /// with `secrets`. `settings` are the plugin's settings: a key may be a setting or a secret, not
-/// both. Errors name the key (`secrets.KEY`) and what to do.
+/// both. Errors name the key (`secrets.KEY`) and what to do. A variable that is not set is added
+/// to `unset` and its secret left empty (the plugin is then refused at load, saying so).
 pub(crate) fn expand(
     raw: &BTreeMap<String, String>,
     settings: &toml::Table,
     secrets: &Secrets,
+    unset: &mut Vec<String>,
 ) -> Result<Vec<ConfigSecret>, (String, String)> {
     let mut granted = Vec::new();
     for (key, template) in raw {
@@ -47,12 +49,21 @@ pub(crate) fn expand(
                 ),
             ));
         }
-        let (value, parts) = expand_env_parts(template).map_err(|message| {
+        let unset_before = unset.len();
+        let (value, parts) = expand_env(template, Some(unset)).map_err(|message| {
             (
                 field.clone(),
                 format!("{message}; a secret is read from the host's environment, as `\"${{env:NAME}}\"`"),
             )
         })?;
+        if unset.len() > unset_before {
+            granted.push(ConfigSecret::new(
+                key.clone(),
+                template.clone(),
+                String::new(),
+            ));
+            continue;
+        }
         // Only what the scrubber can mask may be handed out as a secret.
         if !(MIN_SECRET_BYTES..=MAX_SECRET_BYTES).contains(&value.trim().len()) {
             return Err((
@@ -81,7 +92,7 @@ mod tests {
         let path = std::env::var("PATH").expect("PATH is set");
         let secrets = Secrets::default();
         let raw = [("search".to_string(), "${env:PATH}".to_string())].into();
-        let granted = expand(&raw, &toml::Table::new(), &secrets).unwrap();
+        let granted = expand(&raw, &toml::Table::new(), &secrets, &mut Vec::new()).unwrap();
         assert_eq!(granted[0].value(), path);
         assert_eq!(granted[0].template, "${env:PATH}");
         assert!(!format!("{granted:?}").contains(&path));
@@ -97,7 +108,7 @@ mod tests {
         let mut settings = toml::Table::new();
         settings.insert("region".into(), "north".into());
         let both = [("region".to_string(), "${env:PATH}".to_string())].into();
-        let (field, message) = expand(&both, &settings, &secrets).unwrap_err();
+        let (field, message) = expand(&both, &settings, &secrets, &mut Vec::new()).unwrap_err();
         assert_eq!(field, "secrets.region");
         assert!(
             message.contains("either a setting or a secret"),
@@ -109,7 +120,8 @@ mod tests {
             ("literal", "hunter2-literal-value", "not its value"),
         ] {
             let raw = [(key.to_string(), template.to_string())].into();
-            let (_, message) = expand(&raw, &toml::Table::new(), &secrets).unwrap_err();
+            let (_, message) =
+                expand(&raw, &toml::Table::new(), &secrets, &mut Vec::new()).unwrap_err();
             assert!(message.contains(says), "{key:?}: {message}");
         }
         let unset = [(
@@ -117,11 +129,9 @@ mod tests {
             "${env:CORDON_TEST_CONFIG_SECRET_UNSET}".to_string(),
         )]
         .into();
-        let (field, message) = expand(&unset, &toml::Table::new(), &secrets).unwrap_err();
-        assert_eq!(field, "secrets.k");
-        assert!(
-            message.contains("CORDON_TEST_CONFIG_SECRET_UNSET"),
-            "{message}"
-        );
+        let mut missing = Vec::new();
+        let granted = expand(&unset, &toml::Table::new(), &secrets, &mut missing).unwrap();
+        assert_eq!(missing, ["CORDON_TEST_CONFIG_SECRET_UNSET"]);
+        assert_eq!(granted.len(), 1, "the key is kept, its value empty");
     }
 }

@@ -225,10 +225,6 @@ fn http_grants_and_secret_headers() {
             "headers.Host",
         ),
         (
-            "[plugins.w]\nhttp = [{ origin = \"https://x.com\", headers = { X = \"${env:CORDON_SURELY_UNSET}\" } }]",
-            "CORDON_SURELY_UNSET is not set",
-        ),
-        (
             "[plugins.w]\nhttp = [{ origin = \"https://x.com\", port = 1 }]",
             "unknown field `port`",
         ),
@@ -248,6 +244,15 @@ fn http_grants_and_secret_headers() {
         let err = parse(text).expect_err(text).to_string();
         assert!(err.contains(key), "{text}: {err}");
     }
+    // A variable that is not set leaves the config whole: that plugin alone is unavailable,
+    // saying which variable, and nothing of the header is registered or sent.
+    let unset = parse(
+        "[plugins.w]\nhttp = [{ origin = \"https://x.com\", headers = { X = \"${env:CORDON_SURELY_UNSET}\" } }]\n\n[plugins.other]\nenv = [\"LANG\"]\n",
+    )
+    .unwrap();
+    let why = unset.grant_for("w").unavailable.expect("unavailable");
+    assert!(why.contains("CORDON_SURELY_UNSET, not set"), "{why}");
+    assert_eq!(unset.grant_for("other").unavailable, None);
 }
 
 #[test]

@@ -102,6 +102,9 @@ pub enum LoadError {
         /// The file's sha256, in hex.
         actual: String,
     },
+    /// Its grant cannot be given now (an environment variable it reads is not set).
+    #[error("{0}")]
+    GrantUnavailable(String),
     /// The file does not start with the WebAssembly header.
     #[error("it is not a WebAssembly file (no \\0asm header); build the plugin for wasm32-wasip2")]
     NotWebAssembly,
@@ -256,6 +259,9 @@ impl Plugin {
             ComponentSource::File(path) => path.clone(),
             ComponentSource::Bytes(_) => PathBuf::from(format!("{id}.wasm (given in code)")),
         };
+        if let Some(why) = &grant.unavailable {
+            return Err(LoadError::GrantUnavailable(why.clone()));
+        }
         let sha256 = source.sha256()?;
         if let Some(expected) = grant.sha256
             && expected != sha256
