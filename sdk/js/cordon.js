@@ -174,7 +174,7 @@ export function readFile(path) {
     if (!fs) throw new ToolError("readFile: no file system here");
     return new Uint8Array(fs.readFileSync(path));
   }
-  const grants = getDirectories();
+  const grants = granted();
   const shown = grants.map(([, guest]) => guest).join(", ") || "none";
   let base;
   let rest;
@@ -183,6 +183,7 @@ export function readFile(path) {
       .filter(([, guest]) => path === guest || path.startsWith(guest.endsWith("/") ? guest : `${guest}/`))
       .sort((a, b) => b[1].length - a[1].length)[0];
     if (!match) {
+      askOutside(path);
       throw new CapabilityDenied(`"${path}" is outside the directories this tool may read (${shown}); use a path inside one of them`);
     }
     base = match[0];
@@ -229,6 +230,35 @@ export function readFile(path) {
     at += chunk.length;
   }
   return out;
+}
+
+/**
+ * Whether a preopen is the host's directory for paths outside the grants, not a grant: at `/`,
+ * and removed (its link count is 0, which no granted directory's can be).
+ */
+function isOutsideGrants([descriptor, guest]) {
+  if (guest !== "/") return false;
+  try {
+    return descriptor.stat().linkCount === 0n;
+  } catch {
+    return false;
+  }
+}
+
+/** The granted directories: every preopen but the host's directory for paths outside them. */
+function granted() {
+  return getDirectories().filter((preopen) => !isOutsideGrants(preopen));
+}
+
+/** Asks the host to open a path outside the grants, which it refuses and so reports (an event, the
+ * audit log), as it does for a plugin reading through the C library. */
+function askOutside(path) {
+  const outside = getDirectories().find(isOutsideGrants);
+  try {
+    outside?.[0].openAt({}, path.replace(/^\/+/, ""), {}, { read: true });
+  } catch {
+    // Refused, as expected.
+  }
 }
 
 /** Reads a UTF-8 text file from a granted directory (see `readFile`). */

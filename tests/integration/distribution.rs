@@ -172,9 +172,14 @@ fn a_component_built_for_wassette_installs_with_its_policy_and_works_inside_its_
     let config = std::fs::read_to_string(ws.path().join("cordon.toml")).unwrap();
     assert!(!config.contains("dirs"), "{config}");
     let ungranted = ws.call("read_file", r#"{"path": "/data/report.txt"}"#);
+    // Not granted yet: the host refuses the read, naming it.
     assert_eq!(
         crate::support::kind(&ungranted),
-        "tool_error",
+        "capability_denied",
+        "{ungranted}"
+    );
+    assert!(
+        crate::support::text(&ungranted).contains("no directory is granted to this plugin"),
         "{ungranted}"
     );
 
@@ -198,7 +203,11 @@ fn a_component_built_for_wassette_installs_with_its_policy_and_works_inside_its_
     let read = ws.call("read_file", r#"{"path": "/data/report.txt"}"#);
     assert_eq!(crate::support::text(&read), "quarterly numbers\n", "{read}");
     let private = ws.call("read_file", r#"{"path": "/private/key.txt"}"#);
-    assert_eq!(crate::support::kind(&private), "tool_error", "{private}");
+    assert_eq!(
+        crate::support::kind(&private),
+        "capability_denied",
+        "{private}"
+    );
     assert!(
         !crate::support::text(&private).contains("secret"),
         "{private}"

@@ -198,7 +198,7 @@ fn fetch_works_for_granted_origins_only() {
     let ws = Workspace::new()
         .plugin("fixture_js_hook", "js_hook")
         .config(&format!(
-            "[plugins.js_hook]\nhttp = [{{ origin = \"http://127.0.0.1:{port}\" }}]\n"
+            "[plugins.js_hook]\nhttp = [{{ origin = \"http://127.0.0.1:{port}\", path_prefix = \"/x\" }}]\n"
         ));
     let granted = ws.call(
         "js_fetch",
@@ -212,9 +212,12 @@ fn fetch_works_for_granted_origins_only() {
         "js_fetch",
         &format!(r#"{{"url": "http://127.0.0.1:{other_port}/x"}}"#),
     );
-    assert_eq!(kind(&refused), "tool_error", "{refused}");
+    // The host refused it, so the call failed for want of a grant, and says which rule.
+    assert_eq!(kind(&refused), "capability_denied", "{refused}");
     assert!(
-        text(&refused).starts_with("TypeError: NetworkError"),
+        text(&refused).contains(&format!(
+            "The host refused it an HTTP request to http://127.0.0.1:{other_port}: no grant covers its origin (granted: http://127.0.0.1:{port} (under /x))"
+        )),
         "{refused}"
     );
     assert_eq!(
@@ -222,6 +225,19 @@ fn fetch_works_for_granted_origins_only() {
         0,
         "refused before connecting"
     );
+    // The granted origin, outside its path prefix: the prefix is named.
+    let outside = ws.call(
+        "js_fetch",
+        &format!(r#"{{"url": "http://127.0.0.1:{port}/y"}}"#),
+    );
+    assert_eq!(kind(&outside), "capability_denied", "{outside}");
+    assert!(
+        text(&outside).contains(&format!(
+            "its path /y is under no granted path prefix of http://127.0.0.1:{port} (granted there: http://127.0.0.1:{port} (under /x))"
+        )),
+        "{outside}"
+    );
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
 #[test]

@@ -285,7 +285,7 @@ fn grants_hooks_traps_and_limits_hold_for_plain_components() {
     let read = ws.call("read_text", r#"{"path": "/data/notes.txt"}"#);
     assert_eq!(text(&read), "three little words\n", "{read}");
     let outside = ws.call("read_text", r#"{"path": "/outside.txt"}"#);
-    assert_eq!(kind(&outside), "tool_error", "{outside}");
+    assert_eq!(kind(&outside), "capability_denied", "{outside}");
     assert!(
         text(&outside).contains("cannot read /outside.txt"),
         "{}",
@@ -440,8 +440,14 @@ env_set = { GREETING = "hello" }
         text(&missing)
     );
     assert_ne!(missing["details"]["exit_code"], 0);
+    // A command resolves a path no grant holds in its working directory (wasi-libc's `.`), as
+    // `wasmtime run --dir .` does: not there, and the error says what is granted.
     let outside = ws.call("count", r#"{"args": ["/etc/passwd"]}"#);
     assert_eq!(kind(&outside), "tool_error", "{outside}");
+    assert!(
+        text(&outside).contains("It is granted only /data (read-only), /work (read-write)"),
+        "{outside}"
+    );
     let written = ws.call("count", r#"{"args": ["--write", "/work/out.txt", "made"]}"#);
     assert_eq!(kind(&written), "", "{written}");
     assert_eq!(
@@ -532,7 +538,7 @@ fn a_component_written_for_wassette_runs_inside_its_grants() {
     let found = ws.call("search_file", r#"{"path": "/data", "pattern": "notes"}"#);
     assert_eq!(text(&found), "/data/sub/notes.md", "{found}");
     let private = ws.call("read_file", r#"{"path": "/private/key.txt"}"#);
-    assert_eq!(kind(&private), "tool_error", "{private}");
+    assert_eq!(kind(&private), "capability_denied", "{private}");
     assert!(!text(&private).contains("secret"), "{private}");
     let info: Value = ws.call("get_file_info", r#"{"path": "/data/report.txt"}"#);
     assert_eq!(text(&info), "/data/report.txt: file, 18 bytes", "{info}");

@@ -86,7 +86,7 @@ settings = { before = "block", tag = "gate" }
     let counted = ws.call("count_file", r#"{"path": "/data/poem.txt"}"#);
     assert_eq!(text(&counted), "8", "{counted}");
     let denied = ws.call("count_file", r#"{"path": "/secret/diary.txt"}"#);
-    assert_eq!(kind(&denied), "tool_error", "{denied}");
+    assert_eq!(kind(&denied), "capability_denied", "{denied}");
     assert!(
         text(&denied).starts_with("cannot read /secret/diary.txt"),
         "{}",
@@ -200,7 +200,7 @@ settings = { before = "block", tag = "gate" }
     let read = ws.call("read_note", r#"{"path": "/data/a.txt"}"#);
     assert_eq!(text(&read), "hello from data\n", "{read}");
     let elsewhere = ws.call("read_note", r#"{"path": "/secret/b.txt"}"#);
-    assert_eq!(kind(&elsewhere), "tool_error", "{elsewhere}");
+    assert_eq!(kind(&elsewhere), "capability_denied", "{elsewhere}");
     let escape = ws.call("read_note", r#"{"path": "/data/../secret/b.txt"}"#);
     assert_eq!(kind(&escape), "capability_denied", "{escape}");
     assert!(!text(&escape).contains("private"), "{escape}");

@@ -89,7 +89,7 @@ fn an_approved_policy_grants_nothing_of_a_category_with_denies() {
         }
         for path in ["/data/secret/key.txt", "/data/report.txt"] {
             let read = ws.call("read_file", &format!(r#"{{"path": "{path}"}}"#));
-            assert_eq!(kind(&read), "tool_error", "{deny}: {read}");
+            assert_eq!(kind(&read), "capability_denied", "{deny}: {read}");
             assert!(!text(&read).contains("hunter2"), "{deny}: {read}");
         }
         // What was written loads: later commands work.
@@ -122,7 +122,7 @@ fn an_approved_policy_grants_the_allows_of_a_category_without_denies() {
     let read = ws.call("read_file", r#"{"path": "/data/report.txt"}"#);
     assert_eq!(text(&read), "quarterly numbers\n", "{read}");
     let public = ws.call("read_file", r#"{"path": "/public/readme.txt"}"#);
-    assert_eq!(kind(&public), "tool_error", "{public}");
+    assert_eq!(kind(&public), "capability_denied", "{public}");
 }
 
 #[test]

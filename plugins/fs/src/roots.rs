@@ -4,7 +4,7 @@ use cordon_sdk::ToolError;
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 use wasip2::filesystem::preopens::get_directories;
-use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, PathFlags};
+use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
 
 /// One granted directory, as the guest sees it.
 pub struct Root {
@@ -14,13 +14,17 @@ pub struct Root {
     pub descriptor: Rc<Descriptor>,
 }
 
-/// Every directory this plugin was granted, in the operator's order.
-pub struct Roots(Vec<Root>);
+/// Every directory this plugin was granted, in the operator's order, and the host's directory for
+/// paths outside them, if it gave one.
+pub struct Roots(Vec<Root>, Option<Descriptor>);
 
 impl Roots {
     pub fn granted() -> Self {
+        let (outside, granted): (Vec<_>, Vec<_>) = get_directories()
+            .into_iter()
+            .partition(|(descriptor, path)| is_outside_grants(descriptor, path));
         Self(
-            get_directories()
+            granted
                 .into_iter()
                 .map(|(descriptor, path)| Root {
                     writable: descriptor
@@ -31,6 +35,7 @@ impl Roots {
                     descriptor: Rc::new(descriptor),
                 })
                 .collect(),
+            outside.into_iter().next().map(|(descriptor, _)| descriptor),
         )
     }
 
@@ -139,6 +144,15 @@ impl Roots {
     }
 
     fn outside(&self, path: &str) -> ToolError {
+        // Asked of the host too, which refuses it and so reports the attempt (event, audit log).
+        if let Some(outside) = &self.1 {
+            let _ = outside.open_at(
+                PathFlags::empty(),
+                path.trim_start_matches('/'),
+                OpenFlags::empty(),
+                DescriptorFlags::READ,
+            );
+        }
         ToolError::denied(format!(
             "{path:?} is outside the directories this tool may use: {}. Use a path inside one of them.",
             self.describe()
@@ -313,4 +327,10 @@ fn normalize(path: &Path) -> Option<PathBuf> {
         }
     }
     Some(out)
+}
+
+/// Whether a preopen is the host's directory for paths outside the grants, not a grant: at `/`,
+/// and removed (link count 0), which no granted directory can be.
+fn is_outside_grants(descriptor: &Descriptor, path: &str) -> bool {
+    path == "/" && descriptor.stat().is_ok_and(|stat| stat.link_count == 0)
 }

@@ -51,6 +51,18 @@ def _failure(kind, message: str, details=None):
     return Err(types.ToolFailure(kind, message, _details(details)))
 
 
+def _traceback(error, limit=5):
+    """The traceback of `error`, as `traceback.format_exc` writes it but without source lines:
+    the sources are not in the sandbox, and looking for them would ask the host to open paths
+    outside the plugin's grants (which it refuses, and reports)."""
+    lines = ["Traceback (most recent call last):\n"]
+    for frame, lineno in list(traceback.walk_tb(error.__traceback__))[:limit]:
+        code = frame.f_code
+        lines.append(f'  File "{code.co_filename}", line {lineno}, in {code.co_name}\n')
+    lines.extend(traceback.format_exception_only(type(error), error))
+    return "".join(lines)
+
+
 class Plugin:
     """The `plugin` export (componentize-py finds it by name in the app module)."""
 
@@ -102,7 +114,7 @@ class Plugin:
             raise _failure(
                 types.FailureKind.TOOL_ERROR,
                 f"{type(error).__name__}: {error}",
-                {"exception": type(error).__name__, "traceback": traceback.format_exc(limit=5)},
+                {"exception": type(error).__name__, "traceback": _traceback(error)},
             )
         return types.ToolOutput(_content(output.content), _structured(output.structured), _details(output.details))
 

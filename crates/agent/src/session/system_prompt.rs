@@ -2,7 +2,7 @@
 //! `tools` array already says (no tool list, no descriptions). It carries how tool results read
 //! (an error result says what went wrong), the prompt guidelines the active tools declare
 //! (contract 0.2), how to find tools when the session searches for them, and the facts of the
-//! environment (the date and time, and where the tools may work). `[agent] system_prompt` or
+//! environment (the date and time, and where each tool may work). `[agent] system_prompt` or
 //! `--system` replaces it.
 
 use cordon_runtime::Pipeline;
@@ -11,20 +11,46 @@ use cordon_runtime::report::utc_time::UtcTime;
 use std::fmt::Write as _;
 
 /// What the model should know of where it runs: the time, and the directories and web origins
-/// the active tools were granted (so it asks for paths and URLs that can work).
+/// the active tools were granted, tool by tool (so it asks each for paths and URLs that can work).
 pub struct Environment {
     /// `2026-11-30 23:58 UTC`.
     pub now: String,
-    /// `/repo (read-only)`, ... in the order granted, each once.
-    pub directories: Vec<String>,
-    /// `https://api.example.com:443`, ... each once.
-    pub origins: Vec<String>,
+    /// The active tools granted directories, grouped by the directories they share
+    /// (`/repo (read-only)`, ... in the order granted).
+    pub directories: Vec<Reach>,
+    /// The active tools granted web origins, grouped by the origins they share
+    /// (`https://api.example.com:443`, ...).
+    pub origins: Vec<Reach>,
     /// The active tools' prompt guidelines, in tool order, each once.
     pub guidelines: Vec<String>,
     /// Whether there are any active tools.
     pub has_tools: bool,
     /// `[agent.groups]` with their active tool counts, for a session that searches.
     pub groups: Vec<(String, usize)>,
+}
+
+/// Tools that may use the same places (directories, or web origins), and those places.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reach {
+    /// The tools' names, in the order they are offered.
+    pub tools: Vec<String>,
+    /// The places, each once.
+    pub places: Vec<String>,
+}
+
+/// Adds `tool` to the group of `reaches` with exactly `places`, or starts one; nothing for no
+/// places.
+fn add_reach(reaches: &mut Vec<Reach>, tool: &str, places: Vec<String>) {
+    if places.is_empty() {
+        return;
+    }
+    match reaches.iter_mut().find(|reach| reach.places == places) {
+        Some(reach) => reach.tools.push(tool.to_string()),
+        None => reaches.push(Reach {
+            tools: vec![tool.to_string()],
+            places,
+        }),
+    }
 }
 
 impl Environment {
@@ -40,22 +66,26 @@ impl Environment {
                     guidelines.push(line.clone());
                 }
             }
+            let mut dirs = Vec::new();
             for dir in &plugin.grant.dirs {
                 let access = match dir.access {
                     Access::ReadOnly => "read-only",
                     Access::ReadWrite => "read-write",
                 };
                 let line = format!("{} ({access})", dir.guest);
-                if !directories.contains(&line) {
-                    directories.push(line);
+                if !dirs.contains(&line) {
+                    dirs.push(line);
                 }
             }
+            add_reach(&mut directories, &tool.name, dirs);
+            let mut reached = Vec::new();
             for grant in plugin.grant.http.iter() {
                 let origin = grant.origin();
-                if !origins.contains(&origin) {
-                    origins.push(origin);
+                if !reached.contains(&origin) {
+                    reached.push(origin);
                 }
             }
+            add_reach(&mut origins, &tool.name, reached);
         }
         let groups = pipeline
             .groups()
@@ -121,19 +151,104 @@ pub fn default_prompt(environment: &Environment, searching: bool) -> String {
         prompt.push(' ');
     }
     let _ = write!(prompt, "It is now {}.", environment.now);
-    if !environment.directories.is_empty() {
-        let _ = write!(
-            prompt,
-            " The tools work only in these directories (use absolute paths under them): {}.",
-            environment.directories.join(", ")
-        );
+    match environment.directories.as_slice() {
+        [] => {}
+        [all] => {
+            let _ = write!(
+                prompt,
+                " The tools work only in these directories (use absolute paths under them): {}.",
+                all.places.join(", ")
+            );
+        }
+        each => {
+            let _ = write!(
+                prompt,
+                " Each tool works only in its own directories (use absolute paths under them): {}.",
+                per_tool(each)
+            );
+        }
     }
-    if !environment.origins.is_empty() {
-        let _ = write!(
-            prompt,
-            " They reach only these web origins: {}.",
-            environment.origins.join(", ")
-        );
+    match environment.origins.as_slice() {
+        [] => {}
+        [all] => {
+            let _ = write!(
+                prompt,
+                " They reach only these web origins: {}.",
+                all.places.join(", ")
+            );
+        }
+        each => {
+            let _ = write!(
+                prompt,
+                " Each reaches only its own web origins: {}.",
+                per_tool(each)
+            );
+        }
     }
     prompt
+}
+
+/// `read_file, list_dir: /repo (read-only); csv_query: /data (read-only)`.
+fn per_tool(reaches: &[Reach]) -> String {
+    reaches
+        .iter()
+        .map(|reach| format!("{}: {}", reach.tools.join(", "), reach.places.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn environment(directories: Vec<Reach>, origins: Vec<Reach>) -> Environment {
+        Environment {
+            now: "2026-12-07 17:00 UTC".into(),
+            directories,
+            origins,
+            guidelines: Vec::new(),
+            has_tools: true,
+            groups: Vec::new(),
+        }
+    }
+
+    fn reach(tools: &[&str], places: &[&str]) -> Reach {
+        Reach {
+            tools: tools.iter().map(|t| t.to_string()).collect(),
+            places: places.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn tools_sharing_their_grants_are_told_once_and_others_tool_by_tool() {
+        let mut shared = Vec::new();
+        add_reach(&mut shared, "read_file", vec!["/repo (read-only)".into()]);
+        add_reach(&mut shared, "list_dir", vec!["/repo (read-only)".into()]);
+        add_reach(&mut shared, "echo", Vec::new());
+        assert_eq!(
+            shared,
+            [reach(&["read_file", "list_dir"], &["/repo (read-only)"])]
+        );
+        let prompt = default_prompt(&environment(shared.clone(), Vec::new()), false);
+        assert!(
+            prompt.contains("The tools work only in these directories (use absolute paths under them): /repo (read-only)."),
+            "{prompt}"
+        );
+
+        let mut each = shared;
+        add_reach(&mut each, "csv_query", vec!["/data (read-only)".into()]);
+        let origins = vec![
+            reach(&["http_fetch"], &["https://a.example:443"]),
+            reach(&["weather"], &["https://b.example:443"]),
+        ];
+        let prompt = default_prompt(&environment(each, origins), false);
+        assert!(
+            prompt.contains("Each tool works only in its own directories (use absolute paths under them): read_file, list_dir: /repo (read-only); csv_query: /data (read-only)."),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("Each reaches only its own web origins: http_fetch: https://a.example:443; weather: https://b.example:443."),
+            "{prompt}"
+        );
+    }
 }

@@ -34,6 +34,10 @@ pub(crate) struct ReportBudget {
     /// The first thing the host refused the sandbox (a write under a read-only grant, a request no
     /// grant covers), so a plugin's own error after it can be told apart as `capability_denied`.
     first_refusal: std::sync::OnceLock<String>,
+    /// The first open of a path outside every grant (outside_grants.rs): the path, and the
+    /// refusal naming it and the grants. Kept apart, as runtimes probe such paths on their own
+    /// (CPython's tracebacks read source files): only an error that names the path is about it.
+    first_outside: std::sync::OnceLock<(String, String)>,
 }
 
 /// The kinds of record with a count of their own.
@@ -108,6 +112,23 @@ impl ReportBudget {
     /// The first thing the host refused this sandbox, if anything.
     pub fn first_refusal(&self) -> Option<&str> {
         self.first_refusal.get().map(String::as_str)
+    }
+
+    /// Remembers an open of `path`, outside every grant, if it is the first of this sandbox.
+    pub fn refused_outside(&self, path: &str, what: impl FnOnce() -> String) {
+        if self.first_outside.get().is_none() {
+            let _ = self.first_outside.set((
+                cut(path, MAX_RECORDED_PATH_BYTES),
+                cut(&what(), MAX_RECORDED_PATH_BYTES),
+            ));
+        }
+    }
+
+    /// The first open outside every grant: its path, and the refusal.
+    pub fn first_outside(&self) -> Option<(&str, &str)> {
+        self.first_outside
+            .get()
+            .map(|(path, what)| (path.as_str(), what.as_str()))
     }
 
     /// Warnings that were not written.

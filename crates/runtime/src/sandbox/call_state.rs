@@ -278,6 +278,32 @@ impl CallState {
         self.budget.first_refusal().map(str::to_string)
     }
 
+    /// Remembers an open of `path`, outside every grant (see [`ReportBudget::refused_outside`]).
+    pub(crate) fn refused_outside(&self, path: &str, what: impl FnOnce() -> String) {
+        self.budget.refused_outside(path, what);
+    }
+
+    /// The refusal a failure saying `message` is about: the first thing the host refused the call
+    /// (a request, a write, an escape), or else its first open outside the grants when the
+    /// message names that path (runtimes probe such paths on their own).
+    pub(crate) fn refusal_behind(&self, message: &str) -> Option<String> {
+        self.first_refusal().or_else(|| {
+            self.budget
+                .first_outside()
+                .filter(|(path, _)| message.contains(path))
+                .map(|(_, what)| what.to_string())
+        })
+    }
+
+    /// The first open outside the grants, when `message` does not name its path: what a plugin
+    /// that says it was denied something, without saying what, was denied.
+    pub(crate) fn outside_refusal_unnamed_in(&self, message: &str) -> Option<String> {
+        self.budget
+            .first_outside()
+            .filter(|(path, _)| !message.contains(path))
+            .map(|(_, what)| what.to_string())
+    }
+
     /// The granted directory handles, for `get-directories`.
     pub(crate) fn preopens(&self) -> &OpenedDirs {
         &self.preopens

@@ -211,11 +211,30 @@ impl HttpGrant {
         format!("{}://{}:{}", self.scheme.as_str(), self.host, self.port)
     }
 
+    /// The grant as a refusal names it: `https://api.github.com:443 (GET; under /repos/)`.
+    pub fn rule(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(methods) = &self.methods {
+            parts.push(methods.join(", "));
+        }
+        if let Some(prefix) = &self.path_prefix {
+            parts.push(format!("under {prefix}"));
+        }
+        if parts.is_empty() {
+            self.origin()
+        } else {
+            format!("{} ({})", self.origin(), parts.join("; "))
+        }
+    }
+
+    /// Whether the request goes to this grant's origin (whatever its method and path).
+    pub(crate) fn same_origin(&self, target: &RequestTarget) -> bool {
+        self.scheme == target.scheme && self.port == target.port && self.host.matches(&target.host)
+    }
+
     /// Whether this grant covers the request.
     pub(crate) fn allows(&self, target: &RequestTarget) -> bool {
-        self.scheme == target.scheme
-            && self.port == target.port
-            && self.host.matches(&target.host)
+        self.same_origin(target)
             && !is_never_sent(&target.method)
             && self
                 .methods

@@ -316,7 +316,7 @@ pub async fn run(
         "stderr": last_bytes(&stderr, ERROR_DETAIL_BYTES),
     });
     // A program that failed after the host refused it something failed for want of a grant.
-    let kind = match state.first_refusal() {
+    let kind = match state.refusal_behind(&message) {
         Some(refusal) => {
             message.push_str(&format!(
                 "\nThe host refused it {refusal}; that is outside what this plugin was granted."

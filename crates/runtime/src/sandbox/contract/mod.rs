@@ -16,7 +16,7 @@ mod v0_1;
 mod v0_2;
 mod v0_3;
 
-use crate::report::ToolResult;
+use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::failure::Failure;
 use crate::sandbox::plain::{
@@ -276,13 +276,45 @@ impl Instance {
         store: &mut Store<CallState>,
         call: &GuestCall,
     ) -> wasmtime::Result<Result<GuestOutput, Failure>> {
-        match self {
+        let outcome = match self {
             Self::V0_1(plugin) => v0_1::execute(plugin, store, call).await,
             Self::V0_2(plugin) => v0_2::execute(plugin, store, call).await,
             Self::V0_3(plugin) => v0_3::execute(plugin, store, call).await,
-            Self::Plain(plugin) => plugin.execute(store, call).await,
-            Self::Command { instance, terms } => command::run(instance, terms, store).await,
-        }
+            // These say what the host refused in their own words.
+            Self::Plain(plugin) => return plugin.execute(store, call).await,
+            Self::Command { instance, terms } => {
+                return command::run(instance, terms, store).await;
+            }
+        };
+        // A tool that failed after the host refused it something (a file outside its grants)
+        // failed for want of a grant, whatever its SDK or author called the error.
+        let state = store.data();
+        Ok(outcome?.map_err(|failure| {
+            let refusal = match failure.kind {
+                ErrorKind::ToolError => state.refusal_behind(&failure.message),
+                ErrorKind::CapabilityDenied => {
+                    state.outside_refusal_unnamed_in(&failure.message)
+                }
+                _ => None,
+            };
+            match refusal {
+            Some(refusal) => {
+                let mut details = failure.details;
+                if let Some(object) = details.as_object_mut() {
+                    object.insert("refused".into(), refusal.clone().into());
+                }
+                Failure::new(
+                    ErrorKind::CapabilityDenied,
+                    format!(
+                        "{}\nThe host refused it {refusal}; that is outside what this plugin was granted.",
+                        failure.message
+                    ),
+                    details,
+                )
+            }
+            None => failure,
+            }
+        }))
     }
 
     pub async fn before_tool_call(

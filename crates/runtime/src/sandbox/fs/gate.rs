@@ -1,7 +1,8 @@
 //! The host's gate on `wasi:filesystem`, three entry points shadowed in the linker around
 //! wasmtime-wasi's own implementation:
 //! - `get-directories` hands the guest clones of the directory handles the plugin opened once at
-//!   load (see grant.rs), never a path opened anew;
+//!   load (see grant.rs), never a path opened anew, and the directory paths outside the grants
+//!   land in (outside_grants.rs), where every open is refused;
 //! - `open-at` never blocks (nonblocking_open.rs: a FIFO, device or socket is refused by what was
 //!   opened), is bounded (a call holds at most [`MAX_OPEN_FILES_PER_CALL`](crate::capabilities::limits::MAX_OPEN_FILES_PER_CALL) open files and
 //!   directories, the process at most its `[host] max_open_files`; past either the open fails with
@@ -17,6 +18,7 @@ use crate::report::budget::{MAX_RECORDED_PATH_BYTES, RecordKind};
 use crate::report::{GuestReport, PathOpen};
 use crate::sandbox::call_state::CallState;
 use crate::sandbox::fs::nonblocking_open::{self, Refused};
+use crate::sandbox::fs::outside_grants;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceType};
 use wasmtime_wasi::filesystem::WasiFilesystemView;
@@ -61,10 +63,22 @@ fn get_directories(
 ) -> wasmtime::Result<(Preopens,)> {
     let state = store.data_mut();
     let granted = state.preopens().clone();
-    let mut directories = Vec::with_capacity(granted.len());
+    let mut directories = Vec::with_capacity(granted.len() + 1);
     for (dir, guest_path) in granted.iter() {
         let descriptor = state.table().push(Descriptor::Dir(dir.clone()))?;
         directories.push((descriptor, guest_path.clone()));
+    }
+    // Last, so code that takes the first preopen for relative paths still takes a grant. Not
+    // beside a grant at `/`, nor beside a working directory (`.`): wasi-libc reads `/` and `.`
+    // as the same empty prefix, and the working directory is where a command's relative paths,
+    // and any path no other grant holds, resolve.
+    if !granted
+        .iter()
+        .any(|(_, guest)| guest == outside_grants::GUEST_PATH || guest == ".")
+        && let Some(outside) = outside_grants::directory()
+    {
+        let descriptor = state.table().push(Descriptor::Dir(outside))?;
+        directories.push((descriptor, outside_grants::GUEST_PATH.to_string()));
     }
     if let Some(opened) = state.opened_paths() {
         for (descriptor, guest_path) in &directories {
@@ -97,6 +111,7 @@ async fn open_at(
     if open_flags.contains(OpenFlags::CREATE) {
         state.disk().charge_entry(0)?;
     }
+    let mut outside = false;
     let outcome = match state.open_files().take() {
         Err(reason) => {
             state.warn_limited(&format!(
@@ -106,6 +121,7 @@ async fn open_at(
         }
         Ok(slot) => {
             let opened = match state.table().get(&directory)? {
+                Descriptor::Dir(dir) if outside_grants::is_it(dir) => Err(Refused::OutsideGrants),
                 Descriptor::Dir(dir) => {
                     nonblocking_open::open_at(dir, path_flags, &path, open_flags, flags)
                 }
@@ -120,6 +136,19 @@ async fn open_at(
                 Err(refused) => {
                     drop(slot);
                     Err(match refused {
+                        Refused::OutsideGrants => {
+                            outside = true;
+                            let asked = mode(open_flags, flags).join(", ");
+                            let full = state.masked_cut(
+                                &joined(outside_grants::GUEST_PATH, &path),
+                                MAX_RECORDED_PATH_BYTES,
+                            );
+                            let grants = outside_grants::describe_grants(state.preopens());
+                            state.refused_outside(&full, || {
+                                format!("to open {full:?} ({asked}): it is outside the directories granted to it ({grants})")
+                            });
+                            ErrorCode::Access
+                        }
                         Refused::Error(code) => code,
                         Refused::Blocking(kind) => {
                             state.warn_limited(&format!(
@@ -132,8 +161,11 @@ async fn open_at(
             }
         }
     };
-    if let Err(code @ (ErrorCode::NotPermitted | ErrorCode::Access | ErrorCode::ReadOnly)) =
-        &outcome
+    // (An open outside the grants was named above, with the grants.)
+    if let (
+        false,
+        Err(code @ (ErrorCode::NotPermitted | ErrorCode::Access | ErrorCode::ReadOnly)),
+    ) = (outside, &outcome)
     {
         let asked = mode(open_flags, flags).join(", ");
         state.refused(|| format!("to open {path:?} ({asked}): {}", code.name()));

@@ -5,7 +5,8 @@
 //! creations are charged to the call's disk quota (`writes.rs`, `disk_quota.rs`), file streams read
 //! and write on the calling thread (`streams.rs`), directory listings are read whole and charged to
 //! the memory limit (`listing.rs`), and slow operations run off the async workers, stopping at the
-//! call's deadline (`blocking_ops.rs`).
+//! call's deadline (`blocking_ops.rs`). A path outside every grant lands in a directory of its
+//! own where every open is refused and reported (`outside_grants.rs`).
 
 pub(crate) mod blocking_ops;
 pub(crate) mod disk_quota;
@@ -13,5 +14,6 @@ pub(crate) mod gate;
 pub(crate) mod listing;
 pub(crate) mod nonblocking_open;
 pub(crate) mod open_files;
+pub(crate) mod outside_grants;
 pub(crate) mod streams;
 pub(crate) mod writes;

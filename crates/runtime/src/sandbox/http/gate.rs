@@ -158,8 +158,37 @@ impl HttpGate {
                 "its path has {problem}, which a server could resolve outside the granted path prefix"
             );
         }
-        let granted: Vec<String> = self.grants.iter().map(HttpGrant::origin).collect();
-        format!("no grant covers it (granted: {})", granted.join(", "))
+        let rules = |grants: &mut dyn Iterator<Item = &HttpGrant>| -> String {
+            grants.map(HttpGrant::rule).collect::<Vec<_>>().join(", ")
+        };
+        let same_origin: Vec<&HttpGrant> = self
+            .grants
+            .iter()
+            .filter(|grant| grant.same_origin(target))
+            .collect();
+        if same_origin.is_empty() {
+            return format!(
+                "no grant covers its origin (granted: {})",
+                rules(&mut self.grants.iter())
+            );
+        }
+        let method_granted = same_origin.iter().any(|grant| {
+            grant
+                .methods
+                .as_ref()
+                .is_none_or(|methods| methods.contains(&target.method))
+        });
+        let shown_path = self.shown(&target.path, MAX_RECORDED_PATH_BYTES);
+        let what = if method_granted {
+            format!("its path {shown_path} is under no granted path prefix")
+        } else {
+            format!("{} is not a granted method", target.method)
+        };
+        format!(
+            "{what} of {} (granted there: {})",
+            target.origin(),
+            rules(&mut same_origin.into_iter())
+        )
     }
 
     /// A slot for one more open connection of this call and of the process, or the refusal.

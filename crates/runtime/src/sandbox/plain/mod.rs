@@ -260,12 +260,12 @@ impl PlainInstance {
         func.call_async(&mut *store, &params, &mut results).await?;
         drop(params);
         let state = store.data();
-        let denied = state.first_refusal();
+        let denied = |message: &str| state.refusal_behind(message);
         // The JSON is written within what is left of the output limit; the lifted value itself
         // was bounded by the call's lift budget as wasmtime copied it out.
         let limit = usize::try_from(state.push_budget()).unwrap_or(usize::MAX);
         Ok(
-            outcome(function, results.pop(), denied, limit).map_err(|failure| match failure {
+            outcome(function, results.pop(), &denied, limit).map_err(|failure| match failure {
                 Converted::Failed(failure) => failure,
                 Converted::TooLarge => Failure::new(
                     ErrorKind::ToolError,
@@ -439,7 +439,7 @@ impl Converted {
 fn outcome(
     function: &PlainFunction,
     returned: Option<Val>,
-    denied: Option<String>,
+    denied: &dyn Fn(&str) -> Option<String>,
     limit: usize,
 ) -> Result<GuestOutput, Converted> {
     let (Some(shape), Some(val)) = (&function.result, returned) else {
@@ -486,7 +486,7 @@ fn outcome(
         Value::Null => format!("`{}` returned an error", function.tool),
         other => other.to_string(),
     };
-    Err(Converted::Failed(match denied {
+    Err(Converted::Failed(match denied(&text) {
         Some(refusal) => Failure::new(
             ErrorKind::CapabilityDenied,
             format!(
