@@ -177,6 +177,34 @@ async def test_no_text_of_a_reviewed_tool_reaches_the_client_before_its_review(r
     assert logs == [], logs
 
 
+@pytest.fixture(scope="module")
+def unreviewed_progress_server(tmp_path_factory, cordon_bin, guest_dir):
+    """probe with the bundled redact hook reviewing every result, its progress let through."""
+    import shutil
+    from conftest import server_env
+    from mcp import StdioServerParameters
+    root = tmp_path_factory.mktemp("unreviewed")
+    (root / "plugins").mkdir()
+    shutil.copy(guest_dir / "fixture_probe.wasm", root / "plugins" / "probe.wasm")
+    shutil.copy(guest_dir / "redact.wasm", root / "plugins" / "redact.wasm")
+    (root / "cordon.toml").write_text("[plugins.redact]\nhook = true\nunreviewed_progress = true\n")
+    (root / "cache").mkdir()
+    return StdioServerParameters(command=cordon_bin, args=["serve"], cwd=str(root), env=server_env(root))
+
+
+async def test_progress_the_operator_lets_pass_an_after_hook_keeps_its_message_and_total(unreviewed_progress_server):
+    progress = []
+
+    async def on_progress(step, total, message):
+        progress.append((step, total, message))
+
+    async with Client(unreviewed_progress_server, mode="auto", cache=None) as client:
+        arguments = {"steps": 3, "millis": 10, "numbers": True}
+        result = await client.call_tool("progress", arguments, progress_callback=on_progress)
+        assert texts(result) == "done"
+    assert progress == [(1065.0, 1e9, "step 1 of 3"), (2065.0, 1e9, "step 2 of 3"), (3065.0, 1e9, "step 3 of 3")], progress
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_titles_annotations_output_schemas_and_structured_content(target, mode):
     async with Client(target, mode=mode, cache=None) as client:

@@ -61,6 +61,10 @@ impl Access {
 pub struct HookGrant {
     /// Tool-name globs the hook may watch; empty means every tool its hook declares.
     pub tools: Vec<String>,
+    /// `unreviewed_progress = true`: the operator lets the progress of the tools this hook
+    /// watches reach MCP clients as the tools send it, before the after-hook reviews the result
+    /// (for a hook that reviews results only, a truncating one say; never for a redactor).
+    pub unreviewed_progress: bool,
 }
 
 impl HookGrant {

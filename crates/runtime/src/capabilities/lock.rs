@@ -307,6 +307,10 @@ pub fn capabilities(grant: &PluginGrant) -> Vec<String> {
         for glob in &hook.tools {
             lines.push(format!("hook {glob}"));
         }
+        // Not a glob (no glob has parentheses): a change of what the hook reviews.
+        if hook.unreviewed_progress {
+            lines.push("hook (progress unreviewed)".to_string());
+        }
     }
     lines.sort();
     lines
@@ -429,6 +433,7 @@ mod tests {
         let hooked = |tools: &[&str]| PluginGrant {
             hook: Some(HookGrant {
                 tools: tools.iter().map(|t| t.to_string()).collect(),
+                unreviewed_progress: false,
             }),
             ..PluginGrant::default()
         };

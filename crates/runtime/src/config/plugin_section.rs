@@ -24,6 +24,8 @@ pub(super) struct RawPlugin {
     sha256: Option<String>,
     hook: Option<RawHookGrant>,
     #[serde(default)]
+    unreviewed_progress: bool,
+    #[serde(default)]
     tools: BTreeMap<String, super::tool_section::RawToolOverride>,
     wit: Option<PathBuf>,
     working_dir: Option<String>,
@@ -179,7 +181,7 @@ impl RawPlugin {
                 return Err((
                     key("guest"),
                     format!(
-                        "{:?} must be an absolute path without `.` or `..`, such as \"/data\"",
+                        "{:?} must be an absolute path without `.`, `..` or an empty segment (`//`), such as \"/data\"",
                         dir.guest
                     ),
                 ));
@@ -271,7 +273,10 @@ impl RawPlugin {
             .map_err(|err| ("settings".to_string(), err.to_string()))?;
         let hook = match self.hook {
             None | Some(RawHookGrant::All(false)) => None,
-            Some(RawHookGrant::All(true)) => Some(HookGrant { tools: Vec::new() }),
+            Some(RawHookGrant::All(true)) => Some(HookGrant {
+                tools: Vec::new(),
+                unreviewed_progress: self.unreviewed_progress,
+            }),
             Some(RawHookGrant::Tools(tools)) => {
                 if tools.is_empty() {
                     return Err((
@@ -288,9 +293,18 @@ impl RawPlugin {
                         format!("{bad:?} is not a tool-name glob (letters, digits, _, -, * and ?)"),
                     ));
                 }
-                Some(HookGrant { tools })
+                Some(HookGrant {
+                    tools,
+                    unreviewed_progress: self.unreviewed_progress,
+                })
             }
         };
+        if self.unreviewed_progress && hook.is_none() {
+            return Err((
+                "unreviewed_progress".into(),
+                "it lets progress pass this plugin's after-hook unreviewed, and the plugin is granted no hook; grant it one (`hook = true`) or leave the key out".into(),
+            ));
+        }
         let tools = super::tool_section::validate(self.tools)?;
         let wit = match &self.wit {
             None => None,
@@ -350,10 +364,23 @@ pub(super) fn parse_sha256(text: &str) -> Option<[u8; 32]> {
     bytes.try_into().ok()
 }
 
+/// Whether `path` is absolute and written as wasi-libc matches it: no `.` or `..`, no empty
+/// segment (`/data//x`, which a guest's path would never match, so every read under it would
+/// land outside the grants), at most one trailing `/`.
 pub(super) fn is_clean_absolute(path: &str) -> bool {
-    let path = Path::new(path);
-    path.is_absolute()
-        && path
+    let segments: Vec<&str> = path
+        .strip_suffix('/')
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(path)
+        .split('/')
+        .skip(1)
+        .collect();
+    Path::new(path).is_absolute()
+        && (path == "/"
+            || segments
+                .iter()
+                .all(|segment| !segment.is_empty() && !matches!(*segment, "." | "..")))
+        && Path::new(path)
             .components()
             .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
 }

@@ -65,6 +65,14 @@ fn mistakes_name_their_key() {
             "plugins.fs.dirs[0].guest",
         ),
         (
+            "[plugins.fs]\ndirs = [{ host = \".\", guest = \"/data//\" }]",
+            "plugins.fs.dirs[0].guest",
+        ),
+        (
+            "[plugins.fs]\ndirs = [{ host = \".\", guest = \"/data/./x\" }]",
+            "plugins.fs.dirs[0].guest",
+        ),
+        (
             "[plugins.fs]\ndirs = [{ host = \".\", guest = \"/x\", mode = \"rwx\" }]",
             "mode",
         ),
@@ -117,6 +125,13 @@ fn agent_and_hook_settings() {
         }
     );
     assert_eq!(config.hook_order, ["redact", "guard"]);
+    let passes = parse("[plugins.cut]\nhook = true\nunreviewed_progress = true\n").unwrap();
+    let grant = passes.grant_for("cut");
+    assert!(grant.hook.as_ref().unwrap().unreviewed_progress);
+    assert!(
+        crate::capabilities::lock::capabilities(&grant)
+            .contains(&"hook (progress unreviewed)".to_string())
+    );
     assert_eq!(parse("").unwrap().batches, BatchSettings::default());
     for (text, key) in [
         ("[agent]\nexecution = \"random\"", "execution"),
@@ -127,6 +142,11 @@ fn agent_and_hook_settings() {
             "agent.groups.files",
         ),
         ("[hooks]\nsequence = []", "sequence"),
+        // Letting progress pass a hook needs a hook.
+        (
+            "[plugins.redact]\nunreviewed_progress = true",
+            "plugins.redact.unreviewed_progress",
+        ),
         // Routes of their own: a group may not take `none` or `all`, in any case.
         ("[agent.groups]\nnone = [\"echo\"]", "agent.groups.none"),
         ("[agent.groups]\nALL = [\"echo\"]", "agent.groups.ALL"),

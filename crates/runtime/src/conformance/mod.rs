@@ -12,6 +12,7 @@
 //! schema strict clients cannot use, no examples to call, an example answered with an error.
 
 mod author_cases;
+mod case_expectations;
 mod hook_checks;
 mod session_checks;
 mod tool_checks;

@@ -163,10 +163,13 @@ impl AuditRecorder {
                     pending.paths_omitted += 1;
                     return;
                 }
-                // Where an opened file really is; for a refused open, where the path points.
+                // Where an opened file really is; for a refused open, where the path points
+                // (nowhere for one outside the grants, which never reached the file system).
+                let outside = *error == Some(crate::sandbox::fs::gate::OUTSIDE_GRANTS);
                 let host_path = real.clone().or_else(|| {
                     self.registry
                         .plugin(plugin)
+                        .filter(|_| !outside)
                         .and_then(|plugin| host_path(&plugin.grant.dirs, path))
                 });
                 let mut entry = json!({ "path": path, "hostPath": host_path, "mode": mode, "outcome": outcome, "plugin": plugin });

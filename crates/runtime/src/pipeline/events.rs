@@ -138,7 +138,8 @@ pub enum Event {
         mode: Vec<&'static str>,
         /// `opened`, `denied` (the grant does not allow it) or `failed`.
         outcome: &'static str,
-        /// The WASI error code (`not-permitted`, `no-entry`, ...) when the path was not opened.
+        /// The WASI error code (`not-permitted`, `no-entry`, ...) when the path was not opened, or
+        /// `outside-grants` for a path no grant holds (the guest got `no-entry`).
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<&'static str>,
     },

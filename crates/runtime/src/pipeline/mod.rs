@@ -216,9 +216,16 @@ impl Pipeline {
     }
 
     /// Whether an after-hook reviews `tool`'s results (and so whatever else of its text should wait
-    /// for that review: its progress messages and log lines are not forwarded to MCP clients).
+    /// for that review: its progress messages and log lines are not forwarded to MCP clients),
+    /// unless the operator let progress pass every such hook (`unreviewed_progress`).
     pub fn results_reviewed(&self, tool: &str) -> bool {
-        self.inner.hooks.after(tool).next().is_some()
+        self.inner.hooks.after(tool).any(|hook| {
+            !hook
+                .grant
+                .hook
+                .as_ref()
+                .is_some_and(|grant| grant.unreviewed_progress)
+        })
     }
 
     /// The plugins whose hooks were not granted (and never run).

@@ -57,7 +57,7 @@ impl PathOpen {
     pub fn outcome(&self) -> &'static str {
         match self.error {
             None => "opened",
-            Some("not-permitted" | "access" | "read-only" | "quota") => "denied",
+            Some("not-permitted" | "access" | "read-only" | "quota" | "outside-grants") => "denied",
             Some(_) => "failed",
         }
     }

@@ -285,23 +285,16 @@ impl CallState {
 
     /// The refusal a failure saying `message` is about: the first thing the host refused the call
     /// (a request, a write, an escape), or else its first open outside the grants when the
-    /// message names that path (runtimes probe such paths on their own).
+    /// message is about that (runtimes probe such paths on their own, so one merely made is not
+    /// enough): it names that path, or it is a bare "not found" naming no path at all (as
+    /// Rust's `std::io::Error` is).
     pub(crate) fn refusal_behind(&self, message: &str) -> Option<String> {
         self.first_refusal().or_else(|| {
             self.budget
                 .first_outside()
-                .filter(|(path, _)| message.contains(path))
+                .filter(|(path, _)| names_path(message, path) || is_bare_not_found(message))
                 .map(|(_, what)| what.to_string())
         })
-    }
-
-    /// The first open outside the grants, when `message` does not name its path: what a plugin
-    /// that says it was denied something, without saying what, was denied.
-    pub(crate) fn outside_refusal_unnamed_in(&self, message: &str) -> Option<String> {
-        self.budget
-            .first_outside()
-            .filter(|(path, _)| !message.contains(path))
-            .map(|(_, what)| what.to_string())
     }
 
     /// The granted directory handles, for `get-directories`.
@@ -434,5 +427,46 @@ impl CallState {
     /// The plugin's secret config keys (`[plugins.ID] secrets`), for `wasi:config/store`.
     pub(crate) fn config_secrets(&self) -> &[ConfigSecret] {
         &self.config_secrets
+    }
+}
+
+/// Whether `message` names `path` as a whole path (not as the end of a longer one: `/notes.txt`
+/// is not named by `/data/notes.txt`).
+fn names_path(message: &str, path: &str) -> bool {
+    let in_path = |c: char| c.is_alphanumeric() || "/._-~".contains(c);
+    message.match_indices(path).any(|(at, _)| {
+        let before = message[..at].chars().next_back();
+        let after = message[at + path.len()..].chars().next();
+        !before.is_some_and(in_path)
+            && !after.is_some_and(|c| c.is_alphanumeric() || "/_-".contains(c))
+    })
+}
+
+/// Whether `message` is WASI's "no such file" as an OS error, naming no path.
+fn is_bare_not_found(message: &str) -> bool {
+    message.contains("(os error 44)") && !message.contains('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_about_a_path_it_names_whole_or_a_bare_not_found() {
+        assert!(names_path("cannot read /etc/x: No such file", "/etc/x"));
+        assert!(names_path(
+            "[Errno 44] No such file or directory: '/etc/x'",
+            "/etc/x"
+        ));
+        assert!(!names_path(
+            "invalid JSON in /data/notes.txt at byte 12",
+            "/notes.txt"
+        ));
+        assert!(!names_path("cannot read /etc/xy", "/etc/x"));
+        assert!(is_bare_not_found("No such file or directory (os error 44)"));
+        assert!(!is_bare_not_found(
+            "/data/a: No such file or directory (os error 44)"
+        ));
+        assert!(!is_bare_not_found("ValueError: bad input"));
     }
 }

@@ -292,9 +292,6 @@ impl Instance {
         Ok(outcome?.map_err(|failure| {
             let refusal = match failure.kind {
                 ErrorKind::ToolError => state.refusal_behind(&failure.message),
-                ErrorKind::CapabilityDenied => {
-                    state.outside_refusal_unnamed_in(&failure.message)
-                }
                 _ => None,
             };
             match refusal {

@@ -107,11 +107,26 @@ async fn open_at(
         .opened_paths()
         .map(|opened| joined(&opened.path_of(directory.rep()), &path))
         .map(|guest_path| state.masked_cut(&guest_path, MAX_RECORDED_PATH_BYTES));
+    // A path outside every grant: answered as wasi-libc answered it before the host could see it
+    // (`no-entry`, so a plugin falling back on a missing optional file still does), and noted.
+    // Nothing is opened, so nothing is charged.
+    if let Descriptor::Dir(dir) = state.table().get(&directory)?
+        && outside_grants::is_it(dir)
+    {
+        outside_open(state, &path, open_flags, flags);
+        return record(
+            state,
+            guest_path,
+            open_flags,
+            flags,
+            Err(ErrorCode::NoEntry),
+            Some(OUTSIDE_GRANTS),
+        );
+    }
     // Creating counts against the call's entry budget (fs/disk_quota.rs); past it the call ends.
     if open_flags.contains(OpenFlags::CREATE) {
         state.disk().charge_entry(0)?;
     }
-    let mut outside = false;
     let outcome = match state.open_files().take() {
         Err(reason) => {
             state.warn_limited(&format!(
@@ -121,7 +136,6 @@ async fn open_at(
         }
         Ok(slot) => {
             let opened = match state.table().get(&directory)? {
-                Descriptor::Dir(dir) if outside_grants::is_it(dir) => Err(Refused::OutsideGrants),
                 Descriptor::Dir(dir) => {
                     nonblocking_open::open_at(dir, path_flags, &path, open_flags, flags)
                 }
@@ -136,19 +150,6 @@ async fn open_at(
                 Err(refused) => {
                     drop(slot);
                     Err(match refused {
-                        Refused::OutsideGrants => {
-                            outside = true;
-                            let asked = mode(open_flags, flags).join(", ");
-                            let full = state.masked_cut(
-                                &joined(outside_grants::GUEST_PATH, &path),
-                                MAX_RECORDED_PATH_BYTES,
-                            );
-                            let grants = outside_grants::describe_grants(state.preopens());
-                            state.refused_outside(&full, || {
-                                format!("to open {full:?} ({asked}): it is outside the directories granted to it ({grants})")
-                            });
-                            ErrorCode::Access
-                        }
                         Refused::Error(code) => code,
                         Refused::Blocking(kind) => {
                             state.warn_limited(&format!(
@@ -161,25 +162,47 @@ async fn open_at(
             }
         }
     };
-    // (An open outside the grants was named above, with the grants.)
-    if let (
-        false,
-        Err(code @ (ErrorCode::NotPermitted | ErrorCode::Access | ErrorCode::ReadOnly)),
-    ) = (outside, &outcome)
+    if let Err(code @ (ErrorCode::NotPermitted | ErrorCode::Access | ErrorCode::ReadOnly)) =
+        &outcome
     {
         let asked = mode(open_flags, flags).join(", ");
         state.refused(|| format!("to open {path:?} ({asked}): {}", code.name()));
     }
-    record(state, guest_path, open_flags, flags, outcome)
+    record(state, guest_path, open_flags, flags, outcome, None)
 }
 
-/// Reports an open (when opens are being recorded) and answers it.
+/// What a refused open outside the grants is recorded as (its `error`): it never reached the
+/// host's file system, so the audit log maps it onto no grant.
+pub(crate) const OUTSIDE_GRANTS: &str = "outside-grants";
+
+/// Notes an open of `path` in the directory outside the grants (outside_grants.rs), with what
+/// is granted; `/` itself (a listing of the root) is nothing to note.
+fn outside_open(state: &CallState, path: &str, open_flags: OpenFlags, flags: DescriptorFlags) {
+    if matches!(path.trim_matches('/'), "" | ".") {
+        return;
+    }
+    let asked = mode(open_flags, flags).join(", ");
+    let full = state.masked_cut(
+        &joined(outside_grants::GUEST_PATH, path),
+        MAX_RECORDED_PATH_BYTES,
+    );
+    let grants = outside_grants::describe_grants(state.preopens());
+    state.refused_outside(&full, || {
+        format!(
+            "to open {full:?} ({asked}): it is outside the directories granted to it ({grants})"
+        )
+    });
+}
+
+/// Reports an open (when opens are being recorded) and answers it; `error` names a refusal the
+/// error code does not (an open outside the grants).
 fn record(
     state: &mut CallState,
     guest_path: Option<String>,
     open_flags: OpenFlags,
     flags: DescriptorFlags,
     outcome: Result<Resource<Descriptor>, ErrorCode>,
+    error: Option<&'static str>,
 ) -> wasmtime::Result<(Result<Resource<Descriptor>, ErrorCode>,)> {
     if let Some(guest_path) = guest_path {
         let host_path = match &outcome {
@@ -189,7 +212,7 @@ fn record(
         let Some(opened) = state.opened_paths() else {
             return Ok((outcome,));
         };
-        let error = outcome.as_ref().err().map(ErrorCode::name);
+        let error = error.or_else(|| outcome.as_ref().err().map(ErrorCode::name));
         if opened.budget.record(RecordKind::Path) {
             (opened.sink)(GuestReport::PathOpen(PathOpen {
                 call_id: opened.call_id.clone(),

@@ -17,8 +17,6 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 /// Why an open was refused.
 pub enum Refused {
     Error(ErrorCode),
-    /// It named a path outside every grant (outside_grants.rs).
-    OutsideGrants,
     /// It named something whose use could block a host thread.
     Blocking(&'static str),
 }
