@@ -30,6 +30,14 @@ fn new_then_build_makes_a_working_plugin_in_rust_and_python() {
             "{lang}"
         );
     }
+    // A rebuild with nothing changed reuses the component instead of running componentize-py.
+    let again = ws.cordon(&["build", "plugins/count_py"]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(
+        again.stdout.contains("(its inputs are those of an earlier build: its component was reused)"),
+        "{}",
+        again.stdout
+    );
     assert!(ws.path().join("plugins/count_py/test_app.py").is_file());
     assert!(
         std::fs::read_to_string(ws.path().join("plugins/count_rs/src/lib.rs"))
