@@ -34,7 +34,9 @@ fn new_then_build_makes_a_working_plugin_in_rust_and_python() {
     let again = ws.cordon(&["build", "plugins/count_py"]);
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(
-        again.stdout.contains("(its inputs are those of an earlier build: its component was reused)"),
+        again
+            .stdout
+            .contains("(its inputs are those of an earlier build: its component was reused)"),
         "{}",
         again.stdout
     );
