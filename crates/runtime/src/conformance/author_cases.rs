@@ -316,13 +316,7 @@ impl Case {
                 let decision = plugin
                     .before_tool_call(&call_id(), tool, arguments, &options)
                     .await
-                    .map_err(|failure| {
-                        format!(
-                            "the hook failed: {}: {}",
-                            failure.kind,
-                            quote(&failure.message)
-                        )
-                    })?;
+                    .map_err(hook_failed)?;
                 Ok(Observed::of_before(decision))
             }
             Input::After {
@@ -339,13 +333,7 @@ impl Case {
                 let decision = plugin
                     .after_tool_call(&id, tool, arguments, &shown, None, &options)
                     .await
-                    .map_err(|failure| {
-                        format!(
-                            "the hook failed: {}: {}",
-                            failure.kind,
-                            quote(&failure.message)
-                        )
-                    })?;
+                    .map_err(hook_failed)?;
                 Ok(match decision {
                     AfterDecision::Keep => Observed::of_result(vec!["keep"], &shown),
                     AfterDecision::Replace(replaced) => {
@@ -362,13 +350,7 @@ impl Case {
                 let decision = plugin
                     .session_hook(&call_id(), *stage, payload, &options)
                     .await
-                    .map_err(|failure| {
-                        format!(
-                            "the hook failed: {}: {}",
-                            failure.kind,
-                            quote(&failure.message)
-                        )
-                    })?;
+                    .map_err(hook_failed)?;
                 checked(*stage, payload, decision.clone())?;
                 Ok(Observed::of_session(decision))
             }
@@ -430,4 +412,13 @@ fn decision_known(expect: &Expect, input: &Input) -> Result<(), String> {
             known.join(", ")
         ))
     }
+}
+
+/// Why a case could not be decided: its hook failed (trapped, timed out, answered garbage).
+fn hook_failed(failure: crate::sandbox::failure::Failure) -> String {
+    format!(
+        "the hook failed: {}: {}",
+        failure.kind,
+        quote(&failure.message)
+    )
 }
