@@ -159,7 +159,7 @@ demo: build
 test: test-rust test-mcp test-deploy
 
 test-rust: host fixtures registry-tools
-	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p fs -p redact -p session_notes -p finish_line
+	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p cordon-sdk -p fs -p redact -p session_notes -p finish_line
 
 # A real OCI registry (CNCF Distribution), `oras push` and `wkg` (built from crates.io, several minutes
 # the first time), for the `cordon add`/`push` tests: installed into ~/.cache/cordon-tools by

@@ -1,4 +1,4 @@
-//! Contract 0.2 through real components: a 0.1, a 0.2 and a 0.3 (SDK) plugin side by side, structured output
+//! Contract 0.2 through real components: a 0.1, a 0.2 and a 0.4 (SDK) plugin side by side, structured output
 //! checked against the output schema, title, annotations, guidelines and locks as declared, calls
 //! that lock one value run one after another, and approval (a hook's `ask`, the operator's
 //! `[approval]` policy) with and without someone to ask.
@@ -24,7 +24,7 @@ fn result_json(result: &cordon_runtime::ToolResult) -> Value {
 }
 
 #[tokio::test]
-async fn a_0_1_a_0_2_and_a_0_3_plugin_run_in_one_batch() {
+async fn a_0_1_a_0_2_and_a_0_4_plugin_run_in_one_batch() {
     let ws = workspace("");
     let pipeline = ws.pipeline().await;
     let contract = |id: &str| {
@@ -35,7 +35,7 @@ async fn a_0_1_a_0_2_and_a_0_3_plugin_run_in_one_batch() {
             .find(|plugin| &*plugin.id == id)
             .map(|plugin| plugin.contract)
     };
-    assert_eq!(contract("v2"), Some(ContractVersion::V0_3));
+    assert_eq!(contract("v2"), Some(ContractVersion::V0_4));
     assert_eq!(contract("v02"), Some(ContractVersion::V0_2));
     assert_eq!(contract("legacy"), Some(ContractVersion::V0_1));
     let results = pipeline
@@ -60,7 +60,7 @@ async fn a_0_1_a_0_2_and_a_0_3_plugin_run_in_one_batch() {
 
     let list = ws.cordon(&["list"]);
     assert!(
-        list.stdout.contains("v2") && list.stdout.contains("contract 0.3.0"),
+        list.stdout.contains("v2") && list.stdout.contains("contract 0.4.0"),
         "{}",
         list.stdout
     );
@@ -76,7 +76,7 @@ async fn a_0_1_a_0_2_and_a_0_3_plugin_run_in_one_batch() {
             .cloned()
             .unwrap()
     };
-    assert_eq!(plugin("v2")["contract"], "0.3.0");
+    assert_eq!(plugin("v2")["contract"], "0.4.0");
     assert_eq!(plugin("v02")["contract"], "0.2.0");
     assert_eq!(plugin("legacy")["contract"], "0.1.0");
 }

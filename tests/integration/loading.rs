@@ -165,7 +165,7 @@ fn a_component_that_exports_nothing_json_can_carry_is_refused() {
     let reason = rejection(&ws, "empty.wasm");
     assert!(
         reason.contains("it exports no functions (it exports: nothing)")
-            && reason.contains("wit/plugin-0.3.0"),
+            && reason.contains("wit/plugin-0.4.0"),
         "{reason}"
     );
     let reason = rejection(&ws, "handles.wasm");

@@ -38,6 +38,7 @@ mod loading;
 mod lockfile;
 mod mcp_stdio;
 mod network;
+mod offers;
 mod outside_grants;
 mod pipeline;
 mod plain_components;

@@ -75,14 +75,16 @@ fn stdio_speaks_only_protocol_and_honours_cancellation() {
         "{unknown}"
     );
     // A standard method cordon does not offer reads the same way, not as a bare method name.
-    send(json!({"jsonrpc": "2.0", "id": 20, "method": "resources/list", "params": {}}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 20, "method": "resources/subscribe", "params": {"uri": "docs://x"}}),
+    );
     let resources = wait_for(20, &mut seen);
     assert_eq!(resources["error"]["code"], -32601);
     assert!(
         resources["error"]["message"]
             .as_str()
             .unwrap()
-            .starts_with("Method not found: resources/list"),
+            .starts_with("Method not found: resources/subscribe"),
         "{resources}"
     );
 

@@ -37,7 +37,7 @@ pub use pipeline::{BatchOptions, CallRequest, Event, Pipeline};
 pub use registry::Registry;
 pub use report::{Content, ErrorKind, ToolResult};
 pub use sandbox::cache::{CompileCache, CompileSource, cordon_cache_dir};
-pub use sandbox::contract::{ContractVersion, WrongWorld};
+pub use sandbox::contract::{ContractVersion, WrongWorld, offer_terms};
 /// The wasmtime engine as cordon configures it (the benchmarks compare bare wasmtime on it).
 pub use sandbox::engine;
 pub use sandbox::plugin::{

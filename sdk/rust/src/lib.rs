@@ -28,16 +28,19 @@ mod block_on;
 mod context;
 mod hook;
 pub mod http;
+mod offer_runtime;
+mod offers;
 mod output;
 mod runtime;
 mod session;
 mod tool;
+mod uri_vars;
 
 #[doc(hidden)]
 #[allow(unsafe_code, clippy::all)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit/plugin-0.3.0",
+        path: "../../wit/plugin-0.4.0",
         world: "cordon-plugin",
         pub_export_macro: true,
         export_macro_name: "__export_cordon_plugin",
@@ -48,18 +51,25 @@ pub mod bindings {
 pub use block_on::{block_on, ready, sleep};
 pub use context::{Context, LogLevel};
 pub use hook::{AfterDecision, BeforeDecision, CallResult, Hook, NoHook, ToolCall};
+pub use offers::{
+    Prompt, PromptReply, Resource, ResourceData, ResourceResult, ResourceTemplate, Role,
+};
+#[doc(hidden)]
+pub use offers::{PromptEntry, ResourceEntry};
 pub use output::{Content, Output, ToolError, ToolResult};
 #[doc(hidden)]
 pub use runtime::{PluginRuntime, ToolEntry};
 pub use session::{SessionDecision, SessionEvent, SessionStage};
 pub use tool::{Annotations, ExecutionMode, Tool, schema_of};
+pub use uri_vars::UriVars;
 
 /// Everything a plugin usually needs, including serde's and schemars' derives.
 pub mod prelude {
     pub use crate::{
         AfterDecision, Annotations, BeforeDecision, CallResult, Content, Context, ExecutionMode,
-        Hook, LogLevel, Output, SessionDecision, SessionEvent, SessionStage, Tool, ToolCall,
-        ToolError, ToolResult,
+        Hook, LogLevel, Output, Prompt, PromptReply, Resource, ResourceData, ResourceResult,
+        ResourceTemplate, SessionDecision, SessionEvent, SessionStage, Tool, ToolCall, ToolError,
+        ToolResult, UriVars,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -72,28 +82,54 @@ pub mod __private {
     pub use serde_json;
 }
 
-/// Exports a plugin made of tools and, optionally, one hook.
+/// Exports a plugin made of tools, resources, resource templates, prompts and, optionally, one
+/// hook. Each part may be left out; those given come in this order.
 ///
 /// `export_plugin!(tools: [ReadFile, WriteFile]);`
 /// `export_plugin!(tools: [Greet], hook: AuditHook);`
 /// `export_plugin!(hook: AuditHook);`
+/// `export_plugin!(tools: [Search], resources: [Guide], templates: [Note], prompts: [Review]);`
 #[macro_export]
 macro_rules! export_plugin {
-    (tools: [$($tool:expr),* $(,)?] $(,)?) => {
-        $crate::export_plugin!(@emit [$($tool),*] $crate::NoHook);
+    (@parse [$($t:tt)*] [$($r:tt)*] [$($m:tt)*] [$($p:tt)*] [$($h:tt)*]
+        tools: [$($x:expr),* $(,)?] $(, $($rest:tt)*)?) => {
+        $crate::export_plugin!(@parse [$($x),*] [$($r)*] [$($m)*] [$($p)*] [$($h)*] $($($rest)*)?);
     };
-    (tools: [$($tool:expr),* $(,)?], hook: $hook:expr $(,)?) => {
-        $crate::export_plugin!(@emit [$($tool),*] $hook);
+    (@parse [$($t:tt)*] [$($r:tt)*] [$($m:tt)*] [$($p:tt)*] [$($h:tt)*]
+        resources: [$($x:expr),* $(,)?] $(, $($rest:tt)*)?) => {
+        $crate::export_plugin!(@parse [$($t)*] [$($x),*] [$($m)*] [$($p)*] [$($h)*] $($($rest)*)?);
     };
-    (hook: $hook:expr $(,)?) => {
-        $crate::export_plugin!(@emit [] $hook);
+    (@parse [$($t:tt)*] [$($r:tt)*] [$($m:tt)*] [$($p:tt)*] [$($h:tt)*]
+        templates: [$($x:expr),* $(,)?] $(, $($rest:tt)*)?) => {
+        $crate::export_plugin!(@parse [$($t)*] [$($r)*] [$($x),*] [$($p)*] [$($h)*] $($($rest)*)?);
     };
-    (@emit [$($tool:expr),*] $hook:expr) => {
+    (@parse [$($t:tt)*] [$($r:tt)*] [$($m:tt)*] [$($p:tt)*] [$($h:tt)*]
+        prompts: [$($x:expr),* $(,)?] $(, $($rest:tt)*)?) => {
+        $crate::export_plugin!(@parse [$($t)*] [$($r)*] [$($m)*] [$($x),*] [$($h)*] $($($rest)*)?);
+    };
+    (@parse [$($t:tt)*] [$($r:tt)*] [$($m:tt)*] [$($p:tt)*] [$($h:tt)*]
+        hook: $hook:expr $(, $($rest:tt)*)?) => {
+        $crate::export_plugin!(@parse [$($t)*] [$($r)*] [$($m)*] [$($p)*] [$hook] $($($rest)*)?);
+    };
+    (@parse [$($tool:expr),*] [$($resource:expr),*] [$($template:expr),*] [$($prompt:expr),*] []) => {
+        $crate::export_plugin!(@emit [$($tool),*] [$($resource),*] [$($template),*] [$($prompt),*] $crate::NoHook);
+    };
+    (@parse [$($tool:expr),*] [$($resource:expr),*] [$($template:expr),*] [$($prompt:expr),*] [$hook:expr]) => {
+        $crate::export_plugin!(@emit [$($tool),*] [$($resource),*] [$($template),*] [$($prompt),*] $hook);
+    };
+    (@emit [$($tool:expr),*] [$($resource:expr),*] [$($template:expr),*] [$($prompt:expr),*] $hook:expr) => {
         struct __CordonPlugin;
 
         impl __CordonPlugin {
             fn runtime() -> $crate::PluginRuntime<impl $crate::Hook> {
                 $crate::PluginRuntime::new(vec![$($crate::ToolEntry::new($tool)),*], $hook)
+                    .with_offers(
+                        vec![
+                            $($crate::ResourceEntry::fixed($resource),)*
+                            $($crate::ResourceEntry::template($template),)*
+                        ],
+                        vec![$($crate::PromptEntry::new($prompt)),*],
+                    )
             }
         }
 
@@ -125,8 +161,33 @@ macro_rules! export_plugin {
             ) -> $crate::bindings::cordon::plugin::types::SessionDecision {
                 Self::runtime().session_hook(event)
             }
+            fn read_resource(
+                uri: String,
+            ) -> Result<
+                Vec<$crate::bindings::cordon::plugin::types::ResourceContents>,
+                $crate::bindings::cordon::plugin::types::ToolFailure,
+            > {
+                Self::runtime().read_resource(uri)
+            }
+            fn get_prompt(
+                name: String,
+                arguments: String,
+            ) -> Result<
+                $crate::bindings::cordon::plugin::types::PromptResult,
+                $crate::bindings::cordon::plugin::types::ToolFailure,
+            > {
+                Self::runtime().get_prompt(name, arguments)
+            }
+            fn complete(
+                request: $crate::bindings::cordon::plugin::types::CompletionRequest,
+            ) -> Vec<String> {
+                Self::runtime().complete(request)
+            }
         }
 
         $crate::bindings::__export_cordon_plugin!(__CordonPlugin with_types_in $crate::bindings);
+    };
+    ($($rest:tt)+) => {
+        $crate::export_plugin!(@parse [] [] [] [] [] $($rest)+);
     };
 }

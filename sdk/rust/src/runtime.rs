@@ -63,15 +63,34 @@ impl ToolEntry {
     }
 }
 
-/// A plugin's tools and hook, answering the five exported functions.
+/// A plugin's tools, hook, resources and prompts, answering the exported functions (those of
+/// resources and prompts are in `offer_runtime.rs`).
 pub struct PluginRuntime<H: Hook> {
     tools: Vec<ToolEntry>,
     hook: H,
+    pub(crate) resources: Vec<crate::ResourceEntry>,
+    pub(crate) prompts: Vec<crate::PromptEntry>,
 }
 
 impl<H: Hook> PluginRuntime<H> {
     pub fn new(tools: Vec<ToolEntry>, hook: H) -> Self {
-        Self { tools, hook }
+        Self {
+            tools,
+            hook,
+            resources: Vec::new(),
+            prompts: Vec::new(),
+        }
+    }
+
+    /// Serves these resources (fixed ones and templates) and prompts too.
+    pub fn with_offers(
+        mut self,
+        resources: Vec<crate::ResourceEntry>,
+        prompts: Vec<crate::PromptEntry>,
+    ) -> Self {
+        self.resources = resources;
+        self.prompts = prompts;
+        self
     }
 
     pub fn describe(self) -> wit::PluginInfo {
@@ -81,9 +100,13 @@ impl<H: Hook> PluginRuntime<H> {
             after: H::AFTER,
             stages: H::STAGES.iter().map(|stage| to_wit_stage(*stage)).collect(),
         });
+        let (resources, resource_templates, prompts) = self.offered_specs();
         wit::PluginInfo {
             tools: self.tools.iter().map(|t| (t.spec)()).collect(),
             hook,
+            resources,
+            resource_templates,
+            prompts,
         }
     }
 
@@ -220,7 +243,7 @@ fn from_wit_call(call: wit::ToolCall) -> Result<ToolCall, ToolError> {
     })
 }
 
-fn to_wit_content(content: Content) -> wit::Content {
+pub(crate) fn to_wit_content(content: Content) -> wit::Content {
     match content {
         Content::Text(text) => wit::Content::Text(text),
         Content::Image { mime_type, data } => wit::Content::Image(wit::Image { mime_type, data }),
@@ -245,7 +268,7 @@ pub(crate) fn to_wit_output(output: Output) -> wit::ToolOutput {
     }
 }
 
-fn to_wit_failure(error: ToolError) -> wit::ToolFailure {
+pub(crate) fn to_wit_failure(error: ToolError) -> wit::ToolFailure {
     wit::ToolFailure {
         kind: if error.capability_denied {
             wit::FailureKind::CapabilityDenied

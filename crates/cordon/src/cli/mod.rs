@@ -14,9 +14,11 @@ mod live_reload;
 mod live_view;
 mod loading;
 mod lock_command;
+mod offer_commands;
 mod plugin_test;
 mod project_commands;
 pub mod render;
+mod render_offers;
 mod serve_command;
 mod session_commands;
 mod signatures;
@@ -189,6 +191,24 @@ pub enum Command {
         /// is reported and the watch goes on).
         #[arg(long)]
         watch: bool,
+    },
+    /// Read a resource a plugin serves (`cordon list` shows them), in its sandbox.
+    Read {
+        uri: String,
+        /// Print the MCP-shaped contents as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Write the contents as they are (bytes unencoded, text unsanitised).
+        #[arg(long)]
+        raw: bool,
+    },
+    /// Fill in a prompt a plugin serves with NAME=VALUE arguments, and print its messages.
+    Prompt {
+        name: String,
+        arguments: Vec<String>,
+        /// Print the messages as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Show one tool's description and parameters schema.
     Describe {
@@ -390,6 +410,18 @@ impl Cli {
                     if refused == 1 { "it" } else { "them" }
                 ));
                 Ok(ExitCode::from(1))
+            }
+            Command::Read { uri, json, raw } => {
+                let pipeline = self.load(false).await?.pipeline;
+                offer_commands::read(&pipeline, uri, *json, *raw).await
+            }
+            Command::Prompt {
+                name,
+                arguments,
+                json,
+            } => {
+                let pipeline = self.load(false).await?.pipeline;
+                offer_commands::prompt(&pipeline, name, arguments, *json).await
             }
             Command::Describe { tool, json } => {
                 let pipeline = self.load(false).await?.pipeline;

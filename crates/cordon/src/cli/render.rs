@@ -81,6 +81,10 @@ pub fn list(
             "rejected": registry.rejected(),
             "collisions": registry.collisions(),
         });
+        let mut value = value;
+        for (key, offered) in super::render_offers::offers_json(pipeline) {
+            value[key] = offered;
+        }
         return print_json(&value);
     }
     let mut out = String::new();
@@ -130,6 +134,7 @@ pub fn list(
             ));
         }
     }
+    out.push_str(&super::render_offers::offers_text(pipeline));
     if !hooks.is_empty() {
         out.push_str(&format!("Hooks ({}):\n", hooks.len()));
         for (plugin, hook) in &hooks {

@@ -5,7 +5,8 @@
 //! needs a person's approval is put to the client's user (`approval.rs`); every answered call is
 //! counted and timed for `/metrics` (`crate::metrics`). `tools/list` comes in pages
 //! (`tool_pages.rs`); with `--tool-search` it offers only `search_tools` (`tool_search.rs`); with
-//! `--hooks-as-tools` each granted hook is a tool too (`hook_tools.rs`). The
+//! `--hooks-as-tools` each granted hook is a tool too (`hook_tools.rs`). Resources, templates and
+//! prompts that plugins serve (contract 0.4) are listed, read and filled in by `offers.rs`. The
 //! served tools can be replaced while serving (`served_set.rs`), and clients that watch the list
 //! are told (`list_watchers.rs`).
 
@@ -18,6 +19,7 @@ pub(crate) mod in_flight_calls;
 mod list_watchers;
 mod logging;
 mod notifications;
+mod offers;
 mod request_span;
 pub mod results;
 mod served_set;
@@ -335,6 +337,13 @@ impl ServerHandler for McpServer {
         if let Some(tools) = capabilities.tools.as_mut() {
             tools.list_changed = Some(true);
         }
+        let mut resources = rmcp::model::ResourcesCapability::default();
+        resources.list_changed = Some(true);
+        capabilities.resources = Some(resources);
+        let mut prompts = rmcp::model::PromptsCapability::default();
+        prompts.list_changed = Some(true);
+        capabilities.prompts = Some(prompts);
+        capabilities.completions = Some(Default::default());
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -416,12 +425,18 @@ impl ServerHandler for McpServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        const KNOWN: [&str; 5] = [
+        const KNOWN: [&str; 11] = [
             "tools/call",
             "tools/list",
             "initialize",
             "ping",
             "logging/setLevel",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+            "prompts/list",
+            "prompts/get",
+            "completion/complete",
         ];
         if KNOWN.contains(&request.method.as_str()) {
             let message = format!(
@@ -434,55 +449,106 @@ impl ServerHandler for McpServer {
         Err(not_offered(&request.method))
     }
 
-    // The MCP features cordon does not offer answer -32601 with a message a person can read
-    // (rmcp's defaults give only the method's name, which clients show as the whole error).
-
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Err(not_offered("resources/list"))
+        let _span =
+            request_span::for_request("resources/list", None, &context, &self.secrets()).entered();
+        let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
+        offers::list_resources(&self.served.current().pipeline, cursor, self.page_size)
     }
 
     async fn list_resource_templates(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Err(not_offered("resources/templates/list"))
+        let _span =
+            request_span::for_request("resources/templates/list", None, &context, &self.secrets())
+                .entered();
+        let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
+        offers::list_templates(&self.served.current().pipeline, cursor, self.page_size)
     }
 
     async fn read_resource(
         &self,
-        _request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        Err(not_offered("resources/read"))
+        let span = request_span::for_request(
+            "resources/read",
+            Some(&request.uri),
+            &context,
+            &self.secrets(),
+        );
+        let pipeline = self.served.current().pipeline.clone();
+        offers::read(&pipeline, &request.uri, context.ct.child_token())
+            .instrument(span)
+            .await
+            .map(Into::into)
     }
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Err(not_offered("prompts/list"))
+        let _span =
+            request_span::for_request("prompts/list", None, &context, &self.secrets()).entered();
+        let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
+        offers::list_prompts(&self.served.current().pipeline, cursor, self.page_size)
     }
 
     async fn get_prompt(
         &self,
-        _request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        Err(not_offered("prompts/get"))
+        let span = request_span::for_request(
+            "prompts/get",
+            Some(&request.name),
+            &context,
+            &self.secrets(),
+        );
+        let pipeline = self.served.current().pipeline.clone();
+        offers::get_prompt(&pipeline, request, context.ct.child_token())
+            .instrument(span)
+            .await
+            .map(Into::into)
     }
 
     async fn complete(
         &self,
-        _request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        Err(not_offered("completion/complete"))
+        let span =
+            request_span::for_request("completion/complete", None, &context, &self.secrets());
+        let pipeline = self.served.current().pipeline.clone();
+        offers::complete(&pipeline, request, context.ct.child_token())
+            .instrument(span)
+            .await
+    }
+
+    // What cordon does not offer answers -32601 with a message a person can read (rmcp's
+    // defaults give only the method's name, which clients show as the whole error).
+
+    async fn subscribe(
+        &self,
+        _request: rmcp::model::SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Err(not_offered("resources/subscribe"))
+    }
+
+    async fn unsubscribe(
+        &self,
+        _request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Err(not_offered("resources/unsubscribe"))
     }
 
     #[allow(deprecated)] // see logging.rs
@@ -500,7 +566,9 @@ impl ServerHandler for McpServer {
 fn not_offered(method: &str) -> McpError {
     McpError::new(
         ErrorCode::METHOD_NOT_FOUND,
-        format!("Method not found: {method} (cordon serves tools: use tools/list and tools/call)"),
+        format!(
+            "Method not found: {method} (cordon serves tools, resources and prompts: use tools/list, resources/list and prompts/list)"
+        ),
         None,
     )
 }

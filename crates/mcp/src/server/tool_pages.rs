@@ -1,6 +1,7 @@
-//! `tools/list` in pages: tools in a stable order (by name), at most a page size at a time, the
-//! next page named by an opaque cursor that holds the last name given. A cursor names a place in
-//! the order, not a position, so a replica or a reloaded tool set continues after the same tool.
+//! `tools/list` (and the lists of resources, templates and prompts) in pages: items in a stable
+//! order (by name, or URI), at most a page size at a time, the next page named by an opaque cursor
+//! that holds the last key given. A cursor names a place in the order, not a position, so a
+//! replica or a reloaded set continues after the same item.
 
 use base64::Engine as _;
 use rmcp::model::Tool;
@@ -12,7 +13,7 @@ const PREFIX: &str = "after:";
 
 /// Why a cursor was refused.
 #[derive(Debug, thiserror::Error)]
-#[error("this cursor was not given by this server; list the tools again without a cursor")]
+#[error("this cursor was not given by this server; list again without a cursor")]
 pub struct BadCursor;
 
 /// The page after `cursor` (from the start without one) of `tools`, sorted by name, and the
@@ -22,16 +23,26 @@ pub fn page(
     cursor: Option<&str>,
     size: usize,
 ) -> Result<(Vec<Tool>, Option<String>), BadCursor> {
+    page_by(tools, |tool| &tool.name, cursor, size)
+}
+
+/// The page after `cursor` of `items`, sorted by `key`, and the cursor of the page after it.
+pub fn page_by<T: Clone>(
+    items: &[T],
+    key: impl Fn(&T) -> &str,
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(Vec<T>, Option<String>), BadCursor> {
     let start = match cursor {
         None => 0,
         Some(cursor) => {
             let after = decode(cursor).ok_or(BadCursor)?;
-            tools.partition_point(|tool| *tool.name <= *after)
+            items.partition_point(|item| key(item) <= after.as_str())
         }
     };
-    let end = (start + size.max(1)).min(tools.len());
-    let page = tools[start..end].to_vec();
-    let next = (end < tools.len()).then(|| encode(&tools[end - 1].name));
+    let end = (start + size.max(1)).min(items.len());
+    let page = items[start..end].to_vec();
+    let next = (end < items.len()).then(|| encode(key(&items[end - 1])));
     Ok((page, next))
 }
 

@@ -20,6 +20,7 @@ pub mod hook_questions;
 mod hooks;
 pub mod input;
 pub mod lock_keys;
+mod offers;
 mod prepare;
 mod replacement_output;
 mod reports;
@@ -42,6 +43,7 @@ pub use approval::{Approval, ApprovalRequest, Approver, AskedBy};
 pub use events::{Event, HookStage};
 pub use hook_questions::{HookAnswer, HookQuestion, HookQuestionError};
 pub use input::{BatchInputError, CallRequest, parse_batch};
+pub use offers::{OfferError, ResourceRead};
 pub use session_stages::{StageOptions, StageOutcome};
 pub use tool_changes::ToolChanges;
 
@@ -102,6 +104,8 @@ struct Inner {
     hooks: HookChain,
     settings: BatchSettings,
     active: Option<BTreeSet<String>>,
+    /// The resources, templates and prompts the plugins serve.
+    offers: crate::registry::offer_catalog::Catalog,
 }
 
 impl Pipeline {
@@ -175,6 +179,7 @@ impl Pipeline {
         }
         Ok(Self {
             inner: Arc::new(Inner {
+                offers: crate::registry::offer_catalog::Catalog::new(&registry),
                 registry,
                 audit: audit.map(Arc::new),
                 hooks,
@@ -182,6 +187,11 @@ impl Pipeline {
                 active,
             }),
         })
+    }
+
+    /// The resources, resource templates and prompts the plugins serve.
+    pub fn offers(&self) -> &crate::registry::offer_catalog::Catalog {
+        &self.inner.offers
     }
 
     /// The host's scrubber: every output of this pipeline, and of what is built on it (the

@@ -3,6 +3,7 @@
 //! a tool name several plugins declare is settled by tool_claims.rs, never by file order.
 
 pub mod declarations;
+pub mod offer_catalog;
 pub mod tool_claims;
 
 use crate::capabilities::lock::Lockfile;

@@ -16,6 +16,7 @@ pub mod cost;
 mod declared_arguments;
 mod model_form;
 pub mod strict_form;
+pub mod uri_template;
 pub use model_form::without_examples;
 pub mod work;
 

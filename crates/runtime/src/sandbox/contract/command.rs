@@ -164,6 +164,7 @@ impl CommandPre {
         Declared {
             tools: vec![self.declared.clone()],
             hook: None,
+            offered: Default::default(),
         }
     }
 

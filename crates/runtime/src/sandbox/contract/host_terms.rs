@@ -162,6 +162,8 @@ pub struct SessionDecision {
 pub struct Declared {
     pub tools: Vec<DeclaredTool>,
     pub hook: Option<HookInfo>,
+    /// Resources, templates and prompts (contract 0.4); empty before it.
+    pub offered: super::offer_terms::Offered,
 }
 
 /// One call as a guest receives it.

@@ -1,5 +1,5 @@
-//! The contracts the host speaks, side by side: cordon's own WIT (`wit/plugin-0.1.0`,
-//! `wit/plugin-0.2.0`, `wit/plugin-0.3.0`), plain components that export functions of a WIT world of their own, and
+//! The contracts the host speaks, side by side: cordon's own WIT (`wit/plugin-0.1.0` to
+//! `wit/plugin-0.4.0`), plain components that export functions of a WIT world of their own, and
 //! `wasi:cli` commands. Which one a component follows, its host functions in the linker, and its
 //! exports called through one interface in host terms. The generated bindings stay in this folder;
 //! plain components (their WIT values to and from JSON) are `sandbox/plain/`.
@@ -10,11 +10,16 @@ pub(crate) mod content;
 mod same_in_every_version;
 #[macro_use]
 mod same_since_0_2;
+#[macro_use]
+mod same_since_0_3;
 pub mod host_terms;
 mod imports;
+pub mod offer_terms;
+mod offers;
 mod v0_1;
 mod v0_2;
 mod v0_3;
+mod v0_4;
 
 use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::call_state::CallState;
@@ -41,6 +46,9 @@ pub enum ContractVersion {
     /// cordon's contract `cordon:plugin@0.3.0` (session stages).
     #[serde(rename = "0.3.0")]
     V0_3,
+    /// cordon's contract `cordon:plugin@0.4.0` (resources and prompts).
+    #[serde(rename = "0.4.0")]
+    V0_4,
     /// Functions of the component's own WIT world.
     #[serde(rename = "plain")]
     Plain,
@@ -56,6 +64,7 @@ impl ContractVersion {
             Self::V0_1 => "0.1.0",
             Self::V0_2 => "0.2.0",
             Self::V0_3 => "0.3.0",
+            Self::V0_4 => "0.4.0",
             Self::Plain => "plain",
             Self::Command => "command",
         }
@@ -64,7 +73,7 @@ impl ContractVersion {
     /// Whether the plugin was built against cordon's WIT (it may declare a hook, titles,
     /// guidelines, locks), rather than having its tools derived by cordon.
     pub fn is_cordon(self) -> bool {
-        matches!(self, Self::V0_1 | Self::V0_2 | Self::V0_3)
+        matches!(self, Self::V0_1 | Self::V0_2 | Self::V0_3 | Self::V0_4)
     }
 }
 
@@ -74,13 +83,13 @@ impl std::fmt::Display for ContractVersion {
     }
 }
 
-/// Adds every version's host functions (`cordon:plugin/host@0.1.0`, `@0.2.0`, `@0.3.0`) to the
-/// linker.
+/// Adds every version's host functions (`cordon:plugin/host@0.1.0` to `@0.4.0`) to the linker.
 pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     type Data = wasmtime::component::HasSelf<CallState>;
     v0_1::CordonPlugin::add_to_linker::<_, Data>(linker, |state| state)?;
     v0_2::CordonPlugin::add_to_linker::<_, Data>(linker, |state| state)?;
     v0_3::CordonPlugin::add_to_linker::<_, Data>(linker, |state| state)?;
+    v0_4::CordonPlugin::add_to_linker::<_, Data>(linker, |state| state)?;
     Ok(())
 }
 
@@ -89,6 +98,7 @@ pub(crate) enum ContractPre {
     V0_1(v0_1::CordonPluginPre<CallState>),
     V0_2(v0_2::CordonPluginPre<CallState>),
     V0_3(v0_3::CordonPluginPre<CallState>),
+    V0_4(v0_4::CordonPluginPre<CallState>),
     Plain(PlainPre),
     Command(CommandPre),
 }
@@ -128,7 +138,9 @@ pub(crate) fn contract_of(engine: &wasmtime::Engine, component: &Component) -> C
         .exports(engine)
         .map(|(name, _)| name.to_string())
         .collect();
-    if exports.iter().any(|name| name == v0_3::EXPORT) {
+    if exports.iter().any(|name| name == v0_4::EXPORT) {
+        ContractVersion::V0_4
+    } else if exports.iter().any(|name| name == v0_3::EXPORT) {
         ContractVersion::V0_3
     } else if exports.iter().any(|name| name == v0_2::EXPORT) {
         ContractVersion::V0_2
@@ -174,12 +186,13 @@ impl ContractPre {
                     return WrongWorld::MissingImports(missing);
                 }
                 match version {
-                    ContractVersion::V0_1 | ContractVersion::V0_2 | ContractVersion::V0_3 => {
-                        WrongWorld::Mismatch {
-                            version,
-                            message: format!("{err:#}"),
-                        }
-                    }
+                    ContractVersion::V0_1
+                    | ContractVersion::V0_2
+                    | ContractVersion::V0_3
+                    | ContractVersion::V0_4 => WrongWorld::Mismatch {
+                        version,
+                        message: format!("{err:#}"),
+                    },
                     _ => WrongWorld::ImportMismatch(format!("{err:#}")),
                 }
             })?;
@@ -197,6 +210,9 @@ impl ContractPre {
             ContractVersion::V0_3 => {
                 Self::V0_3(v0_3::CordonPluginPre::new(instance_pre).map_err(mismatch)?)
             }
+            ContractVersion::V0_4 => {
+                Self::V0_4(v0_4::CordonPluginPre::new(instance_pre).map_err(mismatch)?)
+            }
             ContractVersion::Plain => Self::Plain(PlainPre {
                 instance_pre,
                 functions: functions.expect("read above for a plain component"),
@@ -212,7 +228,7 @@ impl ContractPre {
     /// cordon plugin, which says it in `describe`.
     pub fn derived_declarations(&self) -> Option<Declared> {
         match self {
-            Self::V0_1(_) | Self::V0_2(_) | Self::V0_3(_) => None,
+            Self::V0_1(_) | Self::V0_2(_) | Self::V0_3(_) | Self::V0_4(_) => None,
             Self::Plain(pre) => Some(pre.functions.declared()),
             Self::Command(pre) => Some(pre.declared()),
         }
@@ -231,6 +247,7 @@ impl ContractPre {
             Self::V0_1(pre) => Instance::V0_1(pre.instantiate_async(store).await?),
             Self::V0_2(pre) => Instance::V0_2(pre.instantiate_async(store).await?),
             Self::V0_3(pre) => Instance::V0_3(pre.instantiate_async(store).await?),
+            Self::V0_4(pre) => Instance::V0_4(pre.instantiate_async(store).await?),
             Self::Plain(pre) => Instance::Plain(PlainInstance {
                 instance: pre.instance_pre.instantiate_async(store).await?,
                 functions: pre.functions.clone(),
@@ -248,6 +265,7 @@ pub(crate) enum Instance {
     V0_1(v0_1::CordonPlugin),
     V0_2(v0_2::CordonPlugin),
     V0_3(v0_3::CordonPlugin),
+    V0_4(v0_4::CordonPlugin),
     Plain(PlainInstance),
     Command {
         instance: wasmtime::component::Instance,
@@ -263,9 +281,11 @@ impl Instance {
             Self::V0_1(plugin) => v0_1::describe(plugin, store).await,
             Self::V0_2(plugin) => v0_2::describe(plugin, store).await,
             Self::V0_3(plugin) => v0_3::describe(plugin, store).await,
+            Self::V0_4(plugin) => v0_4::describe(plugin, store).await,
             Self::Plain(_) | Self::Command { .. } => Ok(Declared {
                 tools: Vec::new(),
                 hook: None,
+                offered: Default::default(),
             }),
         }
     }
@@ -280,38 +300,15 @@ impl Instance {
             Self::V0_1(plugin) => v0_1::execute(plugin, store, call).await,
             Self::V0_2(plugin) => v0_2::execute(plugin, store, call).await,
             Self::V0_3(plugin) => v0_3::execute(plugin, store, call).await,
+            Self::V0_4(plugin) => v0_4::execute(plugin, store, call).await,
             // These say what the host refused in their own words.
             Self::Plain(plugin) => return plugin.execute(store, call).await,
             Self::Command { instance, terms } => {
                 return command::run(instance, terms, store).await;
             }
         };
-        // A tool that failed after the host refused it something (a file outside its grants)
-        // failed for want of a grant, whatever its SDK or author called the error.
         let state = store.data();
-        Ok(outcome?.map_err(|failure| {
-            let refusal = match failure.kind {
-                ErrorKind::ToolError => state.refusal_behind(&failure.message),
-                _ => None,
-            };
-            match refusal {
-            Some(refusal) => {
-                let mut details = failure.details;
-                if let Some(object) = details.as_object_mut() {
-                    object.insert("refused".into(), refusal.clone().into());
-                }
-                Failure::new(
-                    ErrorKind::CapabilityDenied,
-                    format!(
-                        "{}\nThe host refused it {refusal}; that is outside what this plugin was granted.",
-                        failure.message
-                    ),
-                    details,
-                )
-            }
-            None => failure,
-            }
-        }))
+        Ok(outcome?.map_err(|failure| with_refusal_named(state, failure)))
     }
 
     pub async fn before_tool_call(
@@ -323,6 +320,7 @@ impl Instance {
             Self::V0_1(plugin) => v0_1::before_tool_call(plugin, store, call).await,
             Self::V0_2(plugin) => v0_2::before_tool_call(plugin, store, call).await,
             Self::V0_3(plugin) => v0_3::before_tool_call(plugin, store, call).await,
+            Self::V0_4(plugin) => v0_4::before_tool_call(plugin, store, call).await,
             // Never asked: a plugin that declares no hook is never given other tools' calls.
             Self::Plain(_) | Self::Command { .. } => Ok(BeforeDecision::Allow),
         }
@@ -339,6 +337,7 @@ impl Instance {
             Self::V0_1(plugin) => v0_1::after_tool_call(plugin, store, call, result).await,
             Self::V0_2(plugin) => v0_2::after_tool_call(plugin, store, call, result).await,
             Self::V0_3(plugin) => v0_3::after_tool_call(plugin, store, call, result).await,
+            Self::V0_4(plugin) => v0_4::after_tool_call(plugin, store, call, result).await,
             Self::Plain(_) | Self::Command { .. } => Ok(None),
         }
     }
@@ -355,7 +354,35 @@ impl Instance {
             Self::V0_3(plugin) => v0_3::session_hook(plugin, store, stage, payload)
                 .await
                 .map(Some),
+            Self::V0_4(plugin) => v0_4::session_hook(plugin, store, stage, payload)
+                .await
+                .map(Some),
             _ => Ok(None),
         }
     }
+}
+
+/// A failure reported after the host refused the plugin something (a file outside its grants) is
+/// for want of a grant, whatever its SDK or author called the error: `capability_denied`, saying
+/// what was refused.
+fn with_refusal_named(state: &CallState, failure: Failure) -> Failure {
+    let refusal = match failure.kind {
+        ErrorKind::ToolError => state.refusal_behind(&failure.message),
+        _ => None,
+    };
+    let Some(refusal) = refusal else {
+        return failure;
+    };
+    let mut details = failure.details;
+    if let Some(object) = details.as_object_mut() {
+        object.insert("refused".into(), refusal.clone().into());
+    }
+    Failure::new(
+        ErrorKind::CapabilityDenied,
+        format!(
+            "{}\nThe host refused it {refusal}; that is outside what this plugin was granted.",
+            failure.message
+        ),
+        details,
+    )
 }

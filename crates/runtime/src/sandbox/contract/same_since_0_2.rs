@@ -3,7 +3,8 @@
 //! schema, guidelines, locks), `execute` with structured output, and the tool hooks with the
 //! before-decision `ask`. Their WIT types differ by version (each `bindgen!` generates its own),
 //! their shapes do not; a version's module invokes [`same_since_0_2!`] after
-//! [`same_in_every_version!`].
+//! [`same_in_every_version!`], and defines `offered`, what its `plugin-info` offers besides tools
+//! (nothing before 0.4).
 
 macro_rules! same_since_0_2 {
     () => {
@@ -11,10 +12,12 @@ macro_rules! same_since_0_2 {
             plugin: &CordonPlugin,
             store: &mut Store<CallState>,
         ) -> wasmtime::Result<Declared> {
-            let info = plugin.cordon_plugin_plugin().call_describe(store).await?;
+            let mut info = plugin.cordon_plugin_plugin().call_describe(store).await?;
+            let offered = offered(&mut info);
             Ok(Declared {
                 tools: info.tools.into_iter().map(declared_tool).collect(),
                 hook: info.hook.map(hook_info),
+                offered,
             })
         }
 

@@ -34,6 +34,7 @@ pub async fn describe(
     Ok(Declared {
         tools: info.tools.into_iter().map(declared_tool).collect(),
         hook: info.hook.map(hook_info),
+        offered: Default::default(),
     })
 }
 

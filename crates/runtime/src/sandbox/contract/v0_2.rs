@@ -26,3 +26,8 @@ same_in_every_version!();
 pub const EXPORT: &str = "cordon:plugin/plugin@0.2.0";
 
 same_since_0_2!();
+
+/// A 0.2 plugin offers tools and a hook only.
+fn offered(_: &mut types::PluginInfo) -> super::offer_terms::Offered {
+    Default::default()
+}

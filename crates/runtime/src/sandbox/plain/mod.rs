@@ -187,6 +187,7 @@ impl PlainFunctions {
         Declared {
             tools: self.functions.iter().map(|f| f.declared.clone()).collect(),
             hook: None,
+            offered: Default::default(),
         }
     }
 

@@ -12,7 +12,7 @@ pub const MAX_IMPORTS: usize = 30_000;
 
 /// What a component must be to load, said when it is not (here, and for plain components whose
 /// exports JSON cannot carry).
-pub const WHAT_A_PLUGIN_IS: &str = "a plugin is a component built against wit/plugin-0.3.0 (world `cordon-plugin`), one exporting functions of its own WIT world, or a wasi:cli command";
+pub const WHAT_A_PLUGIN_IS: &str = "a plugin is a component built against wit/plugin-0.4.0 or an earlier version (world `cordon-plugin`), one exporting functions of its own WIT world, or a wasi:cli command";
 
 /// Why a component is refused before it is compiled.
 #[derive(Debug, thiserror::Error)]

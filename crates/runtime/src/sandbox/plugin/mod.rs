@@ -6,19 +6,25 @@ mod component_file;
 pub(crate) mod component_outline;
 pub(crate) mod declared;
 mod host;
+mod load_error;
+mod offer_checks;
+mod offers;
 mod output;
 mod panic_guard;
 mod run;
 mod session_hook;
+pub use load_error::LoadError;
+use load_error::innermost;
 pub use run::sandboxes_running;
 
-use crate::capabilities::grant::{OpenDirError, OpenedDirs, PluginGrant};
-use crate::capabilities::lock::{LockRefusal, Lockfile};
+use crate::capabilities::grant::{OpenedDirs, PluginGrant};
+use crate::capabilities::lock::Lockfile;
 use crate::report::ReportSink;
 use crate::report::{ErrorKind, ToolResult};
 use crate::sandbox::cache::CompileSource;
 use crate::sandbox::contract::host_terms::{Declared, GuestCall, GuestOutput};
-use crate::sandbox::contract::{ContractPre, ContractVersion, WrongWorld, contract_of};
+use crate::sandbox::contract::offer_terms::Offered;
+use crate::sandbox::contract::{ContractPre, ContractVersion, contract_of};
 use crate::sandbox::failure::{Failure, human_bytes};
 use crate::sandbox::fs::open_files::ProcessFiles;
 use crate::sandbox::http::ConnectionPool;
@@ -71,129 +77,6 @@ pub enum AfterDecision {
     Replace(Box<ToolResult>),
 }
 
-/// Why a plugin file was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// The file could not be read.
-    #[error("cannot read the file: {0}")]
-    Read(#[source] std::io::Error),
-    /// The file is larger than a plugin file may be.
-    #[error("it is {bytes} bytes, over the {limit} bytes a plugin file may be")]
-    TooLarge {
-        /// The file's size, in bytes.
-        bytes: u64,
-        /// The most bytes a plugin file may have (256 MiB).
-        limit: u64,
-    },
-    /// The file is reachable through a read-write grant (a link into one), where a plugin could
-    /// rewrite it.
-    #[error("{0}")]
-    OwnFile(String),
-    /// Two plugins (a file and bytes given in code, or two given in code) share one id.
-    #[error("{0}")]
-    DuplicateId(String),
-    /// The file's sha256 is not the one cordon.toml pins (`sha256`).
-    #[error(
-        "its sha256 is {actual} but cordon.toml pins {expected}; the file changed since it was pinned (update the pin only if you trust the new file)"
-    )]
-    PinMismatch {
-        /// The pinned sha256, in hex.
-        expected: String,
-        /// The file's sha256, in hex.
-        actual: String,
-    },
-    /// Its grant cannot be given now (an environment variable it reads is not set).
-    #[error("{0}")]
-    GrantUnavailable(String),
-    /// The file does not start with the WebAssembly header.
-    #[error("it is not a WebAssembly file (no \\0asm header); build the plugin for wasm32-wasip2")]
-    NotWebAssembly,
-    /// The file is a core WebAssembly module, not a component.
-    #[error(
-        "it is a core WebAssembly module, not a component; build it for wasm32-wasip2 or wrap it with `wasm-tools component new`"
-    )]
-    CoreModule,
-    /// Refused from its outline, before it was compiled.
-    #[error(transparent)]
-    Outline(#[from] component_outline::OutlineRefusal),
-    /// Wasmtime could not compile the component.
-    #[error("it cannot be compiled: {}", innermost(.0))]
-    Compile(#[source] wasmtime::Error),
-    /// The component uses the component model's async ABI, which the operator turned off.
-    #[error(
-        "it uses the component model's async ABI (`async func` exports, `future` or `stream`, WASI 0.3: {0}), which `[host] component_model_async = false` in cordon.toml turns off; remove that line (or set it to true) to load it"
-    )]
-    AsyncTurnedOff(String),
-    /// The compile task panicked or was cancelled.
-    #[error("compiling it failed in the host: {0}")]
-    CompileTask(#[source] tokio::task::JoinError),
-    /// Loading is locked and cordon.lock does not approve the plugin as it is.
-    #[error(transparent)]
-    NotApproved(#[from] LockRefusal),
-    /// The embedder's admission check refused the component (the binary's: `[trust]` requires a
-    /// signature the lock does not record).
-    #[error("{0}")]
-    NotAdmitted(String),
-    /// The component follows no contract the host speaks.
-    #[error(transparent)]
-    WrongWorld(#[from] WrongWorld),
-    /// `describe` failed as a call would have (trap, timeout, limits), with the host's message.
-    #[error("its describe() failed: {message}")]
-    Describe {
-        /// How `describe` ended.
-        kind: ErrorKind,
-        /// The host's message about it.
-        message: String,
-    },
-    /// The plugin declares more tools than a plugin may (256).
-    #[error("it declares {count} tools; a plugin may declare at most {limit}")]
-    TooManyTools {
-        /// How many it declares.
-        count: usize,
-        /// The most a plugin may declare.
-        limit: usize,
-    },
-    /// The tools' schemas together are larger than a plugin may declare (4 MiB).
-    #[error(
-        "its tools' parameters and output schemas take {bytes} bytes, all tools together; a plugin may declare at most {limit}"
-    )]
-    SchemasTooLarge {
-        /// Bytes of every parameters and output schema together.
-        bytes: usize,
-        /// The most bytes they may take.
-        limit: usize,
-    },
-    /// The hook declares too many tool globs (more than 256), or one that is not valid.
-    #[error(
-        "it declares a hook with {count} tool globs, some not valid; a hook may declare at most {limit} globs of tool-name characters, `*` and `?`"
-    )]
-    InvalidHookGlobs {
-        /// How many globs it declares.
-        count: usize,
-        /// The most globs a hook may declare.
-        limit: usize,
-    },
-    /// One declared tool breaks a rule (its name, title, schemas, guidelines or locks).
-    #[error("tool {tool:?}: {reason}")]
-    InvalidTool {
-        /// The tool's name, as declared.
-        tool: String,
-        /// Which rule it breaks.
-        reason: String,
-    },
-    /// A granted directory could not be opened.
-    #[error("{0}")]
-    Dirs(#[from] OpenDirError),
-    /// The WIT file the grant names (`wit`) cannot be read, or does not apply to this plugin.
-    #[error("cannot read the WIT at {} (`wit` in its config): {reason}", path.display())]
-    Wit {
-        /// The WIT file's path.
-        path: PathBuf,
-        /// Why it cannot be used.
-        reason: String,
-    },
-}
-
 /// What a call needs besides its arguments.
 #[derive(Clone, Default)]
 pub struct CallOptions {
@@ -216,6 +99,8 @@ pub struct Plugin {
     /// The calls its hook watches; `None` when it declares no hook (whether it may run is its
     /// grant's `hook`).
     pub hook: Option<HookInfo>,
+    /// The resources, resource templates and prompts it serves (contract 0.4), checked.
+    pub offered: Offered,
     /// Whether its code came from the compile cache or was compiled at this load.
     pub compiled: CompileSource,
     /// What the operator granted it.
@@ -361,6 +246,7 @@ impl Plugin {
             sha256,
             tools: Vec::new(),
             hook: None,
+            offered: Offered::default(),
             compiled,
             grant,
             contract,
@@ -384,6 +270,8 @@ impl Plugin {
             .map(tool_info)
             .collect::<Result<_, _>>()?;
         plugin.hook = info.hook;
+        offer_checks::check(&info.offered)?;
+        plugin.offered = info.offered;
         Ok(plugin)
     }
 
@@ -585,12 +473,4 @@ impl Plugin {
 /// was built without (it names the feature in its message).
 fn needs_async_abi(err: &wasmtime::Error) -> bool {
     innermost(err).contains("component model async")
-}
-
-/// The innermost message of an error chain, without wasmtime's backtraces.
-fn innermost(err: &wasmtime::Error) -> String {
-    err.chain()
-        .last()
-        .map(|cause| cause.to_string())
-        .unwrap_or_else(|| err.to_string())
 }

@@ -1,0 +1,115 @@
+//! How `cordon list` prints what plugins serve besides tools (contract 0.4): resources, resource
+//! templates and prompts, each with its plugin, readable or as JSON. Every text a plugin supplied
+//! goes through the terminal sanitiser, as in `render.rs`.
+
+use cordon_runtime::pipeline::Pipeline;
+use cordon_runtime::report::terminal_text::one_line;
+use serde_json::{Value, json};
+
+/// The `resources`, `resourceTemplates` and `prompts` fields of `cordon list --json`.
+pub fn offers_json(pipeline: &Pipeline) -> [(&'static str, Value); 4] {
+    let offers = pipeline.offers();
+    let with_plugin = |plugin: &str, item: Value| {
+        let mut item = item;
+        item["plugin"] = plugin.into();
+        item
+    };
+    [
+        (
+            "resources",
+            offers
+                .resources()
+                .iter()
+                .map(|l| with_plugin(&l.plugin.id, json!(l.item)))
+                .collect(),
+        ),
+        (
+            "resourceTemplates",
+            offers
+                .templates()
+                .map(|l| with_plugin(&l.plugin.id, json!(l.item)))
+                .collect(),
+        ),
+        (
+            "prompts",
+            offers
+                .prompts()
+                .iter()
+                .map(|l| with_plugin(&l.plugin.id, json!(l.item)))
+                .collect(),
+        ),
+        ("offersShadowed", json!(offers.shadowed())),
+    ]
+}
+
+/// The readable sections, empty when plugins serve nothing besides tools.
+pub fn offers_text(pipeline: &Pipeline) -> String {
+    let offers = pipeline.offers();
+    let mut out = String::new();
+    let resources = offers.resources();
+    if !resources.is_empty() {
+        out.push_str(&format!("Resources ({}):\n", resources.len()));
+        for listed in resources {
+            let resource = &listed.item;
+            out.push_str(&format!(
+                "  {}  [{}] {}{}\n",
+                one_line(&resource.uri),
+                one_line(&listed.plugin.id),
+                one_line(label(&resource.title, &resource.name)),
+                described(&resource.description),
+            ));
+        }
+    }
+    let templates: Vec<_> = offers.templates().collect();
+    if !templates.is_empty() {
+        out.push_str(&format!("Resource templates ({}):\n", templates.len()));
+        for listed in templates {
+            let template = &listed.item;
+            out.push_str(&format!(
+                "  {}  [{}] {}{}\n",
+                one_line(&template.uri_template),
+                one_line(&listed.plugin.id),
+                one_line(label(&template.title, &template.name)),
+                described(&template.description),
+            ));
+        }
+    }
+    let prompts = offers.prompts();
+    if !prompts.is_empty() {
+        out.push_str(&format!("Prompts ({}):\n", prompts.len()));
+        for listed in prompts {
+            let prompt = &listed.item;
+            let arguments: Vec<String> = prompt
+                .arguments
+                .iter()
+                .map(|argument| {
+                    let optional = if argument.required { "" } else { "?" };
+                    format!("{}{optional}", one_line(&argument.name))
+                })
+                .collect();
+            out.push_str(&format!(
+                "  {}({})  [{}]{}\n",
+                one_line(&prompt.name),
+                arguments.join(", "),
+                one_line(&listed.plugin.id),
+                described(&prompt.description),
+            ));
+        }
+    }
+    for shadowed in offers.shadowed() {
+        out.push_str(&format!("  note: {}\n", one_line(shadowed)));
+    }
+    out
+}
+
+fn label<'a>(title: &'a str, name: &'a str) -> &'a str {
+    if title.is_empty() { name } else { title }
+}
+
+/// `: the description's first line`, or nothing.
+fn described(description: &str) -> String {
+    match description.lines().next() {
+        Some(line) if !line.is_empty() => format!(": {}", one_line(line)),
+        _ => String::new(),
+    }
+}
