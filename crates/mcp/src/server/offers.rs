@@ -21,9 +21,6 @@ use rmcp::model::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// MCP's code for a resource no server serves.
-const RESOURCE_NOT_FOUND: i32 = -32002;
-
 /// One page of the resources with URIs known at load, by URI.
 pub fn list_resources(
     pipeline: &Pipeline,
@@ -226,12 +223,12 @@ pub async fn complete(
 }
 
 /// A failure as a JSON-RPC error: unknown names and wrong arguments are the client's
-/// (`-32002`, `-32602`); what happened in the plugin is `-32603`, its kind in `data.errorKind`.
+/// (`-32002`, which rmcp sends as `-32602` from 2026-07-28 on, and `-32602`); what happened in the plugin is `-32603`, its kind in `data.errorKind`.
 fn offer_error(err: OfferError) -> McpError {
     let message = err.to_string();
     match err {
         OfferError::UnknownResource { uri } => McpError::new(
-            ErrorCode(RESOURCE_NOT_FOUND),
+            ErrorCode::RESOURCE_NOT_FOUND,
             message,
             Some(json!({ "uri": uri })),
         ),

@@ -1,0 +1,131 @@
+"""Resources and prompts a plugin serves (contract 0.4), through `cordon serve`, driven by the
+official Python SDK over stdio and streamable HTTP in both protocol revisions: resources and
+templates listed, a text, a binary and a templated resource read (a file in a granted directory), a
+read outside the grants a clear error, a configured secret masked, a prompt filled in with its
+arguments, completions from the plugin's sandbox."""
+
+import base64
+import shutil
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError as McpError
+import mcp.types as types
+
+from conftest import HttpServer, server_env
+
+pytestmark = pytest.mark.anyio
+
+TOKEN = "tok-offers-0123456789abcdef"
+CONFIG = """
+[plugins.offers]
+dirs = [{ host = "notes", guest = "/notes", mode = "ro" }]
+env = ["OFFERS_API_TOKEN"]
+"""
+
+
+@pytest.fixture(scope="module")
+def offers_workspace(tmp_path_factory, guest_dir):
+    root = tmp_path_factory.mktemp("offers")
+    (root / "plugins").mkdir()
+    shutil.copy(guest_dir / "fixture_offers.wasm", root / "plugins" / "offers.wasm")
+    (root / "notes").mkdir()
+    (root / "notes" / "todo.md").write_text("- write the report\n")
+    (root / "notes" / "done.md").write_text("- nothing yet\n")
+    (root / "outside.txt").write_text("never read")
+    (root / "cordon.toml").write_text(CONFIG)
+    (root / "cache").mkdir()
+    return root
+
+
+def env_of(workspace):
+    return {**server_env(workspace), "OFFERS_API_TOKEN": TOKEN}
+
+
+@pytest.fixture(scope="module")
+def offers_http(cordon_bin, offers_workspace):
+    server = HttpServer(cordon_bin, offers_workspace, env={"OFFERS_API_TOKEN": TOKEN})
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def target(request, cordon_bin, offers_workspace, offers_http):
+    if request.param == "http":
+        return offers_http.url
+    return StdioServerParameters(
+        command=cordon_bin, args=["serve"], cwd=str(offers_workspace), env=env_of(offers_workspace)
+    )
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_resources_and_templates_are_listed_and_read(target, mode, offers_workspace):
+    async with Client(target, mode=mode, cache=None) as client:
+        listed = await client.list_resources()
+        by_uri = {str(resource.uri): resource for resource in listed.resources}
+        assert set(by_uri) == {"docs://guide", "docs://logo"}
+        assert by_uri["docs://guide"].mime_type == "text/markdown"
+        assert by_uri["docs://guide"].title == "House guide"
+        templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
+        assert templates == {"notes:///{+path}", "file:///{+path}", "env://{name}"}
+
+        guide = await client.read_resource("docs://guide")
+        assert isinstance(guide.contents[0], types.TextResourceContents)
+        assert "-- checked" in guide.contents[0].text
+        logo = await client.read_resource("docs://logo")
+        assert isinstance(logo.contents[0], types.BlobResourceContents)
+        assert base64.b64decode(logo.contents[0].blob) == bytes([0, 1, 2, 255])
+
+        note = await client.read_resource("notes:///todo.md")
+        assert note.contents[0].text == "- write the report\n"
+        assert note.contents[0].mime_type == "text/plain"
+
+        secret = await client.read_resource("env://OFFERS_API_TOKEN")
+        assert TOKEN not in secret.contents[0].text
+        assert "REDACTED" in secret.contents[0].text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_a_read_outside_the_grants_is_a_clear_error(target, mode, offers_workspace):
+    async with Client(target, mode=mode, cache=None) as client:
+        outside = offers_workspace / "outside.txt"
+        with pytest.raises(McpError) as refused:
+            await client.read_resource(f"file://{outside}")
+        error = refused.value.error
+        assert error.code == -32603
+        assert error.data["errorKind"] == "capability_denied"
+        assert "outside the directories granted to it" in error.message
+        assert "never read" not in error.message
+
+        with pytest.raises(McpError) as unknown:
+            await client.read_resource("docs://nothing")
+        # Resource not found: -32602 from 2026-07-28 on, -32002 before it.
+        assert unknown.value.error.code == (-32602 if mode == "auto" else -32002)
+        assert unknown.value.error.data == {"uri": "docs://nothing"}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_prompts_are_listed_filled_in_and_completed(target, mode):
+    async with Client(target, mode=mode, cache=None) as client:
+        prompts = (await client.list_prompts()).prompts
+        assert [prompt.name for prompt in prompts] == ["review"]
+        arguments = {argument.name: argument for argument in prompts[0].arguments}
+        assert arguments["file"].required is True
+        assert arguments["focus"].required is False
+
+        filled = await client.get_prompt("review", {"file": "todo.md", "focus": "brevity"})
+        assert filled.description == "Review of todo.md"
+        assert [message.role for message in filled.messages] == ["user", "assistant"]
+        assert filled.messages[0].content.text == "Review notes:///todo.md for brevity."
+
+        with pytest.raises(McpError) as missing:
+            await client.get_prompt("review", {})
+        assert missing.value.error.code == -32602
+        assert 'needs argument "file"' in missing.value.error.message
+
+        files = await client.complete(types.PromptReference(type="ref/prompt", name="review"), {"name": "file", "value": "to"})
+        assert files.completion.values == ["todo.md"]
+        notes = await client.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="notes:///{+path}"), {"name": "path", "value": ""}
+        )
+        assert notes.completion.values == ["done.md", "todo.md"]
