@@ -2,10 +2,14 @@
 official Python SDK over stdio and streamable HTTP in both protocol revisions: resources and
 templates listed, a text, a binary and a templated resource read (a file in a granted directory), a
 read outside the grants a clear error, a configured secret masked, a prompt filled in with its
-arguments, completions from the plugin's sandbox."""
+arguments, completions from the plugin's sandbox; and the official TypeScript SDK's client
+(tests/mcp/ts_offers.mjs) doing the same over both transports."""
 
 import base64
+import json
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -129,3 +133,35 @@ async def test_prompts_are_listed_filled_in_and_completed(target, mode):
             types.ResourceTemplateReference(type="ref/resource", uri="notes:///{+path}"), {"name": "path", "value": ""}
         )
         assert notes.completion.values == ["done.md", "todo.md"]
+
+
+def ts_offers(*args) -> dict:
+    here = Path(__file__).resolve().parent
+    assert (here / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir(), "run `make test`"
+    run = subprocess.run(["node", str(here / "ts_offers.mjs"), *args],
+                         capture_output=True, text=True, timeout=120, cwd=here)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_typescript_client_lists_reads_and_fills_in(transport, cordon_bin, offers_workspace, offers_http):
+    if transport == "stdio":
+        seen = ts_offers("stdio", cordon_bin, str(offers_workspace))
+    else:
+        seen = ts_offers("http", offers_http.url)
+    assert seen["capabilities"]["resources"]["listChanged"] is True
+    assert seen["capabilities"]["prompts"]["listChanged"] is True
+    assert {resource["uri"] for resource in seen["resources"]} == {"docs://guide", "docs://logo"}
+    assert "notes:///{+path}" in {template["uriTemplate"] for template in seen["templates"]}
+    assert seen["prompts"][0]["name"] == "review"
+
+    assert "-- checked" in seen["guide"]["contents"][0]["text"]
+    assert seen["guide"]["contents"][0]["mimeType"] == "text/markdown"
+    assert base64.b64decode(seen["logo"]["contents"][0]["blob"]) == bytes([0, 1, 2, 255])
+    assert seen["note"]["contents"][0]["text"] == "- write the report\n"
+    assert seen["unknown"]["code"] in (-32002, -32602), seen["unknown"]
+    assert "no plugin serves resource" in seen["unknown"]["thrown"]
+
+    assert seen["prompt"]["messages"][0]["content"]["text"] == "Review notes:///todo.md for clarity."
+    assert seen["completion"]["completion"]["values"] == ["clarity", "correctness"]
