@@ -165,3 +165,57 @@ def test_the_typescript_client_lists_reads_and_fills_in(transport, cordon_bin, o
 
     assert seen["prompt"]["messages"][0]["content"]["text"] == "Review notes:///todo.md for clarity."
     assert seen["completion"]["completion"]["values"] == ["clarity", "correctness"]
+
+
+async def test_replacing_a_plugin_while_serving_tells_subscribed_clients(cordon_bin, guest_dir, tmp_path):
+    """Both lists change when the offers plugin arrives; a client that subscribed to them (2026-07-28
+    `subscriptions/listen`) hears each, lists again and reads the new resource. An older stdio client
+    gets the notifications directly."""
+    import anyio
+    from test_live_plugins import Served, eventually, put_plugin
+
+    (tmp_path / "plugins").mkdir()
+    shutil.copy(guest_dir / "fixture_probe.wasm", tmp_path / "plugins" / "probe.wasm")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.md").write_text("- write the report\n")
+    (tmp_path / "cordon.toml").write_text(CONFIG)
+    (tmp_path / "cache").mkdir()
+    served = Served("stdio", cordon_bin, tmp_path)
+    events = []
+
+    async def follow(subscription):
+        async for event in subscription:
+            events.append(type(event).__name__)
+
+    legacy_told = []
+
+    async def on_message(message):
+        name = type(getattr(message, "root", message)).__name__
+        if name in ("ResourceListChangedNotification", "PromptListChangedNotification"):
+            legacy_told.append(name)
+
+    try:
+        async with Client(served.target, cache=None) as client, Client(
+            served.target, mode="legacy", cache=None, message_handler=on_message
+        ) as legacy:
+            await legacy.list_resources()
+            async with client.listen(resources_list_changed=True, prompts_list_changed=True) as subscription, \
+                    anyio.create_task_group() as tasks:
+                tasks.start_soon(follow, subscription)
+                assert (await client.list_resources()).resources == []
+                put_plugin(guest_dir, "fixture_offers.wasm", tmp_path, "offers")
+
+                async def both():
+                    return "ResourcesListChanged" in events and "PromptsListChanged" in events
+                await eventually(both, f"resources and prompts list_changed (seen {events})")
+                uris = {str(r.uri) for r in (await client.list_resources()).resources}
+                assert "docs://guide" in uris
+                note = await client.read_resource("notes:///todo.md")
+                assert note.contents[0].text == "- write the report\n"
+                tasks.cancel_scope.cancel()
+
+            async def legacy_heard():
+                return len(set(legacy_told)) == 2
+            await eventually(legacy_heard, f"legacy list_changed notifications (seen {legacy_told})")
+    finally:
+        served.stop()

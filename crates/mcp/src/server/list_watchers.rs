@@ -1,10 +1,11 @@
-//! Who is told when the served tools change: `subscriptions/listen` streams that asked for
-//! `tools/list_changed` (the 2026-07-28 revision, over stdio and stateless HTTP alike), and the
-//! stdio connection of an older client, which gets `notifications/tools/list_changed` directly.
+//! Who is told when the served tools, resources or prompts change: `subscriptions/listen` streams
+//! that asked for that list's changes (the 2026-07-28 revision, over stdio and stateless HTTP
+//! alike), and the stdio connection of an older client, which gets
+//! `notifications/{tools,resources,prompts}/list_changed` directly.
 //! A watcher that has gone away is dropped the next time it would be told.
 
 use rmcp::RoleServer;
-use rmcp::service::{Peer, SubscriptionSink};
+use rmcp::service::{Peer, SubscriptionSendError, SubscriptionSink};
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone)]
@@ -61,18 +62,35 @@ impl ListWatchers {
 
     /// Tells every watcher the tool list changed; returns how many were told.
     pub async fn tools_changed(&self) -> usize {
+        self.changed(ListKind::Tools).await
+    }
+
+    /// Tells every watcher that asked for it that list `kind` changed; returns how many were
+    /// told. A subscription that did not ask for this list stays, untold.
+    pub async fn changed(&self, kind: ListKind) -> usize {
         let watchers: Vec<(u64, Watcher)> = self.lock().clone();
         let mut gone = Vec::new();
         let mut told = 0;
         for (id, watcher) in watchers {
             let sent = match &watcher {
-                Watcher::Subscription(sink) => sink.notify_tool_list_changed().await.is_ok(),
-                Watcher::Legacy(peer) => peer.notify_tool_list_changed().await.is_ok(),
+                Watcher::Subscription(sink) => match kind {
+                    ListKind::Tools => sink.notify_tool_list_changed().await,
+                    ListKind::Resources => sink.notify_resource_list_changed().await,
+                    ListKind::Prompts => sink.notify_prompt_list_changed().await,
+                }
+                .map_err(|err| matches!(err, SubscriptionSendError::NotificationNotAccepted(_))),
+                Watcher::Legacy(peer) => match kind {
+                    ListKind::Tools => peer.notify_tool_list_changed().await,
+                    ListKind::Resources => peer.notify_resource_list_changed().await,
+                    ListKind::Prompts => peer.notify_prompt_list_changed().await,
+                }
+                .map_err(|_| false),
             };
-            if sent {
-                told += 1;
-            } else {
-                gone.push(id);
+            match sent {
+                Ok(()) => told += 1,
+                // Not asked for by this subscription: it stays.
+                Err(true) => {}
+                Err(false) => gone.push(id),
             }
         }
         if !gone.is_empty() {
@@ -80,4 +98,12 @@ impl ListWatchers {
         }
         told
     }
+}
+
+/// A list clients can be told has changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    Tools,
+    Resources,
+    Prompts,
 }

@@ -121,6 +121,9 @@ impl McpServer {
         &self,
         pipeline: Pipeline,
     ) -> cordon_runtime::pipeline::ToolChanges {
+        let before = self.served.current().pipeline.clone();
+        let same_resources = before.offers().same_resources(pipeline.offers());
+        let same_prompts = before.offers().same_prompts(pipeline.offers());
         let changes = self.served.replace(served_set::ServedSet::new(
             pipeline,
             self.tool_search,
@@ -129,6 +132,20 @@ impl McpServer {
         if !changes.is_empty() {
             let told = self.watchers.tools_changed().await;
             tracing::debug!(told, "told the clients watching the tool list");
+        }
+        if !same_resources {
+            let told = self
+                .watchers
+                .changed(list_watchers::ListKind::Resources)
+                .await;
+            tracing::debug!(told, "told the clients watching the resource list");
+        }
+        if !same_prompts {
+            let told = self
+                .watchers
+                .changed(list_watchers::ListKind::Prompts)
+                .await;
+            tracing::debug!(told, "told the clients watching the prompt list");
         }
         changes
     }
@@ -387,6 +404,8 @@ impl ServerHandler for McpServer {
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::default();
         accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
         Some(accepted)
     }
 

@@ -125,9 +125,32 @@ impl Catalog {
         self.prompts.iter().find(|listed| listed.item.name == name)
     }
 
+    /// Whether `other` lists the same resources and templates, served by the same plugins (what a
+    /// client that listed them must hear about when it changes).
+    pub fn same_resources(&self, other: &Self) -> bool {
+        same(&self.resources, &other.resources)
+            && self.templates.len() == other.templates.len()
+            && self
+                .templates()
+                .zip(other.templates())
+                .all(|(a, b)| a.plugin.id == b.plugin.id && a.item == b.item)
+    }
+
+    /// Whether `other` lists the same prompts, served by the same plugins.
+    pub fn same_prompts(&self, other: &Self) -> bool {
+        same(&self.prompts, &other.prompts)
+    }
+
     /// The template declared as `uri_template`, with its plugin.
     pub fn template(&self, uri_template: &str) -> Option<&Listed<DeclaredTemplate>> {
         self.templates()
             .find(|listed| listed.item.uri_template == uri_template)
     }
+}
+
+fn same<T: PartialEq>(a: &[Listed<T>], b: &[Listed<T>]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(a, b)| a.plugin.id == b.plugin.id && a.item == b.item)
 }
