@@ -40,7 +40,12 @@ fn cordon_list_shows_resources_templates_and_prompts_with_their_plugin() {
         .collect();
     assert_eq!(
         templates,
-        ["notes:///{+path}", "file:///{+path}", "env://{name}"]
+        [
+            "notes:///{+path}",
+            "file:///{+path}",
+            "env://{name}",
+            "fail://{name}"
+        ]
     );
     let prompt = &listed["prompts"][0];
     assert_eq!(prompt["name"], "review");

@@ -71,7 +71,7 @@ async def test_resources_and_templates_are_listed_and_read(target, mode, offers_
         assert by_uri["docs://guide"].mime_type == "text/markdown"
         assert by_uri["docs://guide"].title == "House guide"
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
-        assert templates == {"notes:///{+path}", "file:///{+path}", "env://{name}"}
+        assert templates == {"notes:///{+path}", "file:///{+path}", "env://{name}", "fail://{name}"}
 
         guide = await client.read_resource("docs://guide")
         assert isinstance(guide.contents[0], types.TextResourceContents)
@@ -87,6 +87,18 @@ async def test_resources_and_templates_are_listed_and_read(target, mode, offers_
         secret = await client.read_resource("env://OFFERS_API_TOKEN")
         assert TOKEN not in secret.contents[0].text
         assert "REDACTED" in secret.contents[0].text
+
+        # A plugin quoting the secret in its failure: masked in the error the client gets.
+        with pytest.raises(McpError) as failed:
+            await client.read_resource("fail://x")
+        assert failed.value.error.data["errorKind"] == "tool_error"
+        assert "upstream said: Bearer [REDACTED" in failed.value.error.message
+        assert TOKEN not in failed.value.error.message
+
+        # Completing an argument the prompt does not take is refused before the plugin is asked.
+        with pytest.raises(McpError) as unknown_argument:
+            await client.complete(types.PromptReference(type="ref/prompt", name="review"), {"name": "tone", "value": ""})
+        assert unknown_argument.value.error.code == -32602
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -2,7 +2,7 @@
 //! `read`: the template is matched as the host matches it (`{name}` holds no `/`, `?` or `#`;
 //! `{+name}` holds anything; each at least one character).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// The variables of a template, by name, as they were in the URI read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -56,37 +56,58 @@ fn parts(template: &str) -> Vec<Part<'_>> {
     parts
 }
 
-/// The variables of `template` in `uri`, or `None` when `uri` is not one of its URIs.
+/// The variables of `template` in `uri`, or `None` when `uri` is not one of its URIs. Each
+/// (part, position) that cannot lead to a match is remembered, so a hostile URI cannot make the
+/// search take longer than parts x length x length steps.
 pub fn match_template(template: &str, uri: &str) -> Option<UriVars> {
     let parts = parts(template);
     let mut values = BTreeMap::new();
-    matches_from(&parts, uri, &mut values).then_some(UriVars { values })
+    let mut dead = HashSet::new();
+    matches_from(&parts, 0, uri, 0, &mut values, &mut dead).then_some(UriVars { values })
 }
 
-fn matches_from(parts: &[Part<'_>], uri: &str, values: &mut BTreeMap<String, String>) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return uri.is_empty();
+fn matches_from(
+    parts: &[Part<'_>],
+    index: usize,
+    uri: &str,
+    at: usize,
+    values: &mut BTreeMap<String, String>,
+    dead: &mut HashSet<(usize, usize)>,
+) -> bool {
+    let Some(part) = parts.get(index) else {
+        return at == uri.len();
     };
-    match first {
-        Part::Literal(literal) => uri
-            .strip_prefix(literal)
-            .is_some_and(|after| matches_from(rest, after, values)),
+    if dead.contains(&(index, at)) {
+        return false;
+    }
+    let rest = &uri[at..];
+    let found = match part {
+        Part::Literal(literal) => {
+            rest.starts_with(literal)
+                && matches_from(parts, index + 1, uri, at + literal.len(), values, dead)
+        }
         Part::Variable { name, reserved } => {
             let limit = if *reserved {
-                uri.len()
+                rest.len()
             } else {
-                uri.find(['/', '?', '#']).unwrap_or(uri.len())
+                rest.find(['/', '?', '#']).unwrap_or(rest.len())
             };
             // The shortest value first: the literal after it anchors where it ends.
-            for end in (1..=limit).filter(|end| uri.is_char_boundary(*end)) {
-                if matches_from(rest, &uri[end..], values) {
-                    values.insert(name.to_string(), uri[..end].to_string());
-                    return true;
+            let mut found = false;
+            for end in (1..=limit).filter(|end| rest.is_char_boundary(*end)) {
+                if matches_from(parts, index + 1, uri, at + end, values, dead) {
+                    values.insert(name.to_string(), rest[..end].to_string());
+                    found = true;
+                    break;
                 }
             }
-            false
+            found
         }
+    };
+    if !found {
+        dead.insert((index, at));
     }
+    found
 }
 
 #[cfg(test)]
@@ -102,5 +123,11 @@ mod tests {
         assert_eq!(vars.get("path"), Some("a/b.md"));
         assert!(match_template("notes://{name}", "notes://a/b").is_none());
         assert!(match_template("notes://{name}", "notes://").is_none());
+    }
+
+    #[test]
+    fn a_hostile_uri_is_refused_without_searching_every_split() {
+        let uri = format!("s://{}", ".".repeat(2000));
+        assert!(match_template("s://{+a}.{+b}.{+c}.{+d}.end", &uri).is_none());
     }
 }

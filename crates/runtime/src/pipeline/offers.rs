@@ -1,15 +1,17 @@
 //! Reading a resource, filling in a prompt and completing an argument through the pipeline: the
 //! catalog routes the request to the plugin that serves it, the plugin runs it in a sandbox with
-//! its grants, configured secrets are masked in what comes back, and the audit log records it.
+//! its grants (and masks configured secrets in what it returns, `sandbox/plugin/offers.rs`), a
+//! failure's message is masked too, a part naming a URI another plugin serves is refused, and the
+//! audit log records each request.
 
 use crate::pipeline::Pipeline;
-use crate::report::Content;
 use crate::report::ErrorKind;
 use crate::sandbox::contract::offer_terms::{
-    CompletionRequest, CompletionTarget, FilledPrompt, ResourceBody, ResourceContents,
+    CompletionRequest, CompletionTarget, FilledPrompt, ResourceContents,
 };
 use crate::sandbox::failure::Failure;
 use crate::sandbox::plugin::CallOptions;
+use crate::schema::uri_template::UriTemplate;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -48,15 +50,6 @@ pub enum OfferError {
     },
 }
 
-impl From<Failure> for OfferError {
-    fn from(failure: Failure) -> Self {
-        Self::Failed {
-            kind: failure.kind,
-            message: failure.message,
-        }
-    }
-}
-
 /// A resource read: its contents and the plugin that served them.
 pub struct ResourceRead {
     /// The plugin serving it.
@@ -81,7 +74,10 @@ impl Pipeline {
             reports: None,
             cancel,
         };
-        let outcome = plugin.read_resource(uri, mime_type, &options).await;
+        let outcome = plugin
+            .read_resource(uri, mime_type, &options)
+            .await
+            .and_then(|parts| self.owned_parts(uri, &plugin.id, parts));
         let bytes: usize = outcome
             .as_ref()
             .map_or(0, |parts| parts.iter().map(|part| part.body.len()).sum());
@@ -91,14 +87,37 @@ impl Pipeline {
             json!({ "uri": uri, "bytes": bytes }),
             &outcome,
         );
-        let mut contents = outcome?;
-        for part in &mut contents {
-            self.mask(part);
-        }
         Ok(ResourceRead {
             plugin: plugin.id.to_string(),
-            contents,
+            contents: outcome.map_err(|failure| self.failed(failure))?,
         })
+    }
+
+    /// The parts, unless one names a URI (below the one read) that another plugin serves.
+    fn owned_parts(
+        &self,
+        uri: &str,
+        plugin: &str,
+        parts: Vec<ResourceContents>,
+    ) -> Result<Vec<ResourceContents>, Failure> {
+        for part in &parts {
+            if part.uri == uri {
+                continue;
+            }
+            if let Some((owner, _)) = self.offers().resource_owner(&part.uri)
+                && *owner.id != *plugin
+            {
+                return Err(Failure::new(
+                    ErrorKind::ToolError,
+                    format!(
+                        "reading resource {uri} of plugin {plugin}: it returned a part for {:?}, which plugin {} serves. This is a bug in the plugin, not in the request.",
+                        part.uri, owner.id
+                    ),
+                    Value::Null,
+                ));
+            }
+        }
+        Ok(parts)
     }
 
     /// Prompt `name` filled in with `arguments` by the plugin that serves it.
@@ -127,60 +146,83 @@ impl Pipeline {
             json!({ "prompt": name }),
             &outcome,
         );
-        let mut filled = outcome?;
-        filled.description = self.secrets().scrub(&filled.description).into_owned();
-        for message in &mut filled.messages {
-            if let Content::Text { text } = &mut message.content {
-                *text = self.secrets().scrub(text).into_owned();
-            }
-        }
-        Ok(filled)
+        outcome.map_err(|failure| self.failed(failure))
     }
 
-    /// Completions for an argument of a prompt or a resource template, from the plugin that
-    /// serves it.
+    /// Completions for an argument of a prompt or a variable of a resource template, from the
+    /// plugin that serves it. An argument the prompt does not take (a variable the template does
+    /// not have) is refused before the plugin is asked.
     pub async fn complete(
         &self,
         request: &CompletionRequest,
         cancel: CancellationToken,
     ) -> Result<Vec<String>, OfferError> {
-        let plugin = match &request.target {
+        let (plugin, names): (_, Vec<String>) = match &request.target {
             CompletionTarget::Prompt(name) => match self.offers().prompt(name) {
-                Some(listed) => &listed.plugin,
-                None => return Err(OfferError::UnknownPrompt { name: name.clone() }),
+                Some(listed) => (
+                    &listed.plugin,
+                    listed
+                        .item
+                        .arguments
+                        .iter()
+                        .map(|a| a.name.clone())
+                        .collect(),
+                ),
+                None => {
+                    return Err(OfferError::UnknownPrompt {
+                        name: self.secrets().scrub(name).into_owned(),
+                    });
+                }
             },
             CompletionTarget::ResourceTemplate(template) => {
                 match self.offers().template(template) {
-                    Some(listed) => &listed.plugin,
+                    Some(listed) => (
+                        &listed.plugin,
+                        UriTemplate::parse(&listed.item.uri_template)
+                            .map(|parsed| parsed.variables().map(String::from).collect())
+                            .unwrap_or_default(),
+                    ),
                     None => {
                         return Err(OfferError::UnknownTemplate {
-                            uri_template: template.clone(),
+                            uri_template: self.secrets().scrub(template).into_owned(),
                         });
                     }
                 }
             }
         };
+        if !names.contains(&request.argument) {
+            return Err(OfferError::Failed {
+                kind: ErrorKind::InvalidArguments,
+                message: format!(
+                    "there is no argument {:?} to complete; it has: {}",
+                    self.secrets().scrub(&request.argument),
+                    names.join(", ")
+                ),
+            });
+        }
         let options = CallOptions {
             reports: None,
             cancel,
         };
-        let values = plugin.complete(request, &options).await?;
-        Ok(values
-            .into_iter()
-            .map(|value| self.secrets().scrub(&value).into_owned())
-            .collect())
+        let outcome = plugin.complete(request, &options).await;
+        self.audit_offer(
+            "completion",
+            &plugin.id,
+            json!({ "argument": request.argument }),
+            &outcome,
+        );
+        outcome.map_err(|failure| self.failed(failure))
     }
 
-    /// Masks configured secrets in one part of a resource read.
-    fn mask(&self, part: &mut ResourceContents) {
-        part.uri = self.secrets().scrub(&part.uri).into_owned();
-        match &mut part.body {
-            ResourceBody::Text(text) => *text = self.secrets().scrub(text).into_owned(),
-            ResourceBody::Blob(bytes) => *bytes = self.secrets().scrub_bytes(bytes).into_owned(),
+    /// A plugin's failure as an error, its message masked.
+    fn failed(&self, failure: Failure) -> OfferError {
+        OfferError::Failed {
+            kind: failure.kind,
+            message: self.secrets().scrub(&failure.message).into_owned(),
         }
     }
 
-    /// One audit record of a read or a prompt: what, which plugin, and how it ended.
+    /// One audit record of a read, a prompt or a completion: what, which plugin, how it ended.
     fn audit_offer<T>(
         &self,
         event: &str,
@@ -194,7 +236,6 @@ impl Pipeline {
             Ok(_) => "ok".into(),
             Err(failure) => failure.kind.as_str().into(),
         };
-        let mut record = record;
         self.secrets().scrub_json(&mut record);
         self.record_in_audit_log(record);
     }

@@ -3,8 +3,11 @@
 //! template to the plugin serving it. Reading goes through the pipeline (`pipeline/offers.rs`), so
 //! that secrets are masked and every read is audited.
 //!
-//! Names are first come, first served in plugin order: a second plugin declaring a resource URI
-//! or a prompt name already taken is left out of the catalog and named in `shadowed`.
+//! Names are first come, first served in plugin order: a later plugin's resource whose URI an
+//! earlier plugin declares or whose template covers, its template an earlier plugin has too, or
+//! its prompt of a name already taken, is left out of the catalog and named in `shadowed`; and a
+//! URI is routed to the earliest plugin that serves it, declared or through a template, so no
+//! later plugin can take over URIs an earlier one serves.
 
 use crate::registry::Registry;
 use crate::sandbox::contract::offer_terms::{DeclaredPrompt, DeclaredResource, DeclaredTemplate};
@@ -18,6 +21,8 @@ use std::sync::Arc;
 pub struct Listed<T> {
     /// The plugin serving it.
     pub plugin: Arc<Plugin>,
+    /// The plugin's place in plugin order (earlier serves first).
+    pub position: usize,
     /// What the plugin declared.
     pub item: T,
 }
@@ -37,46 +42,60 @@ impl Catalog {
         let mut catalog = Self::default();
         let mut uris = HashSet::new();
         let mut prompt_names = HashSet::new();
-        for plugin in registry.plugins() {
+        for (position, plugin) in registry.plugins().iter().enumerate() {
             for resource in &plugin.offered.resources {
-                if uris.insert(resource.uri.clone()) {
-                    catalog.resources.push(Listed {
-                        plugin: plugin.clone(),
-                        item: resource.clone(),
-                    });
+                let covered = catalog.templates.iter().find(|(earlier, parsed)| {
+                    earlier.position < position && parsed.matches(&resource.uri)
+                });
+                if let Some((earlier, _)) = covered {
+                    let by = format!(
+                        "under template {:?} of plugin `{}`",
+                        earlier.item.uri_template, earlier.plugin.id
+                    );
+                    catalog.shadow(plugin, "resource", &resource.uri, &by);
+                } else if uris.insert(resource.uri.clone()) {
+                    catalog
+                        .resources
+                        .push(listed(plugin, position, resource.clone()));
                 } else {
-                    catalog.shadow(plugin, "resource", &resource.uri);
+                    catalog.shadow(plugin, "resource", &resource.uri, "already served");
                 }
             }
             for template in &plugin.offered.templates {
+                let taken = catalog
+                    .templates
+                    .iter()
+                    .any(|(earlier, _)| earlier.item.uri_template == template.uri_template);
                 // Checked at load, so it parses.
-                if let Ok(parsed) = UriTemplate::parse(&template.uri_template) {
-                    catalog.templates.push((
-                        Listed {
-                            plugin: plugin.clone(),
-                            item: template.clone(),
-                        },
-                        parsed,
-                    ));
+                match UriTemplate::parse(&template.uri_template) {
+                    Ok(_) if taken => catalog.shadow(
+                        plugin,
+                        "resource template",
+                        &template.uri_template,
+                        "already served",
+                    ),
+                    Ok(parsed) => catalog
+                        .templates
+                        .push((listed(plugin, position, template.clone()), parsed)),
+                    Err(_) => {}
                 }
             }
             for prompt in &plugin.offered.prompts {
                 if prompt_names.insert(prompt.name.clone()) {
-                    catalog.prompts.push(Listed {
-                        plugin: plugin.clone(),
-                        item: prompt.clone(),
-                    });
+                    catalog
+                        .prompts
+                        .push(listed(plugin, position, prompt.clone()));
                 } else {
-                    catalog.shadow(plugin, "prompt", &prompt.name);
+                    catalog.shadow(plugin, "prompt", &prompt.name, "already served");
                 }
             }
         }
         catalog
     }
 
-    fn shadow(&mut self, plugin: &Plugin, kind: &str, name: &str) {
+    fn shadow(&mut self, plugin: &Plugin, kind: &str, name: &str, why: &str) {
         let message = format!(
-            "plugin `{}` declares {kind} {name:?}, which an earlier plugin already serves; it is left out",
+            "plugin `{}` declares {kind} {name:?}, which an earlier plugin serves ({why}); it is left out",
             plugin.id
         );
         tracing::warn!("{message}");
@@ -108,16 +127,23 @@ impl Catalog {
         self.resources.is_empty() && self.templates.is_empty() && self.prompts.is_empty()
     }
 
-    /// The plugin serving `uri` and the declared MIME type: a declared resource first, then the
-    /// first template that matches.
+    /// The plugin serving `uri` and the declared MIME type: the earliest plugin in plugin order
+    /// that declares it or has a template matching it (its declaration before its templates).
     pub fn resource_owner(&self, uri: &str) -> Option<(&Arc<Plugin>, &str)> {
-        if let Some(listed) = self.resources.iter().find(|listed| listed.item.uri == uri) {
-            return Some((&listed.plugin, &listed.item.mime_type));
-        }
-        self.templates
+        let declared = self.resources.iter().find(|listed| listed.item.uri == uri);
+        let templated = self
+            .templates
             .iter()
             .find(|(_, parsed)| parsed.matches(uri))
-            .map(|(listed, _)| (&listed.plugin, listed.item.mime_type.as_str()))
+            .map(|(listed, _)| listed);
+        match (declared, templated) {
+            (Some(declared), Some(templated)) if templated.position < declared.position => {
+                Some((&templated.plugin, templated.item.mime_type.as_str()))
+            }
+            (Some(declared), _) => Some((&declared.plugin, declared.item.mime_type.as_str())),
+            (None, Some(templated)) => Some((&templated.plugin, templated.item.mime_type.as_str())),
+            (None, None) => None,
+        }
     }
 
     /// Prompt `name`, with its plugin.
@@ -153,4 +179,12 @@ fn same<T: PartialEq>(a: &[Listed<T>], b: &[Listed<T>]) -> bool {
         && a.iter()
             .zip(b)
             .all(|(a, b)| a.plugin.id == b.plugin.id && a.item == b.item)
+}
+
+fn listed<T>(plugin: &Arc<Plugin>, position: usize, item: T) -> Listed<T> {
+    Listed {
+        plugin: plugin.clone(),
+        position,
+        item,
+    }
 }

@@ -18,6 +18,26 @@ pub fn image(mime_type: String, data: Vec<u8>) -> Content {
     }
 }
 
+/// Whether `text` is a media type with optional parameters (`text/plain; charset=utf-8`): at
+/// most 127 bytes, the type as [`is_media_type`] says, parameters of letters, digits, `.+-_=` and
+/// spaces, nothing a terminal or a client would read as anything but a name.
+pub(crate) fn is_media_type_with_parameters(text: &str) -> bool {
+    let mut parts = text.split(';');
+    let base = parts.next().unwrap_or_default().trim();
+    text.len() <= 127
+        && is_media_type(base)
+        && parts.all(|parameter| {
+            parameter
+                .trim()
+                .split_once('=')
+                .is_some_and(|(name, value)| !name.is_empty() && !value.is_empty())
+                && parameter.bytes().all(|b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(b, b'.' | b'+' | b'-' | b'_' | b'=' | b' ')
+                })
+        })
+}
+
 fn is_media_type(text: &str) -> bool {
     let valid = |part: &str| {
         !part.is_empty()

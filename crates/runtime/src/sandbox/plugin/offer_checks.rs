@@ -4,6 +4,7 @@
 //! from what a plugin carries, so a plugin cannot declare resources there and pose as a skill.
 
 use super::LoadError;
+use crate::sandbox::contract::content;
 use crate::sandbox::contract::offer_terms::Offered;
 use crate::schema::uri_template::{MAX_URI_BYTES, UriTemplate, has_scheme};
 use std::collections::HashSet;
@@ -18,7 +19,7 @@ const MAX_PROMPT_ARGUMENTS: usize = 32;
 /// The longest name and title, description, and MIME type.
 const MAX_NAME_BYTES: usize = 128;
 const MAX_DESCRIPTION_BYTES: usize = 4096;
-const MAX_MIME_BYTES: usize = 128;
+const MAX_MIME_BYTES: usize = 127;
 /// The URI scheme the host serves skills under.
 pub const SKILL_SCHEME: &str = "skill:";
 
@@ -58,11 +59,21 @@ pub(super) fn check(offered: &Offered) -> Result<(), LoadError> {
             return invalid(what, reason);
         }
     }
+    let mut templates = HashSet::new();
     for template in &offered.templates {
         let what = format!("resource template {:?}", cut(&template.uri_template));
         let parsed = UriTemplate::parse(&template.uri_template);
-        if let Err(reason) = parsed.and_then(|_| check_not_skill(&template.uri_template)) {
+        if let Err(reason) = parsed
+            .and_then(|_| check_characters(&template.uri_template))
+            .and_then(|_| check_not_skill(&template.uri_template))
+        {
             return invalid(what, reason);
+        }
+        if !templates.insert(template.uri_template.as_str()) {
+            return invalid(
+                what,
+                "it is declared twice; resource templates must be unique".into(),
+            );
         }
         if let Err(reason) = check_texts(
             &template.name,
@@ -138,10 +149,15 @@ fn check_uri(uri: &str) -> Result<(), String> {
             "it is not an absolute URI: begin it with a scheme (`docs://`, `file:///`)".into(),
         );
     }
+    check_characters(uri)?;
+    check_not_skill(uri)
+}
+
+fn check_characters(uri: &str) -> Result<(), String> {
     if uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err("it holds spaces or control characters; percent-encode them".into());
     }
-    check_not_skill(uri)
+    Ok(())
 }
 
 fn check_not_skill(uri: &str) -> Result<(), String> {
@@ -166,14 +182,9 @@ fn check_texts(name: &str, title: &str, description: &str, mime_type: &str) -> R
             "its description is over {MAX_DESCRIPTION_BYTES} bytes"
         ));
     }
-    if mime_type.len() > MAX_MIME_BYTES
-        || (!mime_type.is_empty()
-            && !mime_type
-                .split_once('/')
-                .is_some_and(|(kind, sub)| !kind.is_empty() && !sub.is_empty()))
-    {
+    if !mime_type.is_empty() && !content::is_media_type_with_parameters(mime_type) {
         return Err(format!(
-            "its MIME type {:?} is not `type/subtype`",
+            "its MIME type {:?} is not `type/subtype` (at most {MAX_MIME_BYTES} bytes)",
             cut(mime_type)
         ));
     }

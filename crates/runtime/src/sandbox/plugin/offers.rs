@@ -1,12 +1,15 @@
 //! Reading a plugin's resources, filling in its prompts and completing their arguments, each in a
-//! fresh sandbox with the plugin's grants and limits, as a tool call runs: what comes back is
-//! bounded by the plugin's output limit and checked against what the plugin declared.
+//! fresh sandbox with the plugin's grants and limits, as a tool call runs: what comes back has
+//! configured secrets masked, is then bounded by the plugin's output limit (URIs and MIME types
+//! counted), and is checked against what the plugin declared.
 
 use super::run::Grants;
 use super::{CallOptions, Plugin};
-use crate::report::ErrorKind;
+use crate::report::secrets::MASK;
+use crate::report::{Content, ErrorKind};
+use crate::sandbox::contract::content;
 use crate::sandbox::contract::offer_terms::{
-    CompletionRequest, DeclaredPrompt, FilledPrompt, ResourceContents,
+    CompletionRequest, DeclaredPrompt, FilledPrompt, ResourceBody, ResourceContents,
 };
 use crate::sandbox::failure::{Failure, human_bytes};
 use serde_json::{Map, Value, json};
@@ -55,26 +58,31 @@ impl Plugin {
                 parts.len()
             ));
         }
-        let size: u64 = parts.iter().map(|part| part.body.len() as u64).sum();
-        if size > left {
-            return Err(self.too_large(&what, size, left));
-        }
         for part in &mut parts {
+            self.mask_part(part);
             if part.uri.is_empty() {
                 part.uri = uri.to_string();
-            } else if part.uri != uri
-                && !part
-                    .uri
-                    .starts_with(&format!("{}/", uri.trim_end_matches('/')))
-            {
+            } else if !is_at_or_below(uri, &part.uri) {
                 return broken(format!(
                     "it returned a part for {:?}, which is neither the URI read nor below it",
-                    part.uri
+                    cut(&part.uri)
                 ));
             }
             if part.mime_type.is_empty() {
                 part.mime_type = mime_type.to_string();
+            } else if !content::is_media_type_with_parameters(&part.mime_type) {
+                return broken(format!(
+                    "it returned a part whose MIME type {:?} is not a media type",
+                    cut(&part.mime_type)
+                ));
             }
+        }
+        let size: u64 = parts
+            .iter()
+            .map(|part| (part.body.len() + part.uri.len() + part.mime_type.len()) as u64)
+            .sum();
+        if size > left {
+            return Err(self.too_large(&what, size, left));
         }
         Ok(parts)
     }
@@ -103,6 +111,7 @@ impl Plugin {
             )
             .await?;
         let mut filled = outcome?;
+        self.mask_prompt(&mut filled);
         if filled.messages.len() > MAX_PARTS {
             return Err(Failure::new(
                 ErrorKind::ToolError,
@@ -147,7 +156,49 @@ impl Plugin {
             .await?;
         values.retain(|value| value.len() <= 1024);
         values.truncate(MAX_COMPLETIONS);
+        for value in &mut values {
+            *value = self.secrets.scrub(value).into_owned();
+        }
         Ok(values)
+    }
+
+    /// Masks configured secrets in a part read: its URI, its MIME type and its text. Bytes that
+    /// hold a secret are replaced whole by a note (masking inside would corrupt them).
+    fn mask_part(&self, part: &mut ResourceContents) {
+        part.uri = self.secrets.scrub(&part.uri).into_owned();
+        part.mime_type = self.secrets.scrub(&part.mime_type).into_owned();
+        match &mut part.body {
+            ResourceBody::Text(text) => *text = self.secrets.scrub(text).into_owned(),
+            ResourceBody::Blob(bytes) => {
+                if self.secrets.found_in_bytes(bytes) {
+                    part.body = ResourceBody::Text(format!(
+                        "[the resource's {} bytes were removed: they hold a configured secret] {MASK}",
+                        bytes.len()
+                    ));
+                    part.mime_type = "text/plain".into();
+                }
+            }
+        }
+    }
+
+    /// Masks configured secrets in a filled-in prompt: its description and texts; an image whose
+    /// bytes hold one becomes a note, as in a tool's result.
+    fn mask_prompt(&self, filled: &mut FilledPrompt) {
+        filled.description = self.secrets.scrub(&filled.description).into_owned();
+        for message in &mut filled.messages {
+            match &mut message.content {
+                Content::Text { text } => *text = self.secrets.scrub(text).into_owned(),
+                Content::Image { data, .. } => {
+                    if self.secrets.found_in_bytes(data) {
+                        message.content = Content::Text {
+                            text: format!(
+                                "[an image was removed: its bytes hold a configured secret] {MASK}"
+                            ),
+                        };
+                    }
+                }
+            }
+        }
     }
 
     fn too_large(&self, what: &str, size: u64, left: u64) -> Failure {
@@ -212,4 +263,57 @@ fn check_prompt_arguments(
         return refuse(format!("needs argument {:?}", missing.name));
     }
     Ok(())
+}
+
+/// Whether `part` is the URI `read` or below it: `read` itself, or `read` and a `/` (unless it
+/// ends in one) and a path with no dot segments, so no part can name a URI beside or above it.
+fn is_at_or_below(read: &str, part: &str) -> bool {
+    if part == read {
+        return true;
+    }
+    let prefix = if read.ends_with('/') {
+        read.to_string()
+    } else {
+        format!("{read}/")
+    };
+    let Some(rest) = part.strip_prefix(&prefix) else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest.split(['/', '?', '#']).all(|segment| {
+            let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
+            decoded != "." && decoded != ".."
+        })
+}
+
+/// At most 80 bytes of `text`, for messages.
+fn cut(text: &str) -> &str {
+    let mut end = text.len().min(80);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_at_or_below;
+
+    #[test]
+    fn a_part_is_the_uri_read_or_below_it_and_nothing_else() {
+        assert!(is_at_or_below("docs://a", "docs://a"));
+        assert!(is_at_or_below("docs://a", "docs://a/b"));
+        assert!(is_at_or_below("notes:///", "notes:///x.md"));
+        for beside in [
+            "docs://ab",
+            "docs://a/../b",
+            "docs://a/%2e%2E/b",
+            "docs://a/./b",
+            "docs://a/",
+            "docs://b",
+        ] {
+            assert!(!is_at_or_below("docs://a", beside), "{beside}");
+        }
+        assert!(!is_at_or_below("docs://", "docs:/x"));
+    }
 }
