@@ -184,32 +184,38 @@ impl Secrets {
     /// whose granted origin reflects the header cordon added hands the secret back to the guest). An
     /// image whose bytes hold a secret is replaced by a note saying so.
     pub fn scrub_result(&self, result: &mut crate::report::ToolResult) {
-        use crate::report::Content;
         if !self.any() {
             return;
         }
         for block in &mut result.content {
-            match block {
-                Content::Text { text } => {
-                    if let Cow::Owned(scrubbed) = self.scrub(text) {
-                        *text = scrubbed;
-                    }
-                }
-                Content::Image { data, .. } => {
-                    if self.found_in_bytes(data) {
-                        *block = Content::Text {
-                            text: format!(
-                                "[an image was removed: its bytes hold a configured secret] {MASK}"
-                            ),
-                        };
-                    }
-                }
-            }
+            self.scrub_content(block);
         }
         if let Some(structured) = &mut result.structured {
             self.scrub_json(structured);
         }
         self.scrub_json(&mut result.details);
+    }
+
+    /// Masks every registered secret in one content block (of a result, or a prompt's message):
+    /// its text, or an image whose bytes hold a secret, replaced by a note saying so.
+    pub fn scrub_content(&self, block: &mut crate::report::Content) {
+        use crate::report::Content;
+        match block {
+            Content::Text { text } => {
+                if let Cow::Owned(scrubbed) = self.scrub(text) {
+                    *text = scrubbed;
+                }
+            }
+            Content::Image { data, .. } => {
+                if self.found_in_bytes(data) {
+                    *block = Content::Text {
+                        text: format!(
+                            "[an image was removed: its bytes hold a configured secret] {MASK}"
+                        ),
+                    };
+                }
+            }
+        }
     }
 
     /// A scrubber for text that arrives in pieces, masking these secrets.

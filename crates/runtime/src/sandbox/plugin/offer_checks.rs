@@ -200,7 +200,7 @@ fn is_name(name: &str) -> bool {
 }
 
 /// At most 80 bytes of `text`, for messages.
-fn cut(text: &str) -> &str {
+pub(super) fn cut(text: &str) -> &str {
     let mut end = text.len().min(80);
     while !text.is_char_boundary(end) {
         end -= 1;

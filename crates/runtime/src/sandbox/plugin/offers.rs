@@ -3,10 +3,11 @@
 //! configured secrets masked, is then bounded by the plugin's output limit (URIs and MIME types
 //! counted), and is checked against what the plugin declared.
 
+use super::offer_checks::cut;
 use super::run::Grants;
 use super::{CallOptions, Plugin};
+use crate::report::ErrorKind;
 use crate::report::secrets::MASK;
-use crate::report::{Content, ErrorKind};
 use crate::sandbox::contract::content;
 use crate::sandbox::contract::offer_terms::{
     CompletionRequest, DeclaredPrompt, FilledPrompt, ResourceBody, ResourceContents,
@@ -186,18 +187,7 @@ impl Plugin {
     fn mask_prompt(&self, filled: &mut FilledPrompt) {
         filled.description = self.secrets.scrub(&filled.description).into_owned();
         for message in &mut filled.messages {
-            match &mut message.content {
-                Content::Text { text } => *text = self.secrets.scrub(text).into_owned(),
-                Content::Image { data, .. } => {
-                    if self.secrets.found_in_bytes(data) {
-                        message.content = Content::Text {
-                            text: format!(
-                                "[an image was removed: its bytes hold a configured secret] {MASK}"
-                            ),
-                        };
-                    }
-                }
-            }
+            self.secrets.scrub_content(&mut message.content);
         }
     }
 
@@ -284,15 +274,6 @@ fn is_at_or_below(read: &str, part: &str) -> bool {
             let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
             decoded != "." && decoded != ".."
         })
-}
-
-/// At most 80 bytes of `text`, for messages.
-fn cut(text: &str) -> &str {
-    let mut end = text.len().min(80);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]
