@@ -10,6 +10,9 @@ GUEST_DIR := $(CARGO_TARGET_DIR)/wasm32-wasip2/guest
 CORDON := $(CARGO_TARGET_DIR)/debug/cordon
 # Python environment for the MCP client tests, kept outside the clone like the target dir.
 TEST_VENV := $(HOME)/.cache/cordon-test-venv
+# The cache directory the tests share, kept between runs like the target dir: compiled components
+# and Python/JavaScript build outputs, each keyed by all that makes it (tests/integration/support).
+TEST_CACHE_HOME := $(HOME)/.cache/cordon-test-cache
 
 # Plugins shipped in plugins/<name>/, built to plugins/<name>.wasm.
 BUNDLED := fs guard redact http_fetch session_notes finish_line
@@ -159,7 +162,7 @@ demo: build
 test: test-rust test-mcp test-deploy
 
 test-rust: host fixtures registry-tools
-	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target cargo test $(HOST_CRATES) -p cordon-sdk -p fs -p redact -p session_notes -p finish_line
+	CORDON_GUEST_DIR=$(GUEST_DIR) CORDON_SCAFFOLD_TARGET=$(HOME)/.cache/cordon-scaffold-target CORDON_TEST_CACHE_HOME=$(TEST_CACHE_HOME) cargo test $(HOST_CRATES) -p cordon-sdk -p fs -p redact -p session_notes -p finish_line
 
 # A real OCI registry (CNCF Distribution), `oras push` and `wkg` (built from crates.io, several minutes
 # the first time), for the `cordon add`/`push` tests: installed into ~/.cache/cordon-tools by

@@ -55,6 +55,7 @@ mod session_hooks;
 mod session_promises;
 mod session_sdks;
 mod signed_plugins;
+mod skills;
 mod strict_schemas;
 mod terminal_lines;
 mod uninstall;

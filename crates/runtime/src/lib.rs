@@ -29,6 +29,7 @@ pub mod registry;
 pub mod report;
 mod sandbox;
 pub mod schema;
+pub mod skills;
 pub mod tool_search;
 pub mod trace_spans;
 

@@ -20,6 +20,7 @@ fn main() -> anyhow::Result<()> {
             force: true,
             records: cordon_scaffold::BuildRecords::in_cache(None),
             cache: None,
+            finish: None,
         },
     )?;
     println!("built {}", built.path.display());

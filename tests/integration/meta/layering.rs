@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 
 /// The runtime's modules from the bottom up; `lib.rs` stands above them all. What each is for:
 /// docs/architecture.md.
-const RUNTIME_LAYERS: [&str; 11] = [
+const RUNTIME_LAYERS: [&str; 12] = [
     "report",
     "trace_spans",
     "schema",
+    "skills",
     "capabilities",
     "config",
     "sandbox",

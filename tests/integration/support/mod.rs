@@ -28,11 +28,46 @@ pub fn guest_dir() -> PathBuf {
     dir
 }
 
-/// A compile cache shared by every test of this run, so each component compiles once.
+/// The cache directory (`XDG_CACHE_HOME`) shared by every test of this run, so each component
+/// compiles once and each unchanged Python or JavaScript project builds once: the one
+/// `CORDON_TEST_CACHE_HOME` names (`make test` keeps it between runs; both caches are keyed by
+/// everything that makes their entries, see `sandbox/cache.rs` and `build/output_cache.rs`), else
+/// a temporary one. Tests of the caches themselves take their own (`Workspace::own_cache`).
 fn shared_cache_home() -> &'static Path {
-    static DIR: OnceLock<TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
-        .path()
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    static TEMP: OnceLock<TempDir> = OnceLock::new();
+    DIR.get_or_init(|| match std::env::var_os("CORDON_TEST_CACHE_HOME") {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            std::fs::create_dir_all(&dir).expect("create CORDON_TEST_CACHE_HOME");
+            forget_compiled_past(&dir.join("cordon").join("compiled"), KEPT_COMPILED_BYTES);
+            dir
+        }
+        _ => TEMP
+            .get_or_init(|| tempfile::tempdir().expect("temp dir"))
+            .path()
+            .to_path_buf(),
+    })
+}
+
+/// How much compiled code a kept test cache may hold before it is emptied: each change of a
+/// guest adds entries, and the compile cache drops none of its own.
+const KEPT_COMPILED_BYTES: u64 = 4 << 30;
+
+/// Empties `dir` when the files in it add up to more than `limit` bytes.
+fn forget_compiled_past(dir: &Path, limit: u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let files: Vec<(PathBuf, u64)> = entries
+        .flatten()
+        .filter_map(|entry| Some((entry.path(), entry.metadata().ok()?.len())))
+        .collect();
+    if files.iter().map(|(_, len)| len).sum::<u64>() > limit {
+        for (path, _) in files {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// What a `cordon` process did.

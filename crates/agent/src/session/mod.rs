@@ -14,6 +14,7 @@ mod model_request;
 pub(crate) mod repetition;
 pub mod routing;
 mod session_hooks;
+pub mod skill_tools;
 mod steps;
 mod system_prompt;
 mod tool_calls;
@@ -285,7 +286,8 @@ impl Agent {
     }
 
     /// The tools the next request offers the model: the active tools (or, with tool search, the
-    /// loaded ones and `search_tools`), and `final_result` under a contract.
+    /// loaded ones and `search_tools`), the skill tools when there are skills, and `final_result`
+    /// under a contract.
     pub fn offered_tools(&self) -> Vec<ToolSpec> {
         let mut tools: Vec<ToolSpec> = match &self.offer {
             Some(offer) => offer.specs(&self.pipeline),
@@ -297,6 +299,12 @@ impl Agent {
                 })
                 .collect(),
         };
+        let skill_specs = skill_tools::specs(&self.pipeline);
+        if !skill_specs.is_empty() {
+            // The built-in skill tools stand in for any plugin tool of their names.
+            tools.retain(|tool| !skill_tools::is_skill_tool(&tool.name));
+            tools.extend(skill_specs);
+        }
         if let Some(contract) = &self.options.contract {
             // The contract's `final_result` is the only one: a plugin tool of that name would
             // never run (its calls finish the turn), so it is not offered beside it.

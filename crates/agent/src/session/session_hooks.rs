@@ -536,6 +536,7 @@ impl Agent {
             .filter(|tool| {
                 allowed.contains(&tool.name)
                     || (contract_set && tool.name == contract::FINAL_RESULT)
+                    || super::skill_tools::is_skill_tool(&tool.name)
             })
             .collect();
         if self.searching_tools() {

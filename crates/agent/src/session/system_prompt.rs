@@ -27,7 +27,13 @@ pub struct Environment {
     pub has_tools: bool,
     /// `[agent.groups]` with their active tool counts, for a session that searches.
     pub groups: Vec<(String, usize)>,
+    /// The skills, each `NAME: what it is for` (at most [`MAX_SKILL_ENTRY_BYTES`]).
+    pub skills: Vec<String>,
 }
+
+/// The most bytes one skill adds to the prompt's list of skills, its separator included; with
+/// the list's opening words, one skill adds at most 200 bytes.
+pub const MAX_SKILL_ENTRY_BYTES: usize = 130;
 
 /// Tools that may use the same places (directories, or web origins), and those places.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +101,14 @@ impl Environment {
                 (count > 0).then(|| (name.clone(), count))
             })
             .collect();
+        let skills = pipeline
+            .offers()
+            .skills()
+            .iter()
+            .map(|skill| skill_entry(skill.name(), &skill.front_matter.description))
+            .collect();
         Self {
+            skills,
             now: format!(
                 "{:04}-{:02}-{:02} {:02}:{:02} UTC",
                 now.year, now.month, now.day, now.hour, now.minute
@@ -113,10 +126,17 @@ impl Environment {
 /// with `search_tools`.
 pub fn default_prompt(environment: &Environment, searching: bool) -> String {
     let mut prompt = String::from("You are a capable assistant.");
-    if !environment.has_tools {
+    if !environment.has_tools && environment.skills.is_empty() {
         prompt.push_str(" This session has no tools: answer from what you know.");
         let _ = write!(prompt, " It is now {}.", environment.now);
         return prompt;
+    }
+    if !environment.skills.is_empty() {
+        let _ = write!(
+            prompt,
+            " Skills (call load_skill with one's name before a task it fits): {}.",
+            environment.skills.join("; ")
+        );
     }
     prompt.push_str(
         " Use a tool when it can find or check the answer; answer directly when none is needed. \
@@ -188,6 +208,24 @@ pub fn default_prompt(environment: &Environment, searching: bool) -> String {
     prompt
 }
 
+/// `NAME: the description's first line`, cut to fit [`MAX_SKILL_ENTRY_BYTES`] with its `; `.
+fn skill_entry(name: &str, description: &str) -> String {
+    let first_line = description.lines().next().unwrap_or_default().trim();
+    let room = MAX_SKILL_ENTRY_BYTES.saturating_sub(name.len() + 4);
+    let mut entry = format!("{name}: ");
+    if first_line.len() <= room {
+        entry.push_str(first_line);
+    } else {
+        let mut end = room.saturating_sub('…'.len_utf8());
+        while !first_line.is_char_boundary(end) {
+            end -= 1;
+        }
+        entry.push_str(&first_line[..end]);
+        entry.push('…');
+    }
+    entry
+}
+
 /// `read_file, list_dir: /repo (read-only); csv_query: /data (read-only)`.
 fn per_tool(reaches: &[Reach]) -> String {
     reaches
@@ -209,7 +247,35 @@ mod tests {
             guidelines: Vec::new(),
             has_tools: true,
             groups: Vec::new(),
+            skills: Vec::new(),
         }
+    }
+
+    #[test]
+    fn each_skill_adds_at_most_200_bytes_to_the_prompt() {
+        let without = default_prompt(&environment(Vec::new(), Vec::new()), false);
+        let mut with = environment(Vec::new(), Vec::new());
+        with.skills.push(skill_entry(
+            &"n".repeat(64),
+            &"a long description ".repeat(60),
+        ));
+        let one = default_prompt(&with, false);
+        assert!(
+            one.len() - without.len() <= 200,
+            "{}",
+            one.len() - without.len()
+        );
+        with.skills.push(skill_entry(
+            "house-report",
+            "How reports are laid out here.\nMore.",
+        ));
+        let two = default_prompt(&with, false);
+        assert!(two.len() - one.len() <= 200);
+        assert!(
+            two.contains("house-report: How reports are laid out here."),
+            "{two}"
+        );
+        assert!(two.contains("call load_skill"), "{two}");
     }
 
     fn reach(tools: &[&str], places: &[&str]) -> Reach {

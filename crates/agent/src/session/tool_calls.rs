@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 impl Agent {
     /// Runs a reply's calls: `final_result` against the contract, `search_tools` against the
-    /// tool index, the rest as one pipeline batch. Returns the outcomes in call order, the
+    /// tool index, the skill tools against the skills, the rest as one pipeline batch. Returns the outcomes in call order, the
     /// accepted answer if there is one, and the tools searches loaded.
     pub(super) async fn run_calls(
         &mut self,
@@ -26,6 +26,7 @@ impl Agent {
         let mut loaded = Vec::new();
         let mut batch = Vec::new();
         let mut batch_positions = Vec::new();
+        let mut skill_calls = Vec::new();
         for (position, call) in calls.iter().enumerate() {
             // Narrowed tools are a boundary, not a hint: a call of a tool the request did not
             // offer never runs, whatever the model names.
@@ -51,6 +52,12 @@ impl Agent {
                 let (outcome, newly) = offer.search(&self.pipeline, call);
                 loaded.extend(newly);
                 outcomes[position] = Some(outcome);
+                continue;
+            }
+            if super::skill_tools::is_skill_tool(&call.name)
+                && !self.pipeline.offers().skills().is_empty()
+            {
+                skill_calls.push(position);
                 continue;
             }
             match &self.options.contract {
@@ -90,6 +97,11 @@ impl Agent {
                     batch_positions.push(position);
                 }
             }
+        }
+        for position in skill_calls {
+            let outcome =
+                super::skill_tools::answer(&self.pipeline, &calls[position], cancel).await;
+            outcomes[position] = Some(outcome);
         }
         if !batch.is_empty() {
             let watcher = observer.clone();

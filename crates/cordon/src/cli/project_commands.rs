@@ -63,6 +63,7 @@ impl Cli {
                 force,
                 records: cordon_scaffold::BuildRecords::in_cache(cache.as_deref()),
                 cache: cache.as_deref(),
+                finish: Some(&embed_skills),
             },
         )?;
         render::stdout_line(&format!(
@@ -161,4 +162,22 @@ fn plugins_dir_for(project: &Path, plugins: &Path) -> PathBuf {
         Some(holder) if resolved.starts_with(&project) => holder.to_path_buf(),
         _ => plugins.to_path_buf(),
     }
+}
+
+/// Embeds the skills in the project's `skills/` folder (one folder per skill, each with a
+/// `SKILL.md`) into the built component, checked as loading checks them; a component built
+/// without the folder carries none.
+fn embed_skills(project: &Path, component: &Path) -> Result<(), String> {
+    use cordon_runtime::skills::embedded;
+    let payload = embedded::section_for_folder(&project.join("skills"))
+        .map_err(|reason| format!("its skills are refused: {reason}"))?;
+    let bytes =
+        std::fs::read(component).map_err(|err| format!("the component cannot be read ({err})"))?;
+    let finished = embedded::replace_section(&bytes, payload.as_deref())
+        .map_err(|reason| format!("its skills cannot be embedded: {reason}"))?;
+    if finished != bytes {
+        std::fs::write(component, finished)
+            .map_err(|err| format!("the component cannot be written ({err})"))?;
+    }
+    Ok(())
 }

@@ -1,13 +1,14 @@
 //! How `cordon list` prints what plugins serve besides tools (contract 0.4): resources, resource
-//! templates and prompts, each with its plugin, readable or as JSON. Every text a plugin supplied
+//! templates, prompts and skills, each with its plugin (a skill of the operator's, its folder), readable or as JSON. Every text a plugin supplied
 //! goes through the terminal sanitiser, as in `render.rs`.
 
 use cordon_runtime::pipeline::Pipeline;
 use cordon_runtime::report::terminal_text::one_line;
+use cordon_runtime::skills::SkillOrigin;
 use serde_json::{Value, json};
 
 /// The `resources`, `resourceTemplates` and `prompts` fields of `cordon list --json`.
-pub fn offers_json(pipeline: &Pipeline) -> [(&'static str, Value); 4] {
+pub fn offers_json(pipeline: &Pipeline) -> [(&'static str, Value); 5] {
     let offers = pipeline.offers();
     let with_plugin = |plugin: &str, item: Value| {
         let mut item = item;
@@ -36,6 +37,29 @@ pub fn offers_json(pipeline: &Pipeline) -> [(&'static str, Value); 4] {
                 .prompts()
                 .iter()
                 .map(|l| with_plugin(&l.plugin.id, json!(l.item)))
+                .collect(),
+        ),
+        (
+            "skills",
+            offers
+                .skills()
+                .iter()
+                .map(|skill| {
+                    json!({
+                        "uri": skill.uri(),
+                        "name": skill.name(),
+                        "description": skill.front_matter.description,
+                        "plugin": match &skill.origin {
+                            SkillOrigin::Plugin(plugin) => Value::from(&**plugin),
+                            SkillOrigin::Folder(_) => Value::Null,
+                        },
+                        "files": skill.files.iter().map(|file| json!({
+                            "path": file.path,
+                            "size": file.bytes.len(),
+                            "digest": file.digest,
+                        })).collect::<Vec<_>>(),
+                    })
+                })
                 .collect(),
         ),
         ("offersShadowed", json!(offers.shadowed())),
@@ -93,6 +117,22 @@ pub fn offers_text(pipeline: &Pipeline) -> String {
                 arguments.join(", "),
                 one_line(&listed.plugin.id),
                 described(&prompt.description),
+            ));
+        }
+    }
+    let skills = offers.skills();
+    if !skills.is_empty() {
+        out.push_str(&format!("Skills ({}):\n", skills.len()));
+        for skill in skills {
+            let origin = match &skill.origin {
+                SkillOrigin::Plugin(plugin) => one_line(plugin).into_owned(),
+                SkillOrigin::Folder(dir) => one_line(&dir.display().to_string()).into_owned(),
+            };
+            out.push_str(&format!(
+                "  {}  [{origin}] {} files{}\n",
+                one_line(&skill.uri()),
+                skill.files.len(),
+                described(&skill.front_matter.description),
             ));
         }
     }

@@ -4,6 +4,7 @@
 //! `notifications/{tools,resources,prompts}/list_changed` directly.
 //! A watcher that has gone away is dropped the next time it would be told.
 
+use cordon_runtime::registry::offer_catalog::Catalog;
 use rmcp::RoleServer;
 use rmcp::service::{Peer, SubscriptionSendError, SubscriptionSink};
 use std::sync::{Arc, Mutex};
@@ -63,6 +64,19 @@ impl ListWatchers {
     /// Tells every watcher the tool list changed; returns how many were told.
     pub async fn tools_changed(&self) -> usize {
         self.changed(ListKind::Tools).await
+    }
+
+    /// Tells the clients watching the resource list (skills included) or the prompt list when
+    /// `after` lists other ones than `before`, or has them served by other plugins.
+    pub async fn offers_changed(&self, before: &Catalog, after: &Catalog) {
+        if !before.same_resources(after) || !before.same_skills(after) {
+            let told = self.changed(ListKind::Resources).await;
+            tracing::debug!(told, "told the clients watching the resource list");
+        }
+        if !before.same_prompts(after) {
+            let told = self.changed(ListKind::Prompts).await;
+            tracing::debug!(told, "told the clients watching the prompt list");
+        }
     }
 
     /// Tells every watcher that asked for it that list `kind` changed; returns how many were

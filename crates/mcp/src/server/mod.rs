@@ -12,6 +12,7 @@
 
 mod approval;
 mod approval_state;
+mod capabilities;
 mod hook_answer_formats;
 mod hook_tool_question;
 mod hook_tools;
@@ -23,6 +24,7 @@ mod offers;
 mod request_span;
 pub mod results;
 mod served_set;
+mod skills;
 mod tool_pages;
 mod tool_search;
 
@@ -122,8 +124,7 @@ impl McpServer {
         pipeline: Pipeline,
     ) -> cordon_runtime::pipeline::ToolChanges {
         let before = self.served.current().pipeline.clone();
-        let same_resources = before.offers().same_resources(pipeline.offers());
-        let same_prompts = before.offers().same_prompts(pipeline.offers());
+        let after = pipeline.clone();
         let changes = self.served.replace(served_set::ServedSet::new(
             pipeline,
             self.tool_search,
@@ -133,20 +134,9 @@ impl McpServer {
             let told = self.watchers.tools_changed().await;
             tracing::debug!(told, "told the clients watching the tool list");
         }
-        if !same_resources {
-            let told = self
-                .watchers
-                .changed(list_watchers::ListKind::Resources)
-                .await;
-            tracing::debug!(told, "told the clients watching the resource list");
-        }
-        if !same_prompts {
-            let told = self
-                .watchers
-                .changed(list_watchers::ListKind::Prompts)
-                .await;
-            tracing::debug!(told, "told the clients watching the prompt list");
-        }
+        self.watchers
+            .offers_changed(before.offers(), after.offers())
+            .await;
         changes
     }
 
@@ -350,18 +340,7 @@ impl McpServer {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut capabilities = logging::capabilities();
-        if let Some(tools) = capabilities.tools.as_mut() {
-            tools.list_changed = Some(true);
-        }
-        let mut resources = rmcp::model::ResourcesCapability::default();
-        resources.list_changed = Some(true);
-        capabilities.resources = Some(resources);
-        let mut prompts = rmcp::model::PromptsCapability::default();
-        prompts.list_changed = Some(true);
-        capabilities.prompts = Some(prompts);
-        capabilities.completions = Some(Default::default());
-        ServerConfig::new(capabilities)
+        ServerConfig::new(capabilities::declared())
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Tools run in WebAssembly sandboxes with only the capabilities the operator granted. \
@@ -507,6 +486,27 @@ impl ServerHandler for McpServer {
             .instrument(span)
             .await
             .map(Into::into)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, McpError> {
+        let _span =
+            request_span::for_request("skills/list", None, &context, &self.secrets()).entered();
+        let cursor = request.as_ref().and_then(|params| params.cursor.as_deref());
+        skills::list(&self.served.current().pipeline, cursor, self.page_size)
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, McpError> {
+        let _span =
+            request_span::for_request("skills/get", None, &context, &self.secrets()).entered();
+        skills::get(&self.served.current().pipeline, &request.uri)
     }
 
     async fn list_prompts(

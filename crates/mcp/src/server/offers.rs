@@ -21,7 +21,7 @@ use rmcp::model::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// One page of the resources with URIs known at load, by URI.
+/// One page of the resources with URIs known at load, and each skill's `SKILL.md`, by URI.
 pub fn list_resources(
     pipeline: &Pipeline,
     cursor: Option<&str>,
@@ -40,6 +40,7 @@ pub fn list_resources(
             resource.size = declared.size;
             resource
         })
+        .chain(super::skills::skill_resources(pipeline))
         .collect();
     all.sort_by(|a, b| a.uri.cmp(&b.uri));
     let (page, next) = tool_pages::page_by(&all, |resource| &resource.uri, cursor, size)

@@ -137,6 +137,19 @@ pub fn check_own_files(
                     ),
                 ));
             }
+            // A directory of cordon's own (the plugins, the compile cache, a skills folder) with
+            // a read-write grant inside it is as writable as one the grant contains.
+            if resolved.is_dir() && grant.host.starts_with(&resolved) {
+                return Err((
+                    grant.key.clone(),
+                    format!(
+                        "{} is granted read-write to plugin `{}` and is inside {what} ({}), which the plugin could then rewrite; grant a directory outside cordon's own",
+                        grant.host.display(),
+                        grant.plugin,
+                        resolved.display()
+                    ),
+                ));
+            }
             if let Ok(meta) = std::fs::metadata(path)
                 && meta.is_file()
                 && meta.nlink() > 1

@@ -1,6 +1,6 @@
 //! The runtime's part of the operator's `cordon.toml`, read from a [`ConfigDocument`] into a
 //! validated [`Config`]: the plugins' grants and limits, `[hooks]`, `[host]`, `[audit]`,
-//! `[approval]`, `[tool_providers]` and the batch keys of `[agent]`. Relative host paths are taken
+//! `[approval]`, `[tool_providers]`, `[skills]` and the batch keys of `[agent]`. Relative host paths are taken
 //! from the config file's directory and every mistake is reported with the key it concerns. The
 //! other tables belong to the crates that use them (`[model]` and the loop's keys of `[agent]`:
 //! `cordon-agent`; `[telemetry]`: `cordon-telemetry`), which read them from the same document.
@@ -130,6 +130,9 @@ pub struct Config {
     pub plugins: BTreeMap<String, PluginGrant>,
     /// Which plugin provides a tool name that several declare (`[tool_providers] NAME = "ID"`).
     pub tool_providers: BTreeMap<String, String>,
+    /// The operator's skill folders (`[skills] dirs`), absolute: each a skill (it has a
+    /// `SKILL.md`) or a folder of them.
+    pub skill_dirs: Vec<PathBuf>,
     /// Where it came from, if from a file.
     pub path: Option<PathBuf>,
     /// The scrubber this config's secrets were registered with (its header values, the
@@ -153,6 +156,7 @@ impl Default for Config {
             default_limits: Limits::default(),
             plugins: BTreeMap::new(),
             tool_providers: BTreeMap::new(),
+            skill_dirs: Vec::new(),
             path: None,
             secrets: Secrets::default(),
         }
@@ -251,6 +255,20 @@ impl Config {
             ));
         }
         let audit_path = raw.audit.path.map(|path| base.join(path));
+        let mut skill_dirs = Vec::new();
+        for (index, dir) in raw.skills.dirs.iter().enumerate() {
+            let dir = base.join(dir);
+            if !dir.is_dir() {
+                return Err(invalid(
+                    format!("skills.dirs[{index}]"),
+                    format!(
+                        "{} is not a directory; name a skill's folder (with a SKILL.md) or a folder of them",
+                        dir.display()
+                    ),
+                ));
+            }
+            skill_dirs.push(dir);
+        }
         layout::check_grants(&plugins, origin, audit_path.as_deref())
             .map_err(|(key, message)| invalid(key, message))?;
         Ok(Self {
@@ -266,6 +284,7 @@ impl Config {
             default_limits,
             plugins,
             tool_providers,
+            skill_dirs,
             path: Some(origin.to_path_buf()),
             secrets: document.secrets().clone(),
         })
@@ -359,6 +378,7 @@ struct RawConfig {
     defaults: RawDefaults,
     plugins: BTreeMap<String, RawPlugin>,
     tool_providers: BTreeMap<String, String>,
+    skills: RawSkills,
 }
 
 impl RawConfig {
@@ -372,6 +392,7 @@ impl RawConfig {
             defaults: document.table("defaults")?,
             plugins: document.table("plugins")?,
             tool_providers: document.table("tool_providers")?,
+            skills: document.table("skills")?,
         })
     }
 }
@@ -393,6 +414,13 @@ struct RawHost {
     max_http_connections: Option<usize>,
     max_open_files: Option<usize>,
     component_model_async: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSkills {
+    #[serde(default)]
+    dirs: Vec<PathBuf>,
 }
 
 #[derive(Deserialize, Default)]

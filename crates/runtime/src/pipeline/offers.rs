@@ -7,11 +7,12 @@
 use crate::pipeline::Pipeline;
 use crate::report::ErrorKind;
 use crate::sandbox::contract::offer_terms::{
-    CompletionRequest, CompletionTarget, FilledPrompt, ResourceContents,
+    CompletionRequest, CompletionTarget, FilledPrompt, ResourceBody, ResourceContents,
 };
 use crate::sandbox::failure::Failure;
 use crate::sandbox::plugin::CallOptions;
 use crate::schema::uri_template::UriTemplate;
+use crate::skills::SkillOrigin;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -52,7 +53,7 @@ pub enum OfferError {
 
 /// A resource read: its contents and the plugin that served them.
 pub struct ResourceRead {
-    /// The plugin serving it.
+    /// The plugin serving it ("" for a file of the operator's own skills).
     pub plugin: String,
     /// The parts read, secrets masked.
     pub contents: Vec<ResourceContents>,
@@ -65,6 +66,9 @@ impl Pipeline {
         uri: &str,
         cancel: CancellationToken,
     ) -> Result<ResourceRead, OfferError> {
+        if let Some(read) = self.read_skill_file(uri) {
+            return Ok(read);
+        }
         let Some((plugin, mime_type)) = self.offers().resource_owner(uri) else {
             return Err(OfferError::UnknownResource {
                 uri: self.secrets().scrub(uri).into_owned(),
@@ -90,6 +94,38 @@ impl Pipeline {
         Ok(ResourceRead {
             plugin: plugin.id.to_string(),
             contents: outcome.map_err(|failure| self.failed(failure))?,
+        })
+    }
+
+    /// A skill's file, if `uri` is one: served from what was read at load, secrets masked, audited
+    /// as any read is.
+    fn read_skill_file(&self, uri: &str) -> Option<ResourceRead> {
+        let (skill, file) = self.offers().skill_file(uri)?;
+        let body = if file.is_text() {
+            ResourceBody::Text(String::from_utf8_lossy(&file.bytes).into_owned())
+        } else {
+            ResourceBody::Blob(file.bytes.to_vec())
+        };
+        let mut part = ResourceContents {
+            uri: uri.to_string(),
+            mime_type: file.mime_type().to_string(),
+            body,
+        };
+        crate::sandbox::plugin::offers::mask_part(self.secrets(), &mut part);
+        let served_by = match &skill.origin {
+            SkillOrigin::Plugin(plugin) => plugin.to_string(),
+            SkillOrigin::Folder(_) => String::new(),
+        };
+        let outcome: Result<(), Failure> = Ok(());
+        self.audit_offer(
+            "resource_read",
+            &served_by,
+            json!({ "uri": uri, "bytes": file.bytes.len(), "skill": skill.name() }),
+            &outcome,
+        );
+        Some(ResourceRead {
+            plugin: served_by,
+            contents: vec![part],
         })
     }
 

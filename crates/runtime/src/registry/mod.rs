@@ -104,6 +104,8 @@ pub struct Registry {
     secrets: Secrets,
     /// Whether the engine has the component model's async ABI.
     component_model_async: bool,
+    /// The operator's own skills (`[skills] dirs`), read at load.
+    folder_skills: crate::skills::folder::FolderSkills,
 }
 
 impl Registry {
@@ -149,6 +151,10 @@ impl Registry {
         }
         if let Some(lock) = &options.lock_path {
             own_files.push(("the lockfile", lock));
+        }
+        // A skill's instructions reach the model: no plugin may rewrite them.
+        for dir in &options.config.skill_dirs {
+            own_files.push(("a skills folder", dir));
         }
         // The WIT a plain component's descriptions are read from decides what the model is told.
         let wit_files: Vec<(String, &Path)> = options
@@ -221,6 +227,9 @@ impl Registry {
                 )
             });
         }
+        let skill_dirs = options.config.skill_dirs.clone();
+        let folder_skills =
+            tokio::task::spawn_blocking(move || crate::skills::folder::read_all(&skill_dirs));
         let mut outcomes: Vec<(usize, Result<Plugin, LoadError>)> = Vec::new();
         while let Some(joined) = loads.join_next().await {
             match joined {
@@ -247,6 +256,7 @@ impl Registry {
             max_sandboxes: settings.max_instances as usize,
             secrets: options.config.secrets.clone(),
             component_model_async,
+            folder_skills: folder_skills.await.unwrap_or_default(),
         };
         let outcomes: Vec<(usize, Result<Plugin, LoadError>)> = outcomes
             .into_iter()
@@ -325,6 +335,11 @@ impl Registry {
     /// The host's scrubber: the config's, with its secrets and every grant header's registered.
     pub fn secrets(&self) -> &Secrets {
         &self.secrets
+    }
+
+    /// The operator's own skills (`[skills] dirs`), and those left out with why.
+    pub fn folder_skills(&self) -> &crate::skills::folder::FolderSkills {
+        &self.folder_skills
     }
 
     /// The loaded plugins, in load order: the directory's files by name, then those given in code.

@@ -8,11 +8,17 @@
 //! its prompt of a name already taken, is left out of the catalog and named in `shadowed`; and a
 //! URI is routed to the earliest plugin that serves it, declared or through a template, so no
 //! later plugin can take over URIs an earlier one serves.
+//!
+//! Skills are in it too: the operator's own (`[skills] dirs`) first, then each plugin's, in
+//! plugin order. A plugin's skills live under `skill://PLUGIN/`; one that would share a URI with a
+//! skill of the operator's (a folder skill named like the plugin) is left out, so no plugin can
+//! serve a file in place of one of the operator's.
 
 use crate::registry::Registry;
 use crate::sandbox::contract::offer_terms::{DeclaredPrompt, DeclaredResource, DeclaredTemplate};
 use crate::sandbox::plugin::Plugin;
 use crate::schema::uri_template::UriTemplate;
+use crate::skills::{Skill, SkillFile};
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -33,6 +39,7 @@ pub struct Catalog {
     resources: Vec<Listed<DeclaredResource>>,
     templates: Vec<(Listed<DeclaredTemplate>, UriTemplate)>,
     prompts: Vec<Listed<DeclaredPrompt>>,
+    skills: Vec<Skill>,
     shadowed: Vec<String>,
 }
 
@@ -42,7 +49,30 @@ impl Catalog {
         let mut catalog = Self::default();
         let mut uris = HashSet::new();
         let mut prompt_names = HashSet::new();
+        let folder_skills = registry.folder_skills();
+        catalog.skills.extend(folder_skills.skills.iter().cloned());
+        catalog
+            .shadowed
+            .extend(folder_skills.left_out.iter().cloned());
         for (position, plugin) in registry.plugins().iter().enumerate() {
+            for skill in &plugin.skills {
+                let clash = catalog.skills.iter().find(|earlier| {
+                    skill.root.starts_with(&format!("{}/", earlier.root))
+                        || earlier.root.starts_with(&format!("{}/", skill.root))
+                        || earlier.root == skill.root
+                });
+                match clash {
+                    Some(earlier) => {
+                        let by = format!(
+                            "its URIs are those of {} {}",
+                            earlier.origin,
+                            earlier.name()
+                        );
+                        catalog.shadow(plugin, "skill", skill.name(), &by);
+                    }
+                    None => catalog.skills.push(skill.clone()),
+                }
+            }
             for resource in &plugin.offered.resources {
                 let covered = catalog.templates.iter().find(|(earlier, parsed)| {
                     earlier.position < position && parsed.matches(&resource.uri)
@@ -117,14 +147,54 @@ impl Catalog {
         &self.prompts
     }
 
-    /// Declarations left out because an earlier plugin had the name, one sentence each.
+    /// Declarations left out because an earlier plugin had the name, and skills left out (a
+    /// folder's that broke a rule, a plugin's whose URIs were the operator's), one sentence each.
     pub fn shadowed(&self) -> &[String] {
         &self.shadowed
     }
 
     /// Whether the plugins serve nothing besides tools.
     pub fn is_empty(&self) -> bool {
-        self.resources.is_empty() && self.templates.is_empty() && self.prompts.is_empty()
+        self.resources.is_empty()
+            && self.templates.is_empty()
+            && self.prompts.is_empty()
+            && self.skills.is_empty()
+    }
+
+    /// The skills: the operator's, then the plugins' in plugin order.
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    /// The skill whose `SKILL.md` is at `uri`.
+    pub fn skill(&self, uri: &str) -> Option<&Skill> {
+        self.skills.iter().find(|skill| skill.uri() == uri)
+    }
+
+    /// The skill named `name`: the operator's, or `PLUGIN/NAME` for a plugin's (a plugin's skill
+    /// is found by its bare name too when no other skill has that name).
+    pub fn skill_named(&self, name: &str) -> Option<&Skill> {
+        let root = format!("{}{name}", crate::skills::SKILL_URI_PREFIX);
+        if let Some(skill) = self.skills.iter().find(|skill| skill.root == root) {
+            return Some(skill);
+        }
+        let mut named = self.skills.iter().filter(|skill| skill.name() == name);
+        match (named.next(), named.next()) {
+            (Some(skill), None) => Some(skill),
+            _ => None,
+        }
+    }
+
+    /// The skill file at `uri`, with its skill.
+    pub fn skill_file(&self, uri: &str) -> Option<(&Skill, &SkillFile)> {
+        self.skills
+            .iter()
+            .find_map(|skill| Some((skill, skill.file_at(uri)?)))
+    }
+
+    /// Whether `other` serves the same skills, file for file.
+    pub fn same_skills(&self, other: &Self) -> bool {
+        self.skills == other.skills
     }
 
     /// The plugin serving `uri` and the declared MIME type: the earliest plugin in plugin order

@@ -30,7 +30,14 @@ pub struct BuildOptions<'a> {
     /// and the components of earlier Python and JavaScript builds (`build-outputs/`); `None`:
     /// each Rust project builds in its own `target/`, and nothing is reused.
     pub cache: Option<&'a Path>,
+    /// What the host does to a built component before it goes into place (the project's and the
+    /// component's paths; `Err` says why the component is refused): cordon embeds the project's
+    /// `skills/` there.
+    pub finish: Option<&'a FinishStep>,
 }
+
+/// A step the host runs on a built component: given the project and the component.
+pub type FinishStep = dyn Fn(&Path, &Path) -> Result<(), String>;
 
 /// What a build did.
 #[derive(Debug, Clone)]
@@ -86,6 +93,12 @@ pub fn build(project: &Path, options: &BuildOptions<'_>) -> Result<Built, Scaffo
     } else {
         c::build(project, &scratch)?;
     }
+    if let Some(finish) = options.finish {
+        finish(project, &scratch).map_err(|reason| ScaffoldError::Finishing {
+            project: project.clone(),
+            reason,
+        })?;
+    }
     let path = output.finish(options.force, &options.records)?;
     Ok(Built { path, reused })
 }
@@ -122,6 +135,7 @@ fn python_key(project: &Path) -> Result<Option<String>, ScaffoldError> {
         "componentize-py",
         &tool_identity(&componentize, &["--version"]),
     );
+    key.value("recipe", PYTHON_RECIPE.join(" ").as_bytes());
     key.tree("contract", &root.join(crate::project::CONTRACT_DIR), &[]);
     key.tree("sdk", &root.join("sdk/python"), &[]);
     key.tree("project", project, &[]);
@@ -195,6 +209,10 @@ fn build_rust(
     Ok(())
 }
 
+/// How componentize-py is asked to build (after the contract's directory): part of the build's
+/// key, so a change of it is a new build.
+const PYTHON_RECIPE: [&str; 4] = ["-w", "cordon-plugin", "componentize", "app"];
+
 fn build_python(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
     let componentize = find_componentize_py().ok_or_else(|| ScaffoldError::MissingTool {
         tool: "componentize-py".into(),
@@ -204,7 +222,8 @@ fn build_python(project: &Path, output: &Path) -> Result<(), ScaffoldError> {
     run(Command::new(componentize)
         .arg("-d")
         .arg(root.join(crate::project::CONTRACT_DIR))
-        .args(["-w", "cordon-plugin", "componentize", "app", "-p"])
+        .args(PYTHON_RECIPE)
+        .arg("-p")
         .arg(project)
         .arg("-p")
         .arg(root.join("sdk/python"))

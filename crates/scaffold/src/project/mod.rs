@@ -56,6 +56,9 @@ pub enum ScaffoldError {
         "cargo built no wasm32-wasip2 component for the crate {krate} (its [lib] needs crate-type = [\"cdylib\"], as `cordon new` writes it): {command}"
     )]
     NoComponent { krate: String, command: String },
+    /// The step the host runs on a built component (embedding the project's skills) refused it.
+    #[error("{} was built, but {reason}", project.display())]
+    Finishing { project: PathBuf, reason: String },
     #[error("cannot {action} {}: {source}", path.display())]
     Io {
         action: &'static str,

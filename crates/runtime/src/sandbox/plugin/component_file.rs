@@ -6,6 +6,7 @@
 //! size and hash checks.
 
 use super::LoadError;
+use crate::skills::section_scan::SectionScan;
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::Read;
@@ -24,7 +25,9 @@ pub(crate) enum ComponentSource {
 
 impl ComponentSource {
     /// The component's sha256, after its header and size are checked.
-    pub(super) fn sha256(&self) -> Result<[u8; 32], LoadError> {
+    /// The sha256 of the component's bytes, and the payload of its skills section (read in the
+    /// same pass, so it is part of what was hashed).
+    pub(super) fn sha256(&self) -> Result<Hashed, LoadError> {
         match self {
             Self::File(path) => hash_file(path),
             Self::Bytes(bytes) => {
@@ -35,7 +38,12 @@ impl ComponentSource {
                     });
                 }
                 check_component_header(&bytes[..bytes.len().min(8)])?;
-                Ok(Sha256::digest(bytes).into())
+                let mut skills = skills_scan();
+                skills.feed(bytes);
+                Ok(Hashed {
+                    sha256: Sha256::digest(bytes).into(),
+                    skills_section: skills.finish().map_err(LoadError::Skills)?,
+                })
             }
         }
     }
@@ -79,7 +87,20 @@ fn open_plugin_file(path: &Path) -> Result<(File, u64), LoadError> {
 /// The sha256 of a plugin file, read in chunks: its header is checked first,
 /// so a file that is no component is refused before it is hashed, and the whole file is only
 /// read into memory when it has to be compiled.
-fn hash_file(path: &Path) -> Result<[u8; 32], LoadError> {
+/// A component's digest and its skills section's payload.
+pub(crate) struct Hashed {
+    pub sha256: [u8; 32],
+    pub skills_section: Option<Vec<u8>>,
+}
+
+fn skills_scan() -> SectionScan {
+    SectionScan::new(
+        crate::skills::embedded::SECTION_NAME,
+        crate::skills::embedded::MAX_SECTION_BYTES,
+    )
+}
+
+fn hash_file(path: &Path) -> Result<Hashed, LoadError> {
     let (file, _) = open_plugin_file(path)?;
     let mut file = file.take(MAX_PLUGIN_BYTES + 1);
     let mut header = [0u8; 8];
@@ -95,6 +116,8 @@ fn hash_file(path: &Path) -> Result<[u8; 32], LoadError> {
     check_component_header(&header[..filled])?;
     let mut hasher = Sha256::new();
     hasher.update(&header[..filled]);
+    let mut skills = skills_scan();
+    skills.feed(&header[..filled]);
     let mut read = filled as u64;
     let mut buffer = vec![0u8; 128 << 10];
     loop {
@@ -106,6 +129,7 @@ fn hash_file(path: &Path) -> Result<[u8; 32], LoadError> {
         };
         read += n as u64;
         hasher.update(&buffer[..n]);
+        skills.feed(&buffer[..n]);
     }
     if read > MAX_PLUGIN_BYTES {
         return Err(LoadError::TooLarge {
@@ -113,7 +137,10 @@ fn hash_file(path: &Path) -> Result<[u8; 32], LoadError> {
             limit: MAX_PLUGIN_BYTES,
         });
     }
-    Ok(hasher.finalize().into())
+    Ok(Hashed {
+        sha256: hasher.finalize().into(),
+        skills_section: skills.finish().map_err(LoadError::Skills)?,
+    })
 }
 
 /// The file's bytes for compiling, refused if they are no longer the bytes that were hashed (and

@@ -9,6 +9,9 @@ use std::path::PathBuf;
 /// Why a plugin file was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    /// The skills it carries break a rule (`skills/embedded.rs`).
+    #[error("the skills it carries are refused: {0}")]
+    Skills(String),
     /// The file could not be read.
     #[error("cannot read the file: {0}")]
     Read(#[source] std::io::Error),

@@ -8,7 +8,7 @@ pub(crate) mod declared;
 mod host;
 mod load_error;
 mod offer_checks;
-mod offers;
+pub(crate) mod offers;
 mod output;
 mod panic_guard;
 mod run;
@@ -101,6 +101,8 @@ pub struct Plugin {
     pub hook: Option<HookInfo>,
     /// The resources, resource templates and prompts it serves (contract 0.4), checked.
     pub offered: Offered,
+    /// The skills its component carries (`skills/embedded.rs`), checked.
+    pub skills: Vec<crate::skills::Skill>,
     /// Whether its code came from the compile cache or was compiled at this load.
     pub compiled: CompileSource,
     /// What the operator granted it.
@@ -147,7 +149,8 @@ impl Plugin {
         if let Some(why) = &grant.unavailable {
             return Err(LoadError::GrantUnavailable(why.clone()));
         }
-        let sha256 = source.sha256()?;
+        let hashed = source.sha256()?;
+        let sha256 = hashed.sha256;
         if let Some(expected) = grant.sha256
             && expected != sha256
         {
@@ -164,6 +167,13 @@ impl Plugin {
         if let Some(admit) = admission {
             admit(&id, &sha256).map_err(LoadError::NotAdmitted)?;
         }
+        let skills = match &hashed.skills_section {
+            Some(payload) => {
+                check_id_for_skills(&id)?;
+                crate::skills::embedded::decode(payload, &id).map_err(LoadError::Skills)?
+            }
+            None => Vec::new(),
+        };
         let preopens = grant.open_dirs()?;
         let engine = host.engine.clone();
         let cache = host.cache.clone();
@@ -247,6 +257,7 @@ impl Plugin {
             tools: Vec::new(),
             hook: None,
             offered: Offered::default(),
+            skills,
             compiled,
             grant,
             contract,
@@ -473,4 +484,19 @@ impl Plugin {
 /// was built without (it names the feature in its message).
 fn needs_async_abi(err: &wasmtime::Error) -> bool {
     innermost(err).contains("component model async")
+}
+
+/// A plugin carrying skills serves them under `skill://ID/`: its id must stand there as written.
+fn check_id_for_skills(id: &str) -> Result<(), LoadError> {
+    let fits = !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-'));
+    if fits {
+        Ok(())
+    } else {
+        Err(LoadError::Skills(format!(
+            "they are served under skill://{id}/, and a plugin id there may hold only a-z, 0-9, `_` and `-`; rename its file"
+        )))
+    }
 }

@@ -60,7 +60,7 @@ impl Plugin {
             ));
         }
         for part in &mut parts {
-            self.mask_part(part);
+            mask_part(&self.secrets, part);
             if part.uri.is_empty() {
                 part.uri = uri.to_string();
             } else if !is_at_or_below(uri, &part.uri) {
@@ -163,25 +163,6 @@ impl Plugin {
         Ok(values)
     }
 
-    /// Masks configured secrets in a part read: its URI, its MIME type and its text. Bytes that
-    /// hold a secret are replaced whole by a note (masking inside would corrupt them).
-    fn mask_part(&self, part: &mut ResourceContents) {
-        part.uri = self.secrets.scrub(&part.uri).into_owned();
-        part.mime_type = self.secrets.scrub(&part.mime_type).into_owned();
-        match &mut part.body {
-            ResourceBody::Text(text) => *text = self.secrets.scrub(text).into_owned(),
-            ResourceBody::Blob(bytes) => {
-                if self.secrets.found_in_bytes(bytes) {
-                    part.body = ResourceBody::Text(format!(
-                        "[the resource's {} bytes were removed: they hold a configured secret] {MASK}",
-                        bytes.len()
-                    ));
-                    part.mime_type = "text/plain".into();
-                }
-            }
-        }
-    }
-
     /// Masks configured secrets in a filled-in prompt: its description and texts; an image whose
     /// bytes hold one becomes a note, as in a tool's result.
     fn mask_prompt(&self, filled: &mut FilledPrompt) {
@@ -274,6 +255,25 @@ fn is_at_or_below(read: &str, part: &str) -> bool {
             let decoded = segment.to_ascii_lowercase().replace("%2e", ".");
             decoded != "." && decoded != ".."
         })
+}
+
+/// Masks configured secrets in a part read: its URI, its MIME type and its text. Bytes that hold a
+/// secret are replaced whole by a note (masking inside would corrupt them).
+pub(crate) fn mask_part(secrets: &crate::report::secrets::Secrets, part: &mut ResourceContents) {
+    part.uri = secrets.scrub(&part.uri).into_owned();
+    part.mime_type = secrets.scrub(&part.mime_type).into_owned();
+    match &mut part.body {
+        ResourceBody::Text(text) => *text = secrets.scrub(text).into_owned(),
+        ResourceBody::Blob(bytes) => {
+            if secrets.found_in_bytes(bytes) {
+                part.body = ResourceBody::Text(format!(
+                    "[the resource's {} bytes were removed: they hold a configured secret] {MASK}",
+                    bytes.len()
+                ));
+                part.mime_type = "text/plain".into();
+            }
+        }
+    }
 }
 
 #[cfg(test)]
