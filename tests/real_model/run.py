@@ -112,6 +112,8 @@ class Task:
     # Times the per-task timeout: without tool search the first request of `find` carries every
     # spec (about 15,000 tokens for 166 tools), which takes minutes to read on a CPU.
     timeout_factor: float = 1.0
+    # Serve the house-report skill ([skills] dirs): the format it asks for is written nowhere else.
+    skills: bool = False
 
 
 TASKS = [
@@ -124,7 +126,29 @@ TASKS = [
     Task("find", "Create an invoice for customer c-42 for 12.50 euros.", many_tools=True,
          timeout_factor=3.0),
     Task("math", "What is 12 times 11?"),
+    Task("skill", "Write a short status report on the project described in /data/project.txt, in our "
+                  "house report format.", skills=True),
+    # The same task with no skill served: the house format cannot be known (it should fail).
+    Task("noskill", "Write a short status report on the project described in /data/project.txt, in "
+                    "our house report format."),
 ]
+
+# The skill the `skill` task serves: a report format nothing else says.
+REPORT_MARKER = "HOUSE-REPORT-7Q"
+HOUSE_REPORT_SKILL = f"""---
+name: house-report
+description: The house report format. Use it whenever a status report is asked for.
+---
+# House report format
+
+A house report is exactly three lines:
+
+1. The marker `{REPORT_MARKER}`.
+2. `Project: ` and the project's name.
+3. `Code word: ` and the project's code word, if it has one.
+
+Read the project's notes first, then answer with the three lines and nothing else.
+"""
 
 # A task's timeout (seconds) per model of setup_model.MODELS; a GGUF given by path gets
 # DEFAULT_TIMEOUT. A 1.5B request of ~3,600 prompt tokens takes about a minute on one busy core.
@@ -456,13 +480,19 @@ hook = true
 
 
 def make_workspace(task_dir: Path, max_steps: int, max_tokens: int, model_timeout: float = 0,
-                   agent_settings: list[str] | None = None) -> Path:
+                   agent_settings: list[str] | None = None, skills: bool = False) -> Path:
     (task_dir / "data").mkdir(parents=True)
     (task_dir / "scratch").mkdir()
     for name, text in DATA_FILES.items():
         (task_dir / "data" / name).write_text(text)
     config = task_dir / "cordon.toml"
-    config.write_text(config_text(task_dir, max_steps, max_tokens, model_timeout, agent_settings))
+    text = config_text(task_dir, max_steps, max_tokens, model_timeout, agent_settings)
+    if skills:
+        skill = task_dir / "skills" / "house-report"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(HOUSE_REPORT_SKILL)
+        text += '\n[skills]\ndirs = ["skills"]\n'
+    config.write_text(text)
     (task_dir / "schema.json").write_text(json.dumps(COUNT_SCHEMA, indent=2) + "\n")
     return config
 
@@ -632,6 +662,13 @@ def judge(task: Task, outcome: Outcome, task_dir: Path, stdout: str, examples: d
                      + (f" -> {result.get('errorKind') or 'error'}" if result.get("isError") else "")
                      for result in invoices]
             outcome.notes.append(f"{INVOICE_TOOL} ran with {'; '.join(shown)}"[:160])
+    elif task.name in ("skill", "noskill"):
+        loads = [call for call in outcome.tool_calls if call.get("name") == "load_skill"]
+        outcome.correct = (not calls_as_answer and REPORT_MARKER in outcome.answer
+                           and CODE_WORD.lower() in outcome.answer.lower())
+        outcome.notes.append(f"load_skill called {len(loads)} time(s)")
+        if not outcome.correct and not calls_as_answer:
+            outcome.notes.append(f"the answer is not the house format: {outcome.answer[:50]!r}")
     elif task.name == "math":
         outcome.correct = not calls_as_answer and mentions_number(outcome.answer, 132)
         if not outcome.correct and not calls_as_answer:
@@ -701,7 +738,8 @@ def run_task(task: Task, settings: Settings) -> Outcome:
     # The first request, from the stand-in server (and the system prompt `--error-kinds` changes).
     if settings.capture is not None:
         first_dir = settings.work / "first-request" / task.name
-        config = make_workspace(first_dir, settings.max_steps, settings.max_tokens, timeout, agent_settings)
+        config = make_workspace(first_dir, settings.max_steps, settings.max_tokens, timeout, agent_settings,
+                                task.skills)
         command = task_command(settings, task, first_dir, config, settings.capture.base_url)
         outcome.first_request = capture_first_request(settings.capture, command, first_dir, env,
                                                       settings.tokens)
@@ -710,7 +748,7 @@ def run_task(task: Task, settings: Settings) -> Outcome:
             agent_settings.append(f"system_prompt = {json.dumps(prompt)}")
             first_dir = settings.work / "first-request" / f"{task.name}-error-kinds"
             config = make_workspace(first_dir, settings.max_steps, settings.max_tokens, timeout,
-                                    agent_settings)
+                                    agent_settings, task.skills)
             command = task_command(settings, task, first_dir, config, settings.capture.base_url)
             outcome.first_request = capture_first_request(settings.capture, command, first_dir, env,
                                                           settings.tokens)
@@ -720,7 +758,8 @@ def run_task(task: Task, settings: Settings) -> Outcome:
         return outcome
 
     task_dir = settings.work / task.name
-    config = make_workspace(task_dir, settings.max_steps, settings.max_tokens, timeout, agent_settings)
+    config = make_workspace(task_dir, settings.max_steps, settings.max_tokens, timeout, agent_settings,
+                            task.skills)
     command = task_command(settings, task, task_dir, config, settings.base_url)
     outcome.load_average.append(round(os.getloadavg()[0], 2))
     started = time.monotonic()

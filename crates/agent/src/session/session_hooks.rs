@@ -531,12 +531,15 @@ impl Agent {
         };
         let allowed = self.pipeline.expand_groups(only);
         let contract_set = self.options.contract.is_some();
+        // With skills served, the tools of those names are the built-in ones (a plugin's of the
+        // same name is not offered); without, a plugin's is narrowed like any other.
+        let skills_served = !self.pipeline.offers().skills().is_empty();
         let mut narrowed: Vec<ToolSpec> = tools
             .into_iter()
             .filter(|tool| {
                 allowed.contains(&tool.name)
                     || (contract_set && tool.name == contract::FINAL_RESULT)
-                    || super::skill_tools::is_skill_tool(&tool.name)
+                    || (skills_served && super::skill_tools::is_skill_tool(&tool.name))
             })
             .collect();
         if self.searching_tools() {

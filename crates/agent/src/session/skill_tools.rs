@@ -98,11 +98,11 @@ pub async fn answer(
     let (uri, heading) = if call.name == LOAD_SKILL {
         let others: Vec<&str> = skill.files[1..].iter().map(|f| f.path.as_str()).collect();
         let heading = if others.is_empty() {
-            format!("Skill {} loaded.\n\n", skill.name())
+            format!("Skill {} loaded.\n\n", skill.qualified_name())
         } else {
             format!(
                 "Skill {} loaded. Its other files (read them with read_skill_file when its instructions say to): {}\n\n",
-                skill.name(),
+                skill.qualified_name(),
                 others.join(", ")
             )
         };
@@ -123,7 +123,7 @@ pub async fn answer(
                 ErrorKind::NotFound,
                 format!(
                     "skill {} has no file {:?}; its files are: {}",
-                    skill.name(),
+                    skill.qualified_name(),
                     pipeline.secrets().scrub(path),
                     paths.join(", ")
                 ),
@@ -158,11 +158,11 @@ pub async fn answer(
 }
 
 fn skill_names(pipeline: &Pipeline) -> String {
-    let names: Vec<&str> = pipeline
+    let names: Vec<String> = pipeline
         .offers()
         .skills()
         .iter()
-        .map(|skill| skill.name())
+        .map(|skill| skill.qualified_name())
         .collect();
     names.join(", ")
 }

@@ -27,7 +27,8 @@ pub struct Environment {
     pub has_tools: bool,
     /// `[agent.groups]` with their active tool counts, for a session that searches.
     pub groups: Vec<(String, usize)>,
-    /// The skills, each `NAME: what it is for` (at most [`MAX_SKILL_ENTRY_BYTES`]).
+    /// The skills, each a line `- NAME: "what it is for"` (at most [`MAX_SKILL_ENTRY_BYTES`]);
+    /// a plugin's skill is `PLUGIN/NAME`.
     pub skills: Vec<String>,
 }
 
@@ -105,7 +106,10 @@ impl Environment {
             .offers()
             .skills()
             .iter()
-            .map(|skill| skill_entry(skill.name(), &skill.front_matter.description))
+            .map(|skill| {
+                let description = pipeline.secrets().scrub(&skill.front_matter.description);
+                skill_entry(&skill.qualified_name(), &description)
+            })
             .collect();
         Self {
             skills,
@@ -126,17 +130,13 @@ impl Environment {
 /// with `search_tools`.
 pub fn default_prompt(environment: &Environment, searching: bool) -> String {
     let mut prompt = String::from("You are a capable assistant.");
-    if !environment.has_tools && environment.skills.is_empty() {
-        prompt.push_str(" This session has no tools: answer from what you know.");
+    if !environment.has_tools {
+        if environment.skills.is_empty() {
+            prompt.push_str(" This session has no tools: answer from what you know.");
+        }
         let _ = write!(prompt, " It is now {}.", environment.now);
+        push_skills(&mut prompt, &environment.skills);
         return prompt;
-    }
-    if !environment.skills.is_empty() {
-        let _ = write!(
-            prompt,
-            " Skills (call load_skill with one's name before a task it fits): {}.",
-            environment.skills.join("; ")
-        );
     }
     prompt.push_str(
         " Use a tool when it can find or check the answer; answer directly when none is needed. \
@@ -205,16 +205,33 @@ pub fn default_prompt(environment: &Environment, searching: bool) -> String {
             );
         }
     }
+    push_skills(&mut prompt, &environment.skills);
     prompt
 }
 
-/// `NAME: the description's first line`, cut to fit [`MAX_SKILL_ENTRY_BYTES`] with its `; `.
+/// The skills, one line each under a heading, when there are any.
+fn push_skills(prompt: &mut String, skills: &[String]) {
+    if !skills.is_empty() {
+        prompt.push_str("\nSkills (call load_skill with a name below before a task it fits):");
+        for entry in skills {
+            prompt.push_str(entry);
+        }
+    }
+}
+
+/// `\n- NAME: "the description's first line"`, cut to fit [`MAX_SKILL_ENTRY_BYTES`]; a `"` in it
+/// is written `'`, so the quotes say where each description ends.
 fn skill_entry(name: &str, description: &str) -> String {
-    let first_line = description.lines().next().unwrap_or_default().trim();
-    let room = MAX_SKILL_ENTRY_BYTES.saturating_sub(name.len() + 4);
-    let mut entry = format!("{name}: ");
+    let first_line = description
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .replace('"', "'");
+    let room = MAX_SKILL_ENTRY_BYTES.saturating_sub(name.len() + 7);
+    let mut entry = format!("\n- {name}: \"");
     if first_line.len() <= room {
-        entry.push_str(first_line);
+        entry.push_str(&first_line);
     } else {
         let mut end = room.saturating_sub('…'.len_utf8());
         while !first_line.is_char_boundary(end) {
@@ -223,6 +240,7 @@ fn skill_entry(name: &str, description: &str) -> String {
         entry.push_str(&first_line[..end]);
         entry.push('…');
     }
+    entry.push('"');
     entry
 }
 
@@ -266,15 +284,23 @@ mod tests {
             one.len() - without.len()
         );
         with.skills.push(skill_entry(
-            "house-report",
-            "How reports are laid out here.\nMore.",
+            "notes/house-report",
+            "How \"reports\" are laid out here.\nMore.",
         ));
         let two = default_prompt(&with, false);
         assert!(two.len() - one.len() <= 200);
         assert!(
-            two.contains("house-report: How reports are laid out here."),
+            two.ends_with("\n- notes/house-report: \"How 'reports' are laid out here.\""),
             "{two}"
         );
+        // A session with no tools but a skill: still at most 200 bytes more.
+        let mut bare = environment(Vec::new(), Vec::new());
+        bare.has_tools = false;
+        let without = default_prompt(&bare, false);
+        bare.skills
+            .push(skill_entry(&"n".repeat(64), &"d".repeat(900)));
+        let with_one = default_prompt(&bare, false);
+        assert!(with_one.len() <= without.len() + 200, "{with_one}");
         assert!(two.contains("call load_skill"), "{two}");
     }
 

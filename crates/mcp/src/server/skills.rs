@@ -19,7 +19,12 @@ pub fn list(
     cursor: Option<&str>,
     size: usize,
 ) -> Result<ListSkillsResult, McpError> {
-    let mut all: Vec<rmcp::model::Skill> = pipeline.offers().skills().iter().map(entry).collect();
+    let mut all: Vec<rmcp::model::Skill> = pipeline
+        .offers()
+        .skills()
+        .iter()
+        .map(|skill| entry(pipeline, skill))
+        .collect();
     all.sort_by(|a, b| a.uri.cmp(&b.uri));
     let (page, next) = tool_pages::page_by(&all, |skill| &skill.uri, cursor, size)
         .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
@@ -31,7 +36,7 @@ pub fn list(
 /// `skills/get`: the skill whose `SKILL.md` is at `uri`; `-32602` for a URI no skill has.
 pub fn get(pipeline: &Pipeline, uri: &str) -> Result<GetSkillResult, McpError> {
     match pipeline.offers().skill(uri) {
-        Some(skill) => Ok(GetSkillResult::new(entry(skill))),
+        Some(skill) => Ok(GetSkillResult::new(entry(pipeline, skill))),
         None => Err(McpError::invalid_params(
             format!(
                 "no skill's SKILL.md is at {:?}; skills/list says which skills are served",
@@ -46,19 +51,31 @@ pub fn get(pipeline: &Pipeline, uri: &str) -> Result<GetSkillResult, McpError> {
 pub fn skill_resources(pipeline: &Pipeline) -> impl Iterator<Item = Resource> + '_ {
     pipeline.offers().skills().iter().map(|skill| {
         let mut resource = Resource::new(skill.uri(), skill.name());
-        resource.description = Some(skill.front_matter.description.clone());
+        let description = pipeline.secrets().scrub(&skill.front_matter.description);
+        resource.description = Some(description.into_owned());
         resource.mime_type = Some("text/markdown".into());
         resource.size = Some(skill.files[0].bytes.len() as u64);
         resource
     })
 }
 
-fn entry(skill: &Skill) -> rmcp::model::Skill {
-    let mut fields = skill.front_matter.fields.clone();
-    let mut front_matter = SkillFrontmatter::new(
-        skill.front_matter.name.clone(),
-        skill.front_matter.description.clone(),
-    );
+/// The skill as the extension lists it, configured secrets in its front matter masked (as they
+/// are in its files when read).
+fn entry(pipeline: &Pipeline, skill: &Skill) -> rmcp::model::Skill {
+    let mut fields = Value::Object(skill.front_matter.fields.clone());
+    pipeline.secrets().scrub_json(&mut fields);
+    let Value::Object(mut fields) = fields else {
+        unreachable!("masking keeps an object an object")
+    };
+    let text = |fields: &serde_json::Map<String, Value>, key: &str| {
+        fields
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut front_matter =
+        SkillFrontmatter::new(text(&fields, "name"), text(&fields, "description"));
     fields.remove("name");
     fields.remove("description");
     for (key, value) in fields {

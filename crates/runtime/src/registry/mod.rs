@@ -258,6 +258,15 @@ impl Registry {
             component_model_async,
             folder_skills: folder_skills.await.unwrap_or_default(),
         };
+        // Each skill's folder and file as resolved (a link, a hard link, a mount), not only the
+        // folders named in [skills]: no plugin may be able to rewrite what the model is told.
+        let skill_files: Vec<(&str, &Path)> = registry
+            .folder_skills
+            .on_disk
+            .iter()
+            .map(|path| ("a skill's file", path.as_path()))
+            .collect();
+        options.config.check_own_files(&skill_files)?;
         let outcomes: Vec<(usize, Result<Plugin, LoadError>)> = outcomes
             .into_iter()
             .map(|(index, outcome)| {

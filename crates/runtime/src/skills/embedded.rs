@@ -6,7 +6,7 @@
 //! component's sha256 (a pin, the lock, a signature) like its code. A custom section is not code:
 //! the component runs the same with it or without it.
 
-use super::{MAX_BYTES_PER_SKILL, MAX_SKILLS_PER_SOURCE, Skill, SkillFile, SkillOrigin};
+use super::{MAX_SKILLS_PER_SOURCE, Skill, SkillFile, SkillOrigin};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -16,8 +16,11 @@ use std::path::Path;
 pub const SECTION_NAME: &str = "cordon-skills";
 /// The format written in it.
 pub const FORMAT: &str = "cordon-skills/1";
-/// The largest section read: every skill at its bound would not fit, a real plugin's skills do.
-pub const MAX_SECTION_BYTES: usize = 4 * MAX_BYTES_PER_SKILL as usize;
+/// The largest section read (one skill at its bound, base64-encoded, fits; every skill at its
+/// bound would not, a real plugin's skills do).
+pub const MAX_SECTION_BYTES: usize = 24 << 20;
+/// The most files a plugin's skills may have together, counted before any is decoded.
+pub const MAX_FILES_PER_PLUGIN: usize = 4096;
 
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +45,12 @@ pub fn decode(bytes: &[u8], plugin: &str) -> Result<Vec<Skill>, String> {
         return Err(format!(
             "its `{SECTION_NAME}` section is in format {:?}; this cordon reads {FORMAT:?}",
             payload.format
+        ));
+    }
+    if payload.files.len() > MAX_FILES_PER_PLUGIN {
+        return Err(format!(
+            "its skills have {} files, more than the {MAX_FILES_PER_PLUGIN} a plugin may carry",
+            payload.files.len()
         ));
     }
     let mut by_skill: BTreeMap<String, Vec<SkillFile>> = BTreeMap::new();

@@ -15,6 +15,9 @@ pub struct FolderSkills {
     pub skills: Vec<Skill>,
     /// Why a skill or a folder was left out, one sentence each.
     pub left_out: Vec<String>,
+    /// Where the served skills are on disk: each skill's folder and every file, resolved (checked
+    /// against the read-write grants: no plugin may be able to rewrite them).
+    pub on_disk: Vec<PathBuf>,
 }
 
 /// Reads the skills in `dirs`.
@@ -56,7 +59,8 @@ pub fn read_all(dirs: &[PathBuf]) -> FolderSkills {
                 ));
                 continue;
             }
-            let read = read_files(&skill_dir).and_then(|files| {
+            let mut paths = Vec::new();
+            let read = read_files(&skill_dir, &mut paths).and_then(|files| {
                 Skill::from_files(&name, files, SkillOrigin::Folder(dir.clone()))
             });
             match read {
@@ -66,7 +70,10 @@ pub fn read_all(dirs: &[PathBuf]) -> FolderSkills {
                         skill_dir.display()
                     ));
                 }
-                Ok(skill) => found.skills.push(skill),
+                Ok(skill) => {
+                    found.skills.push(skill);
+                    found.on_disk.extend(paths);
+                }
                 Err(reason) => found.left_out.push(format!(
                     "skill {} is left out: {reason}",
                     skill_dir.display()
@@ -80,11 +87,13 @@ pub fn read_all(dirs: &[PathBuf]) -> FolderSkills {
     found
 }
 
-/// Every file under `root` (hidden ones left out), with its path inside it.
-fn read_files(root: &Path) -> Result<Vec<SkillFile>, String> {
+/// Every file under `root` (hidden ones left out), with its path inside it; `paths` gets the
+/// folder and each file, resolved.
+fn read_files(root: &Path, paths: &mut Vec<PathBuf>) -> Result<Vec<SkillFile>, String> {
     let canonical_root = root
         .canonicalize()
         .map_err(|err| format!("its folder cannot be read ({err})"))?;
+    paths.push(canonical_root.clone());
     let mut files = Vec::new();
     let mut total: u64 = 0;
     let mut pending = vec![(canonical_root.clone(), String::new())];
@@ -102,10 +111,19 @@ fn read_files(root: &Path) -> Result<Vec<SkillFile>, String> {
                 .path()
                 .canonicalize()
                 .map_err(|err| format!("{path} cannot be read ({err})"))?;
-            if !target.starts_with(&canonical_root) {
-                return Err(format!(
+            let inside = target.strip_prefix(&canonical_root).map_err(|_| {
+                format!(
                     "{path} is a link to {}, outside the skill's folder",
                     target.display()
+                )
+            })?;
+            if inside
+                .components()
+                .any(|part| part.as_os_str().to_string_lossy().starts_with('.'))
+            {
+                return Err(format!(
+                    "{path} is a link to a hidden file or folder ({}), which is not served",
+                    inside.display()
                 ));
             }
             let metadata = std::fs::metadata(&target)
@@ -126,12 +144,31 @@ fn read_files(root: &Path) -> Result<Vec<SkillFile>, String> {
                     "its files are more than a skill may have ({MAX_FILES_PER_SKILL} files, {MAX_BYTES_PER_SKILL} bytes)"
                 ));
             }
-            let bytes =
-                std::fs::read(&target).map_err(|err| format!("{path} cannot be read ({err})"))?;
+            let bytes = read_regular(&target, MAX_BYTES_PER_SKILL)
+                .map_err(|err| format!("{path} cannot be read ({err})"))?;
+            paths.push(target);
             files.push(SkillFile::new(path, bytes));
         }
     }
     Ok(files)
+}
+
+/// The bytes of the regular file at `path` (no more than `limit`): opened without following a
+/// final link and without blocking (a FIFO put in its place cannot hang the load), checked to be a
+/// regular file on the descriptor.
+fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// The longest skill name, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
 const MAX_COMPATIBILITY_CHARS: usize = 500;
+/// The most front matter read, in bytes.
+pub const MAX_FRONT_MATTER_BYTES: usize = 64 << 10;
 
 /// What a `SKILL.md` says about itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,8 +49,12 @@ pub fn parse(text: &str, dir_name: &str) -> Result<FrontMatter, String> {
     let Some(yaml_len) = yaml_len else {
         return Err("its front matter has no closing `---` line".into());
     };
-    let value: Value = serde_yaml::from_str(&rest[..yaml_len])
-        .map_err(|err| format!("its front matter is not YAML: {err}"))?;
+    if yaml_len > MAX_FRONT_MATTER_BYTES {
+        return Err(format!(
+            "its front matter is {yaml_len} bytes, more than the {MAX_FRONT_MATTER_BYTES} cordon reads"
+        ));
+    }
+    let value = super::bounded_yaml::read(&rest[..yaml_len])?;
     let Value::Object(fields) = value else {
         return Err(
             "its front matter is not a mapping of fields (`name: ...`, `description: ...`)".into(),
@@ -62,6 +68,7 @@ pub fn parse(text: &str, dir_name: &str) -> Result<FrontMatter, String> {
         ));
     }
     let description = required_text(&fields, "description")?;
+    check_plain_text(&description, "description")?;
     let chars = description.chars().count();
     if chars == 0 || chars > MAX_DESCRIPTION_CHARS {
         return Err(format!(
@@ -100,6 +107,32 @@ pub fn parse(text: &str, dir_name: &str) -> Result<FrontMatter, String> {
         allowed_tools,
         fields,
     })
+}
+
+/// Refuses characters that could make a description pose as other text where it is shown (the
+/// agent's system prompt, a terminal): controls other than tab and newline, line and paragraph
+/// separators, and the bidirectional overrides.
+fn check_plain_text(text: &str, key: &str) -> Result<(), String> {
+    let bad = text.chars().find(|&c| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(
+                c,
+                '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{200e}'
+                    | '\u{200f}'
+                    | '\u{061c}'
+                    | '\u{202a}'..='\u{202e}'
+                    | '\u{2066}'..='\u{2069}'
+            )
+    });
+    match bad {
+        Some(c) => Err(format!(
+            "its `{key}` holds the character U+{:04X}; write it as plain text (tabs and newlines are fine)",
+            c as u32
+        )),
+        None => Ok(()),
+    }
 }
 
 fn required_text(fields: &Map<String, Value>, key: &str) -> Result<String, String> {

@@ -6,6 +6,7 @@
 //! under `skill://NAME/`. Their files are read once, when the plugins load, and held in memory, so
 //! what is served is what was checked and digested.
 
+mod bounded_yaml;
 pub mod embedded;
 pub mod folder;
 pub mod front_matter;
@@ -177,6 +178,15 @@ impl Skill {
     /// Its name.
     pub fn name(&self) -> &str {
         &self.front_matter.name
+    }
+
+    /// The name the agent knows it by: `NAME` for the operator's, `PLUGIN/NAME` for a plugin's (so
+    /// a plugin's skill never reads as one of the operator's).
+    pub fn qualified_name(&self) -> String {
+        match &self.origin {
+            SkillOrigin::Plugin(plugin) => format!("{plugin}/{}", self.name()),
+            SkillOrigin::Folder(_) => self.name().to_string(),
+        }
     }
 
     /// The URI of its `SKILL.md`.
