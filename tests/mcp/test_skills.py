@@ -4,12 +4,15 @@ operator's skill folder and the skills a plugin carries (a component with a `cor
 section, written here from the format's description) listed by `skills/list`, each fetched by
 `skills/get`, every file read with `resources/read` and checked against the digest and size the
 listing gave, the front matter as written, an unknown skill `-32602`, and a replaced plugin's
-skills gone from the list."""
+skills gone from the list; and the official TypeScript SDK's client (tests/mcp/ts_skills.mjs)
+doing the same over both transports."""
 
 import base64
 import hashlib
 import json
 import shutil
+import subprocess
+from pathlib import Path
 
 import anyio
 import pytest
@@ -159,3 +162,30 @@ async def test_a_replaced_plugins_skills_leave_the_list(cordon_bin, tmp_path, gu
             assert listed["skills"] == []
     finally:
         server.stop()
+
+
+def ts_skills(*args) -> dict:
+    here = Path(__file__).resolve().parent
+    assert (here / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir(), "run `make test`"
+    run = subprocess.run(["node", str(here / "ts_skills.mjs"), *args],
+                         capture_output=True, text=True, timeout=120, cwd=here)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_typescript_client_lists_fetches_and_reads_skills(transport, cordon_bin, skills_workspace, skills_http):
+    if transport == "stdio":
+        seen = ts_skills("stdio", cordon_bin, str(skills_workspace))
+    else:
+        seen = ts_skills("http", skills_http.url)
+    assert "io.modelcontextprotocol/skills" in seen["capabilities"]["extensions"], seen["capabilities"]
+    uris = sorted(skill["uri"] for skill in seen["listed"]["skills"])
+    assert uris == ["skill://house-report/SKILL.md", "skill://notes/checklist/SKILL.md"]
+    assert [got["skill"] for got in seen["fetched"]] == seen["listed"]["skills"]
+    for skill in seen["listed"]["skills"]:
+        for entry in skill["resources"]:
+            data = base64.b64decode(seen["files"][entry["uri"]])
+            assert entry["digest"] == "sha256:" + hashlib.sha256(data).hexdigest(), entry
+            assert entry["size"] == len(data)
+    assert seen["unknown"]["code"] == -32602, seen["unknown"]
