@@ -14,6 +14,16 @@ fn digest(bytes: &[u8]) -> String {
     format!("sha256:{:x}", Sha256::digest(bytes))
 }
 
+/// The `SKILL.md` URIs `cordon list --json` lists, in its order.
+fn skill_uris(listed: &serde_json::Value) -> Vec<&str> {
+    listed["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|skill| skill["uri"].as_str().unwrap())
+        .collect()
+}
+
 fn read(ws: &Workspace, uri: &str) -> crate::support::Run {
     ws.cordon_with_env(&["read", uri, "--json"], &[("OFFERS_API_TOKEN", TOKEN)])
 }
@@ -219,12 +229,7 @@ fn a_plugins_skill_cannot_take_uris_of_the_operators_skills() {
     let bytes = with_skills("fixture_probe", &ws.path().join("src-skills"));
     std::fs::write(ws.plugin_path("notes"), bytes).unwrap();
     let listed = ws.cordon(&["list", "--json"]).json();
-    let uris: Vec<&str> = listed["skills"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["uri"].as_str().unwrap())
-        .collect();
+    let uris = skill_uris(&listed);
     assert_eq!(uris, ["skill://notes/SKILL.md"], "{listed}");
     assert!(
         listed["offersShadowed"].to_string().contains("report"),
@@ -237,9 +242,9 @@ fn a_plugins_skill_cannot_take_uris_of_the_operators_skills() {
 }
 
 #[test]
-fn cordon_build_embeds_the_projects_skills_and_refuses_a_broken_one() {
+fn the_skill_template_and_cordon_build_embed_the_projects_skills_and_a_broken_one_is_refused() {
     let ws = Workspace::new();
-    let created = ws.cordon(&["new", "tally", "--lang", "c"]);
+    let created = ws.cordon(&["new", "tally", "--lang", "c", "--template", "skill"]);
     assert_eq!(created.code, 0, "{}", created.stderr);
     let ws = ws
         .file("plugins/tally/skills/house-report/SKILL.md", HOUSE_REPORT)
@@ -250,13 +255,33 @@ fn cordon_build_embeds_the_projects_skills_and_refuses_a_broken_one() {
     let built = ws.cordon(&["build", "plugins/tally"]);
     assert_eq!(built.code, 0, "{}", built.stderr);
     let listed = ws.cordon(&["list", "--json"]).json();
+    let uris = skill_uris(&listed);
     assert_eq!(
-        listed["skills"][0]["uri"], "skill://tally/house-report/SKILL.md",
+        uris,
+        [
+            "skill://tally/counting-words/SKILL.md",
+            "skill://tally/house-report/SKILL.md"
+        ],
         "{listed}"
     );
     assert_eq!(
-        listed["skills"][0]["files"][1]["path"],
+        listed["skills"][1]["files"][1]["path"],
         "templates/report.md"
+    );
+    // The template's skill names the tool it is about, and the tool works as the skill says.
+    let skill = ws
+        .cordon(&["read", "skill://tally/counting-words/SKILL.md", "--json"])
+        .json();
+    assert!(
+        skill["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("call the `tally` tool"),
+        "{skill}"
+    );
+    assert_eq!(
+        crate::support::text(&ws.call("tally", r#"{"text": "a b c"}"#)),
+        "3"
     );
 
     std::fs::write(

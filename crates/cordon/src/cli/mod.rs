@@ -165,8 +165,9 @@ pub enum Command {
         /// The language of the project.
         #[arg(long, value_parser = language_parser(), default_value = "rust")]
         lang: cordon_scaffold::Language,
-        /// What the project starts as: a tool, a tool hook (docs/pipeline.md) or a session hook
-        /// (docs/session-hooks.md).
+        /// What the project starts as: a tool, a tool hook (docs/pipeline.md), a session hook
+        /// (docs/session-hooks.md), or a tool with an Agent Skill beside it (skill;
+        /// docs/resources-prompts-skills.md).
         #[arg(long, value_parser = template_parser(), default_value = "tool")]
         template: cordon_scaffold::Template,
         /// Start as a hook: `before` or `after` a tool call, `both`, or `session` (a session

@@ -139,6 +139,9 @@ pub enum Template {
     Hook(HookPoints),
     /// A session hook (small talk routed to no tools; an unfinished answer sent back).
     SessionHook,
+    /// A tool and an Agent Skill beside it (`skills/`, embedded by `cordon build`) saying when
+    /// and how to use it.
+    Skill,
 }
 
 /// Where a tool hook runs: before a call, after it, or both.
@@ -152,7 +155,7 @@ pub struct HookPoints {
 
 impl Template {
     /// Every template, in the order help texts list them.
-    pub const ALL: [Template; 5] = [
+    pub const ALL: [Template; 6] = [
         Self::Tool,
         Self::Hook(HookPoints {
             before: true,
@@ -167,6 +170,7 @@ impl Template {
             after: true,
         }),
         Self::SessionHook,
+        Self::Skill,
     ];
 
     /// The name `cordon new --template` takes.
@@ -183,6 +187,7 @@ impl Template {
             }) => "after-hook",
             Self::Hook(_) => "hook",
             Self::SessionHook => "session-hook",
+            Self::Skill => "skill",
         }
     }
 

@@ -31,6 +31,11 @@ pub fn create(
         Template::Tool => tool_files(name, language, &root),
         Template::Hook(points) => tool_hook::files(name, language, points, &root),
         Template::SessionHook => session_hook::files(name, language, &root),
+        Template::Skill => {
+            let mut files = tool_files(name, language, &root);
+            files.push((SKILL_FILE, SKILL.replace("{name}", name)));
+            files
+        }
     };
     if let (Language::Rust, Some(cache)) = (language, cache) {
         files.push((".cargo/config.toml", shared_target_config(cache)));
@@ -43,6 +48,24 @@ pub fn create(
     }
     Ok(project)
 }
+
+/// The skill the skill template starts with: `cordon build` embeds `skills/` in the component
+/// (docs/resources-prompts-skills.md#skills).
+const SKILL_FILE: &str = "skills/counting-words/SKILL.md";
+
+const SKILL: &str = r#"---
+name: counting-words
+description: How to count the words of a text exactly, with the {name} tool. Use it whenever a task asks how long a text is in words.
+---
+# Counting words
+
+Do not estimate a text's length: call the `{name}` tool with the whole text as `text`, and give
+the number it returns. Words are split by any whitespace, so a text of spaces only has 0 words.
+
+This file is an Agent Skill: its front matter names and describes it (the name is the folder's),
+and what follows is what a model reads when it loads the skill. `cordon build` embeds every folder
+under `skills/` in the plugin; add files beside this one and refer to them by their path.
+"#;
 
 /// The author's cases `cordon test` runs for the project (docs/testing-plugins.md).
 pub(super) const CASES_FILE: &str = "cases.toml";
