@@ -5,6 +5,7 @@ Each test gets a fresh workspace with real plugins: the probe fixture, the bundl
 deny pattern, to show blocked calls), the conformance fixture and the contract 0.2 fixture.
 """
 
+import json
 import os
 import re
 import shutil
@@ -130,3 +131,12 @@ def http_server(cordon_bin, workspace):
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+def run_ts(script: str, *args) -> dict:
+    """Runs the TypeScript client script `script` (tests/mcp/) with `args`; what it printed, as JSON."""
+    here = Path(__file__).resolve().parent
+    assert (here / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir(), "run `make test`"
+    run = subprocess.run(["node", str(here / script), *args], capture_output=True, text=True, timeout=120, cwd=here)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)

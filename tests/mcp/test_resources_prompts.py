@@ -6,17 +6,14 @@ arguments, completions from the plugin's sandbox; and the official TypeScript SD
 (tests/mcp/ts_offers.mjs) doing the same over both transports."""
 
 import base64
-import json
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError as McpError
 import mcp.types as types
 
-from conftest import HttpServer, server_env
+from conftest import HttpServer, run_ts, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -148,12 +145,7 @@ async def test_prompts_are_listed_filled_in_and_completed(target, mode):
 
 
 def ts_offers(*args) -> dict:
-    here = Path(__file__).resolve().parent
-    assert (here / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir(), "run `make test`"
-    run = subprocess.run(["node", str(here / "ts_offers.mjs"), *args],
-                         capture_output=True, text=True, timeout=120, cwd=here)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+    return run_ts("ts_offers.mjs", *args)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

@@ -11,8 +11,6 @@ import base64
 import hashlib
 import json
 import shutil
-import subprocess
-from pathlib import Path
 
 import anyio
 import pytest
@@ -21,7 +19,7 @@ from mcp.shared.exceptions import MCPError as McpError
 import mcp.types as types
 from pydantic import TypeAdapter
 
-from conftest import HttpServer, server_env
+from conftest import HttpServer, run_ts, server_env
 
 pytestmark = pytest.mark.anyio
 
@@ -165,12 +163,7 @@ async def test_a_replaced_plugins_skills_leave_the_list(cordon_bin, tmp_path, gu
 
 
 def ts_skills(*args) -> dict:
-    here = Path(__file__).resolve().parent
-    assert (here / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir(), "run `make test`"
-    run = subprocess.run(["node", str(here / "ts_skills.mjs"), *args],
-                         capture_output=True, text=True, timeout=120, cwd=here)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+    return run_ts("ts_skills.mjs", *args)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

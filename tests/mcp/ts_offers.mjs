@@ -5,23 +5,9 @@
 //   node ts_offers.mjs stdio CORDON_BIN WORKSPACE
 //   node ts_offers.mjs http URL
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { transportFromArgs } from "./ts_transport.mjs";
 
-const [mode, ...rest] = process.argv.slice(2);
-let transport;
-if (mode === "stdio") {
-  const [command, cwd] = rest;
-  transport = new StdioClientTransport({
-    command,
-    args: ["serve"],
-    cwd,
-    env: { XDG_CACHE_HOME: `${cwd}/cache`, PATH: process.env.PATH },
-  });
-} else {
-  transport = new StreamableHTTPClientTransport(new URL(rest[0]));
-}
-
+const transport = transportFromArgs(process.argv.slice(2));
 const client = new Client({ name: "cordon-ts-offers", version: "1.0.0" });
 await client.connect(transport);
 const attempt = async (what) => {

@@ -31,7 +31,13 @@ pub fn one_line(text: &str) -> Cow<'_, str> {
 /// non-joiner (which scripts and emoji sequences need, and which neither break nor reorder a
 /// line); every other character [`is_unsafe`] names shown as an escape.
 pub fn lines(text: &str) -> Cow<'_, str> {
-    escaped(text, |c| matches!(c, '\n' | '\t' | '\u{200c}' | '\u{200d}'))
+    escaped(text, kept_in_lines)
+}
+
+/// Whether `c`, which [`is_unsafe`] names, is kept as it is by [`lines`]: newline, tab and the
+/// zero-width joiner and non-joiner.
+pub fn kept_in_lines(c: char) -> bool {
+    matches!(c, '\n' | '\t' | '\u{200c}' | '\u{200d}')
 }
 
 /// Serialised JSON (compact or pretty) with every character [`is_unsafe`] names, other than the

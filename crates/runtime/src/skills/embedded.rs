@@ -179,7 +179,8 @@ fn write_leb(mut value: u64, out: &mut Vec<u8>) {
     }
 }
 
-fn read_leb(bytes: &[u8]) -> Option<(u64, usize)> {
+/// An unsigned LEB128 at the start of `bytes` (at most 5 bytes): its value and its length.
+pub(crate) fn read_leb(bytes: &[u8]) -> Option<(u64, usize)> {
     let mut value = 0u64;
     for (i, byte) in bytes.iter().enumerate().take(5) {
         value |= u64::from(byte & 0x7f) << (7 * i);

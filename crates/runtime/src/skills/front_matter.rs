@@ -110,23 +110,12 @@ pub fn parse(text: &str, dir_name: &str) -> Result<FrontMatter, String> {
 }
 
 /// Refuses characters that could make a description pose as other text where it is shown (the
-/// agent's system prompt, a terminal): controls other than tab and newline, line and paragraph
-/// separators, and the bidirectional overrides.
+/// agent's system prompt, a terminal): what the terminal sanitiser would escape in prose
+/// (controls other than tab and newline, line and paragraph separators, bidirectional and other
+/// invisible format characters).
 fn check_plain_text(text: &str, key: &str) -> Result<(), String> {
-    let bad = text.chars().find(|&c| {
-        (c.is_control() && c != '\n' && c != '\t')
-            || matches!(
-                c,
-                '\u{2028}'
-                    | '\u{2029}'
-                    | '\u{200e}'
-                    | '\u{200f}'
-                    | '\u{061c}'
-                    | '\u{202a}'..='\u{202e}'
-                    | '\u{2066}'..='\u{2069}'
-            )
-    });
-    match bad {
+    use crate::report::terminal_text::{is_unsafe, kept_in_lines};
+    match text.chars().find(|&c| is_unsafe(c) && !kept_in_lines(c)) {
         Some(c) => Err(format!(
             "its `{key}` holds the character U+{:04X}; write it as plain text (tabs and newlines are fine)",
             c as u32

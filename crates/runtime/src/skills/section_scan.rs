@@ -142,11 +142,9 @@ impl SectionScan {
     }
 }
 
+/// The value of the complete LEB128 `bytes`.
 fn leb(bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .enumerate()
-        .fold(0, |value, (i, b)| value | (u64::from(b & 0x7f) << (7 * i)))
+    super::embedded::read_leb(bytes).map_or(0, |(value, _)| value)
 }
 
 #[cfg(test)]
